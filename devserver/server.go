@@ -1,0 +1,212 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
+	uiopts "github.com/temporalio/ui-server/v2/server/server_options"
+	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/membership/static"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+)
+
+// Options configure the embedded server.
+type Options struct {
+	IP        string
+	Port      int
+	UIPort    int    // 0 = no UI
+	DBFile    string // "" = in memory
+	Namespace string
+	LogLevel  string
+	Dynamic   map[string]string // dynamic config key -> JSON value
+}
+
+// Server is a running Temporal server and, optionally, its Web UI.
+type Server struct {
+	server temporal.Server
+	ui     *uiserver.Server
+}
+
+// Stop stops the UI and then the server.
+func (s *Server) Stop() {
+	if s.ui != nil {
+		s.ui.Stop()
+	}
+	s.server.Stop()
+}
+
+// Start builds and starts the server. The internal services listen on free
+// ports; only the frontend (and the UI) use the requested ones.
+func Start(o Options) (*Server, error) {
+	conf, err := buildConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	logger := log.NewZapLogger(log.BuildZapLogger(log.Config{Level: o.LogLevel, Format: "json"}))
+	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
+	if err != nil {
+		return nil, fmt.Errorf("create authorizer: %w", err)
+	}
+	claimMapper, err := authorization.GetClaimMapperFromConfig(&conf.Global.Authorization, logger)
+	if err != nil {
+		return nil, fmt.Errorf("create claim mapper: %w", err)
+	}
+	dyn := dynamicconfig.StaticClient{
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8096,
+		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+		// The SDK's version check would call out to the network.
+		dynamicconfig.MakeKey("frontend.enableServerVersionCheck"): false,
+	}
+	for k, v := range o.Dynamic {
+		var val any
+		if err := json.Unmarshal([]byte(v), &val); err != nil {
+			return nil, fmt.Errorf("dynamic config %s: value %q is not JSON (string values need quotes): %w", k, v, err)
+		}
+		dyn[dynamicconfig.MakeKey(k)] = val
+	}
+	host := func(svc primitives.ServiceName) static.Hosts {
+		return static.SingleLocalHost(net.JoinHostPort(o.IP, strconv.Itoa(conf.Services[string(svc)].RPC.GRPCPort)))
+	}
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
+			primitives.FrontendService: host(primitives.FrontendService),
+			primitives.MatchingService: host(primitives.MatchingService),
+			primitives.HistoryService:  host(primitives.HistoryService),
+			primitives.WorkerService:   host(primitives.WorkerService),
+		}),
+		temporal.WithLogger(logger),
+		temporal.WithAuthorizer(authorizer),
+		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
+		temporal.WithDynamicConfigClient(dyn),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("create server: %w", err)
+	}
+
+	var ui *uiserver.Server
+	if o.UIPort != 0 {
+		ui = uiserver.NewServer(uiopts.WithConfigProvider(&uiconfig.Config{
+			Host:                o.IP,
+			Port:                o.UIPort,
+			TemporalGRPCAddress: net.JoinHostPort(o.IP, strconv.Itoa(o.Port)),
+			EnableUI:            true,
+			CORS:                uiconfig.CORS{CookieInsecure: true},
+			HideLogs:            true,
+			DisableNewsFetch:    true,
+		}))
+		// ui.Start blocks; a failure to bind is fatal for a dev server.
+		go func() {
+			if err := ui.Start(); err != nil {
+				fmt.Fprintln(os.Stderr, "devserver: web UI:", err)
+				os.Exit(1)
+			}
+		}()
+	}
+	if err := srv.Start(); err != nil {
+		if ui != nil {
+			ui.Stop()
+		}
+		return nil, fmt.Errorf("start server: %w", err)
+	}
+	return &Server{server: srv, ui: ui}, nil
+}
+
+func buildConfig(o Options) (*config.Config, error) {
+	var conf config.Config
+	conf.Global.Membership.MaxJoinDuration = 30e9
+	conf.Global.Membership.BroadcastAddress = o.IP
+	conf.Persistence.DefaultStore = "sqlite"
+	conf.Persistence.VisibilityStore = "sqlite"
+	conf.Persistence.NumHistoryShards = 1
+	sqlConf, err := sqlConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	conf.Persistence.DataStores = map[string]config.DataStore{"sqlite": {SQL: sqlConf}}
+
+	httpPort, err := freePort(o.IP)
+	if err != nil {
+		return nil, err
+	}
+	frontend := net.JoinHostPort(o.IP, strconv.Itoa(o.Port))
+	conf.ClusterMetadata = &cluster.Config{
+		FailoverVersionIncrement: 10,
+		MasterClusterName:        "active",
+		CurrentClusterName:       "active",
+		ClusterInformation: map[string]cluster.ClusterInformation{
+			"active": {
+				Enabled:                true,
+				InitialFailoverVersion: 1,
+				RPCAddress:             frontend,
+				HTTPAddress:            net.JoinHostPort(o.IP, strconv.Itoa(httpPort)),
+				ClusterID:              "4a1c2f0e-8d3b-4e5f-9a7c-6b2d1e0f3a91", // fixed: a dev cluster keeps one id across restarts
+			},
+		},
+	}
+	conf.DCRedirectionPolicy.Policy = "noop"
+	conf.Services = map[string]config.Service{}
+	for _, name := range []string{"frontend", "history", "matching", "worker"} {
+		var svc config.Service
+		svc.RPC.BindOnIP = o.IP
+		if name == "frontend" {
+			svc.RPC.GRPCPort = o.Port
+			svc.RPC.HTTPPort = httpPort
+		} else {
+			p, err := freePort(o.IP)
+			if err != nil {
+				return nil, err
+			}
+			svc.RPC.GRPCPort = p
+		}
+		conf.Services[name] = svc
+	}
+	conf.Archival.History.State = "disabled"
+	conf.Archival.Visibility.State = "disabled"
+	conf.NamespaceDefaults.Archival.History.State = "disabled"
+	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
+	conf.PublicClient.HostPort = frontend
+	return &conf, nil
+}
+
+func sqlConfig(o Options) (*config.SQL, error) {
+	conf := config.SQL{PluginName: sqliteplugin.PluginName}
+	if o.DBFile == "" {
+		conf.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
+		conf.DatabaseName = strconv.Itoa(rand.IntN(9999999))
+	} else {
+		conf.ConnectAttributes = map[string]string{"mode": "rwc"}
+		conf.DatabaseName = o.DBFile
+		if _, err := os.Stat(o.DBFile); os.IsNotExist(err) {
+			if err := sqliteschema.SetupSchema(&conf); err != nil {
+				return nil, fmt.Errorf("set up schema in %s: %w", o.DBFile, err)
+			}
+		}
+	}
+	// A new namespace gets the search attributes at creation, so they are
+	// usable the moment the server is ready; an existing database gains
+	// attributes added in later versions through the operator API after
+	// start (registerSearchAttributes).
+	ns, err := sqliteschema.NewNamespaceConfig("active", o.Namespace, false, SearchAttributes)
+	if err != nil {
+		return nil, fmt.Errorf("namespace config: %w", err)
+	}
+	if err := sqliteschema.CreateNamespaces(&conf, ns); err != nil {
+		return nil, fmt.Errorf("create namespace %s: %w", o.Namespace, err)
+	}
+	return &conf, nil
+}
