@@ -1,0 +1,75 @@
+// Package conversation holds the messages of a session as our own structs
+// (never openai-go types: a recorded history must replay after the SDK
+// changes) and the pairing check every test uses.
+package conversation
+
+// Roles of a message.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Reason says why a tool result exists. Later issues add reasons (timeout,
+// interrupted, blocked, worker lost) without reshaping anything.
+type Reason string
+
+// Reasons a tool result exists.
+const (
+	ReasonRan                   Reason = "ran"                     // the tool ran and returned normally
+	ReasonFailed                Reason = "failed"                  // the tool ran and failed (or the system failed running it)
+	ReasonInvalidArguments      Reason = "invalid_arguments"       // the arguments did not match the schema; nothing ran
+	ReasonUnknownTool           Reason = "unknown_tool"            // the model asked for a tool that does not exist
+	ReasonDenied                Reason = "denied"                  // a person denied the call
+	ReasonCancelledBeforeRun    Reason = "cancelled_before_run"    // the session was cancelled while the call waited
+	ReasonCancelledWhileRunning Reason = "cancelled_while_running" // the session was cancelled while the tool ran
+)
+
+// Message is one entry of the conversation.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content,omitempty"`
+	// ToolCalls are the calls an assistant message asks for.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// Result is set on tool messages: the one result for one call.
+	Result *ToolResult `json:"result,omitempty"`
+}
+
+// ToolCall is one call the model asked for. ID is the model's own id; it is
+// what an approval names.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"` // raw JSON text, exactly as the model sent it
+}
+
+// ToolResult is the result paired with one ToolCall.
+type ToolResult struct {
+	CallID  string `json:"call_id"`
+	Name    string `json:"name"`
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+	Reason  Reason `json:"reason"`
+}
+
+// ToolMessage wraps a result as a tool message.
+func ToolMessage(r ToolResult) Message {
+	return Message{Role: RoleTool, Content: r.Content, Result: &r}
+}
+
+// Usage counts tokens as the model reports them.
+type Usage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+}
+
+// Add returns u plus o.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		PromptTokens:     u.PromptTokens + o.PromptTokens,
+		CompletionTokens: u.CompletionTokens + o.CompletionTokens,
+		TotalTokens:      u.TotalTokens + o.TotalTokens,
+	}
+}

@@ -1,0 +1,88 @@
+package tools
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestBuiltinSpecs(t *testing.T) {
+	t.Parallel()
+	tools := Builtin(DefaultConfig())
+	names := map[string]bool{}
+	for _, tool := range tools {
+		spec := tool.Spec()
+		names[spec.Name] = true
+		t.Run(spec.Name, func(t *testing.T) {
+			t.Parallel()
+			require.NotEmpty(t, spec.Description)
+			require.Positive(t, spec.TimeoutSeconds)
+			_, err := compile(spec)
+			require.NoError(t, err)
+			var schema struct {
+				Type                 string                     `json:"type"`
+				Properties           map[string]json.RawMessage `json:"properties"`
+				Required             []string                   `json:"required"`
+				AdditionalProperties *bool                      `json:"additionalProperties"`
+			}
+			require.NoError(t, json.Unmarshal(spec.Parameters, &schema))
+			require.Equal(t, "object", schema.Type)
+			require.NotNil(t, schema.Required)
+			require.NotNil(t, schema.AdditionalProperties)
+			require.False(t, *schema.AdditionalProperties)
+			for name, raw := range schema.Properties {
+				var prop struct {
+					Description string `json:"description"`
+				}
+				require.NoError(t, json.Unmarshal(raw, &prop))
+				require.NotEmpty(t, prop.Description, "property %s", name)
+			}
+		})
+	}
+	require.Equal(t, map[string]bool{ReadName: true, WriteName: true, ListName: true, ShellName: true}, names)
+	require.NotPanics(t, func() { NewRegistry(tools...) })
+	require.Equal(t, 600, NewShell(DefaultShellConfig()).Spec().TimeoutSeconds)
+	require.True(t, NewRead().Spec().ReadOnly)
+	require.True(t, NewList().Spec().ReadOnly)
+	require.False(t, NewWrite().Spec().ReadOnly)
+	require.False(t, NewShell(DefaultShellConfig()).Spec().ReadOnly)
+}
+
+func TestValidateBuiltinArguments(t *testing.T) {
+	t.Parallel()
+	shell := NewShell(DefaultShellConfig()).Spec()
+	tests := []struct {
+		name string
+		spec Spec
+		args string
+		want []string // substrings of the error; none means valid
+	}{
+		{name: "read ok", spec: NewRead().Spec(), args: `{"path":"a","offset":3,"limit":10}`},
+		{name: "read missing path", spec: NewRead().Spec(), args: `{}`, want: []string{"field `path`: required"}},
+		{name: "read limit type", spec: NewRead().Spec(), args: `{"path":"a","limit":"x"}`, want: []string{"field `limit`:", "integer"}},
+		{name: "read offset zero", spec: NewRead().Spec(), args: `{"path":"a","offset":0}`, want: []string{"field `offset`:"}},
+		{name: "read unknown field", spec: NewRead().Spec(), args: `{"path":"a","lines":3}`, want: []string{"field `lines`: unknown field"}},
+		{name: "read invalid json", spec: NewRead().Spec(), args: `{"path":`, want: []string{"arguments are not valid JSON", "send one JSON object"}},
+		{name: "write missing content", spec: NewWrite().Spec(), args: `{"path":"a"}`, want: []string{"field `content`: required"}},
+		{name: "list empty ok", spec: NewList().Spec(), args: ``},
+		{name: "shell timeout max", spec: shell, args: `{"command":"ls","timeout":601}`, want: []string{"field `timeout`:"}},
+		{name: "shell ok", spec: shell, args: `{"command":"ls","timeout":600,"workdir":"x"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := ValidateArguments(tt.spec, tt.args)
+			if len(tt.want) == 0 {
+				require.NoError(t, err)
+				return
+			}
+			var ae *ArgumentError
+			require.ErrorAs(t, err, &ae)
+			require.Equal(t, tt.spec.Name, ae.Tool)
+			for _, w := range tt.want {
+				require.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}

@@ -1,0 +1,362 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ShellName is the name the model calls the shell tool by.
+const ShellName = "shell"
+
+// Shell timing that is not configurable: how long a process group gets
+// between SIGTERM and SIGKILL, how often progress is reported, and how long
+// output is drained after the group is dead (a child that escaped into its
+// own session could hold the pipe open forever).
+const (
+	shellKillGrace    = 2 * time.Second
+	shellHeartbeat    = time.Second
+	shellDrainTimeout = 2 * time.Second
+	shellProgressTail = 5 // lines of output in a heartbeat
+)
+
+// alwaysSecret are variables removed whatever the configuration says: the
+// worker's own credentials must never reach a command the model wrote.
+var alwaysSecret = []string{"OPENAI_API_KEY", "TEMPORAL_API_KEY"}
+
+//go:embed shell.md
+var shellDescription string
+
+// ShellConfig bounds what one shell command may take.
+type ShellConfig struct {
+	// DefaultTimeout applies when the call names none.
+	DefaultTimeout time.Duration
+	// MaxTimeout caps any timeout the model asks for; the activity's
+	// timeout is derived from it.
+	MaxTimeout time.Duration
+	// OutputLimit is how many bytes of output the model gets; beyond it the
+	// head and tail are kept.
+	OutputLimit int
+	// SecretPatterns are glob patterns (path.Match syntax, case-insensitive)
+	// of environment variable names withheld from commands.
+	SecretPatterns []string
+}
+
+// DefaultShellConfig returns the defaults: long enough for a test suite,
+// short enough that a hung command does not stall a session for long.
+func DefaultShellConfig() ShellConfig {
+	return ShellConfig{
+		DefaultTimeout: 2 * time.Minute,
+		MaxTimeout:     10 * time.Minute,
+		OutputLimit:    30000,
+		SecretPatterns: []string{"*_KEY", "*_TOKEN", "*_SECRET", "*PASSWORD*"},
+	}
+}
+
+// ShellParams are the shell tool's arguments.
+type ShellParams struct {
+	Command string `json:"command"`
+	Workdir string `json:"workdir,omitempty"`
+	Timeout int    `json:"timeout,omitempty"` // seconds
+}
+
+// Shell runs a bash command in the workspace. It can do anything, so it
+// needs approval and runs at most once.
+type Shell struct {
+	cfg ShellConfig
+}
+
+// NewShell returns the shell tool; zero fields of cfg take their defaults.
+func NewShell(cfg ShellConfig) *Shell {
+	d := DefaultShellConfig()
+	if cfg.DefaultTimeout <= 0 {
+		cfg.DefaultTimeout = d.DefaultTimeout
+	}
+	if cfg.MaxTimeout <= 0 {
+		cfg.MaxTimeout = d.MaxTimeout
+	}
+	if cfg.DefaultTimeout > cfg.MaxTimeout {
+		cfg.DefaultTimeout = cfg.MaxTimeout
+	}
+	if cfg.OutputLimit <= 0 {
+		cfg.OutputLimit = d.OutputLimit
+	}
+	if cfg.SecretPatterns == nil {
+		cfg.SecretPatterns = d.SecretPatterns
+	}
+	return &Shell{cfg: cfg}
+}
+
+// Spec describes the shell tool.
+func (s *Shell) Spec() Spec {
+	maxSec := max(1, int(s.cfg.MaxTimeout/time.Second))
+	defSec := max(1, int(s.cfg.DefaultTimeout/time.Second))
+	params := fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "minLength": 1, "description": "The bash command line to run."},
+    "workdir": {"type": "string", "description": "Directory to run in, relative to the workspace root. Default: the root."},
+    "timeout": {"type": "integer", "minimum": 1, "maximum": %d, "description": "Timeout in seconds. Default %d, at most %d."}
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`, maxSec, defSec, maxSec)
+	return Spec{
+		Name:           ShellName,
+		Description:    shellDescription,
+		Parameters:     json.RawMessage(params),
+		ReadOnly:       false,
+		TimeoutSeconds: maxSec,
+	}
+}
+
+// Run executes the command. Cancellation of ctx kills the process group and
+// returns a result saying so with a nil error; the caller checks ctx.
+func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
+	if env.Workspace == nil {
+		return Result{}, errors.New("tool shell: no workspace")
+	}
+	var p ShellParams
+	if err := unmarshalArgs(args, &p); err != nil {
+		return Errorf("%v", err), nil
+	}
+	if strings.TrimSpace(p.Command) == "" {
+		return Errorf("command is empty"), nil
+	}
+	dir, err := env.Workspace.Resolve(p.Workdir)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return Errorf("workdir %q is not an existing directory", p.Workdir), nil
+	}
+	timeout := s.cfg.DefaultTimeout
+	if p.Timeout > 0 {
+		timeout = min(time.Duration(p.Timeout)*time.Second, s.cfg.MaxTimeout)
+	}
+	if ctx.Err() != nil {
+		return Errorf("[cancelled before start]"), nil
+	}
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("create output pipe: %w", err)
+	}
+	defer pr.Close()
+	cmd := exec.Command("bash", "-c", p.Command)
+	cmd.Dir = dir
+	cmd.Env = s.environ()
+	cmd.Stdin = nil // the null device
+	cmd.Stdout = pw
+	cmd.Stderr = pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		return Errorf("cannot start bash: %v", err), nil
+	}
+	pw.Close() // the children hold the write end now
+	pgid := cmd.Process.Pid
+
+	out := newCappedBuffer(s.cfg.OutputLimit)
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		buf := make([]byte, 32*1024)
+		for {
+			n, err := pr.Read(buf)
+			out.Write(buf[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	ticker := time.NewTicker(shellHeartbeat)
+	defer ticker.Stop()
+	var (
+		waitErr   error
+		killTimer <-chan time.Time
+		reason    string // "timeout" or "cancel" once the group is being stopped
+		killed    bool   // SIGKILL was needed
+		done      = ctx.Done()
+	)
+	stop := func(why string) {
+		reason = why
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		killTimer = time.After(shellKillGrace)
+		timer.Stop()
+		done = nil
+	}
+loop:
+	for {
+		select {
+		case waitErr = <-exited:
+			break loop
+		case <-timer.C:
+			stop("timeout")
+		case <-done:
+			stop("cancel")
+		case <-killTimer:
+			killed = true
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			killTimer = nil
+		case <-ticker.C:
+			if env.Heartbeat != nil {
+				env.Heartbeat(out.lastLines(shellProgressTail))
+			}
+		}
+	}
+	elapsed := time.Since(start)
+	// Background children may outlive bash; they belong to the group and
+	// die with it.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	select {
+	case <-drained:
+	case <-time.After(shellDrainTimeout):
+		pr.Close() // unblocks the reader
+		<-drained
+	}
+
+	content := out.String()
+	if content != "" && !strings.HasSuffix(content, "\n") {
+		content += "\n"
+	}
+	res := Result{}
+	switch {
+	case reason == "cancel":
+		res = Errorf("%s[cancelled: process group killed]", content)
+	case reason == "timeout":
+		sig := "SIGTERM"
+		if killed {
+			sig = "SIGKILL"
+		}
+		res = Errorf("%s[killed by %s after timeout %s]", content, sig, timeout)
+	default:
+		res = Result{Content: content + footer(waitErr, elapsed)}
+		res.IsError = waitErr != nil
+	}
+	return res, nil
+}
+
+// footer describes how the command ended.
+func footer(waitErr error, elapsed time.Duration) string {
+	secs := fmt.Sprintf("%.1fs", elapsed.Seconds())
+	var ee *exec.ExitError
+	switch {
+	case waitErr == nil:
+		return fmt.Sprintf("[exit code 0, %s]", secs)
+	case errors.As(waitErr, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return fmt.Sprintf("[killed by signal %s, %s]", ws.Signal(), secs)
+		}
+		return fmt.Sprintf("[exit code %d, %s]", ee.ExitCode(), secs)
+	}
+	return fmt.Sprintf("[failed: %v, %s]", waitErr, secs)
+}
+
+// environ is the worker's environment without secrets, plus settings that
+// stop programs from waiting on a pager or drawing for a terminal.
+func (s *Shell) environ() []string {
+	patterns := append(append([]string(nil), s.cfg.SecretPatterns...), alwaysSecret...)
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "TERM", "PAGER", "GIT_PAGER":
+			continue
+		}
+		if isSecret(name, patterns) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "TERM=dumb", "PAGER=cat", "GIT_PAGER=cat")
+}
+
+func isSecret(name string, patterns []string) bool {
+	upper := strings.ToUpper(name)
+	for _, p := range patterns {
+		if ok, _ := path.Match(strings.ToUpper(p), upper); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// cappedBuffer keeps the first and last limit/2 bytes of a stream and counts
+// what falls between, so a noisy command costs bounded memory and the model
+// still sees how it started and how it ended.
+type cappedBuffer struct {
+	mu      sync.Mutex
+	half    int
+	head    []byte
+	tail    []byte
+	dropped int
+}
+
+func newCappedBuffer(limit int) *cappedBuffer {
+	return &cappedBuffer{half: max(1, limit/2)}
+}
+
+func (c *cappedBuffer) Write(p []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.half - len(c.head); room > 0 {
+		n := min(room, len(p))
+		c.head = append(c.head, p[:n]...)
+		p = p[n:]
+	}
+	c.tail = append(c.tail, p...)
+	if over := len(c.tail) - c.half; over > 0 && len(c.tail) >= 2*c.half {
+		c.dropped += over
+		c.tail = append(c.tail[:0], c.tail[over:]...)
+	}
+}
+
+// String returns the kept output as valid UTF-8, with a marker where bytes
+// were dropped.
+func (c *cappedBuffer) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tail, dropped := c.tail, c.dropped
+	if over := len(tail) - c.half; over > 0 {
+		dropped += over
+		tail = tail[over:]
+	}
+	if dropped == 0 {
+		return strings.ToValidUTF8(string(c.head)+string(tail), "\uFFFD")
+	}
+	return strings.ToValidUTF8(string(c.head), "\uFFFD") +
+		fmt.Sprintf("\n... [%d characters dropped] ...\n", dropped) +
+		strings.ToValidUTF8(string(tail), "\uFFFD")
+}
+
+// lastLines returns up to n final lines of output for a progress note.
+func (c *cappedBuffer) lastLines(n int) string {
+	c.mu.Lock()
+	b := c.tail
+	if c.dropped == 0 {
+		b = append(append([]byte(nil), c.head...), c.tail...)
+	}
+	s := string(b[max(0, len(b)-2000):])
+	c.mu.Unlock()
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.ToValidUTF8(strings.Join(lines, "\n"), "\uFFFD")
+}

@@ -1,0 +1,239 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestShell(t *testing.T) {
+	t.Parallel()
+	ws := testWorkspace(t, map[string]string{"sub/f.txt": "in sub\n"})
+	sh := NewShell(ShellConfig{OutputLimit: 1000})
+	tests := []struct {
+		name     string
+		args     ShellParams
+		isError  bool
+		contains []string
+		excludes []string
+	}{
+		{name: "exit 0", args: ShellParams{Command: "echo hello"}, contains: []string{"hello\n[exit code 0, "}},
+		{name: "exit 3", args: ShellParams{Command: "echo oops >&2; exit 3"}, isError: true,
+			contains: []string{"oops\n", "[exit code 3, "}},
+		{name: "interleaved", args: ShellParams{Command: "echo a; echo b >&2; echo c"},
+			contains: []string{"a\nb\nc\n[exit code 0"}},
+		{name: "workdir", args: ShellParams{Command: "cat f.txt; pwd", Workdir: "sub"},
+			contains: []string{"in sub\n", filepath.Join(ws.Root(), "sub") + "\n"}},
+		{name: "workdir outside", args: ShellParams{Command: "pwd", Workdir: "../"}, isError: true,
+			contains: []string{"outside the workspace"}},
+		{name: "workdir missing", args: ShellParams{Command: "pwd", Workdir: "nope"}, isError: true,
+			contains: []string{`workdir "nope" is not an existing directory`}},
+		{name: "stdin is empty", args: ShellParams{Command: "cat; echo done"}, contains: []string{"done\n[exit code 0"}},
+		{name: "pager env", args: ShellParams{Command: "echo $TERM $PAGER $GIT_PAGER"}, contains: []string{"dumb cat cat\n"}},
+		{name: "truncation keeps head and tail", args: ShellParams{Command: "echo START; seq 1 5000; echo END"},
+			contains: []string{"START\n1\n", "characters dropped] ...", "5000\nEND\n[exit code 0"},
+			excludes: []string{"\n2500\n"}},
+		{name: "killed by signal", args: ShellParams{Command: "kill -KILL $$"}, isError: true,
+			contains: []string{"[killed by signal killed"}},
+		{name: "no trailing newline", args: ShellParams{Command: "printf x"}, contains: []string{"x\n[exit code 0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := runTool(t, context.Background(), sh, Env{Workspace: ws}, tt.args)
+			require.Equal(t, tt.isError, res.IsError, res.Content)
+			for _, s := range tt.contains {
+				require.Contains(t, res.Content, s)
+			}
+			for _, s := range tt.excludes {
+				require.NotContains(t, res.Content, s)
+			}
+			require.Less(t, len(res.Content), 1200)
+		})
+	}
+}
+
+// pidAlive reports whether a process exists (and is not a zombie we could
+// still signal: kill(0) succeeds on zombies, so check /proc state too).
+func pidAlive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(data))
+	return len(fields) < 3 || fields[2] != "Z"
+}
+
+// childPIDs reads the PIDs a command printed, one per line, before the footer.
+func childPIDs(t *testing.T, out string) []int {
+	t.Helper()
+	var pids []int
+	for _, line := range strings.Split(out, "\n") {
+		if n, err := strconv.Atoi(strings.TrimPrefix(line, "pid ")); err == nil && strings.HasPrefix(line, "pid ") {
+			pids = append(pids, n)
+		}
+	}
+	return pids
+}
+
+func requireDead(t *testing.T, pids []int) {
+	t.Helper()
+	require.NotEmpty(t, pids)
+	require.Eventually(t, func() bool {
+		for _, p := range pids {
+			if pidAlive(p) {
+				return false
+			}
+		}
+		return true
+	}, 3*time.Second, 20*time.Millisecond, "processes %v survived", pids)
+}
+
+func TestShellTimeoutKillsGroup(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		command string
+		signal  string
+		maxTime time.Duration
+	}{
+		{name: "sleep", command: "echo pid $$; sleep 60", signal: "SIGTERM", maxTime: 3 * time.Second},
+		{name: "background child", command: "sleep 60 & echo pid $!; echo pid $$; sleep 60", signal: "SIGTERM", maxTime: 3 * time.Second},
+		{name: "ignores SIGTERM", command: "trap '' TERM; echo pid $$; sleep 60 & echo pid $!; while :; do sleep 0.1; done",
+			signal: "SIGKILL", maxTime: 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ws := testWorkspace(t, nil)
+			start := time.Now()
+			res := runTool(t, context.Background(), NewShell(DefaultShellConfig()), Env{Workspace: ws},
+				ShellParams{Command: tt.command, Timeout: 1})
+			require.Less(t, time.Since(start), tt.maxTime)
+			require.True(t, res.IsError)
+			require.Contains(t, res.Content, "[killed by "+tt.signal+" after timeout 1s]")
+			requireDead(t, childPIDs(t, res.Content))
+		})
+	}
+}
+
+func TestShellBackgroundChildDiesAfterExit(t *testing.T) {
+	t.Parallel()
+	ws := testWorkspace(t, nil)
+	start := time.Now()
+	res := runTool(t, context.Background(), NewShell(DefaultShellConfig()), Env{Workspace: ws},
+		ShellParams{Command: "sleep 60 & echo pid $!; echo started"})
+	require.Less(t, time.Since(start), 3*time.Second)
+	require.False(t, res.IsError, res.Content)
+	require.Contains(t, res.Content, "started\n[exit code 0")
+	requireDead(t, childPIDs(t, res.Content))
+}
+
+func TestShellCancel(t *testing.T) {
+	t.Parallel()
+	ws := testWorkspace(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var beats []string
+	env := Env{Workspace: ws, Heartbeat: func(p string) {
+		mu.Lock()
+		defer mu.Unlock()
+		beats = append(beats, p)
+	}}
+	go func() {
+		// No require here: FailNow must not run outside the test goroutine.
+		defer cancel()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			ready := len(beats) > 0 && strings.Contains(beats[len(beats)-1], "ready")
+			mu.Unlock()
+			if ready {
+				return
+			}
+		}
+	}()
+	start := time.Now()
+	raw, err := json.Marshal(ShellParams{Command: "sleep 60 & echo pid $!; echo pid $$; echo ready; sleep 60"})
+	require.NoError(t, err)
+	res, err := NewShell(DefaultShellConfig()).Run(ctx, env, raw)
+	require.NoError(t, err)
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.True(t, res.IsError)
+	require.Contains(t, res.Content, "ready\n[cancelled: process group killed]")
+	requireDead(t, childPIDs(t, res.Content))
+}
+
+func TestShellCancelledBeforeStart(t *testing.T) {
+	t.Parallel()
+	ws := testWorkspace(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res := runTool(t, ctx, NewShell(DefaultShellConfig()), Env{Workspace: ws}, ShellParams{Command: "touch x"})
+	require.True(t, res.IsError)
+	_, err := os.Stat(filepath.Join(ws.Root(), "x"))
+	require.True(t, os.IsNotExist(err))
+}
+
+// TestShellSecrets cannot be parallel: t.Setenv changes the process
+// environment.
+func TestShellSecrets(t *testing.T) {
+	t.Setenv("LONGRUN_TEST_TOKEN", "tok-123")
+	t.Setenv("OPENAI_API_KEY", "sk-456")
+	t.Setenv("TEMPORAL_API_KEY", "tmp-789")
+	t.Setenv("LONGRUN_DB_PASSWORD_FILE", "pw-000")
+	t.Setenv("LONGRUN_test_secret", "low-111")
+	t.Setenv("LONGRUN_VISIBLE", "visible-ok")
+	t.Setenv("PAGER", "less")
+	ws := testWorkspace(t, nil)
+	res := runTool(t, context.Background(), NewShell(DefaultShellConfig()), Env{Workspace: ws},
+		ShellParams{Command: "env"})
+	require.False(t, res.IsError, res.Content)
+	for _, secret := range []string{"tok-123", "sk-456", "tmp-789", "pw-000", "low-111", "PAGER=less"} {
+		require.NotContains(t, res.Content, secret)
+	}
+	require.Contains(t, res.Content, "LONGRUN_VISIBLE=visible-ok")
+
+	// A configuration without patterns still withholds the worker's own keys.
+	res = runTool(t, context.Background(), NewShell(ShellConfig{SecretPatterns: []string{}}), Env{Workspace: ws},
+		ShellParams{Command: "env"})
+	require.Contains(t, res.Content, "tok-123")
+	require.NotContains(t, res.Content, "sk-456")
+	require.NotContains(t, res.Content, "tmp-789")
+}
+
+func TestCappedBuffer(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		limit  int
+		writes []string
+		want   string
+	}{
+		{name: "fits", limit: 10, writes: []string{"abc", "de"}, want: "abcde"},
+		{name: "exactly", limit: 4, writes: []string{"ab", "cd"}, want: "abcd"},
+		{name: "drops middle", limit: 4, writes: []string{"ab", "cdef", "gh"}, want: "ab\n... [4 characters dropped] ...\ngh"},
+		{name: "many small writes", limit: 6, writes: strings.Split("abcdefghijklmnop", ""), want: "abc\n... [10 characters dropped] ...\nnop"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := newCappedBuffer(tt.limit)
+			for _, w := range tt.writes {
+				c.Write([]byte(w))
+			}
+			require.Equal(t, tt.want, c.String())
+		})
+	}
+}
