@@ -1,0 +1,74 @@
+// Package activities holds everything non-deterministic a session does: the
+// model call (openai-go against any OpenAI-compatible endpoint), running a
+// tool in the workspace, and reporting the tool catalog. The workflow refers
+// to these methods through a nil *Activities; the worker registers a real one.
+package activities
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/longrun/longrun/tools"
+)
+
+// ModelConfig is how the worker reaches the model. It comes from the
+// worker's environment (OPENAI_BASE_URL, OPENAI_API_KEY, LONGRUN_MODEL) and
+// never enters workflow input or history.
+type ModelConfig struct {
+	BaseURL      string
+	APIKey       string
+	DefaultModel string
+	// RequestTimeout bounds one HTTP request to the model.
+	RequestTimeout time.Duration
+}
+
+// Activities holds the dependencies of every activity.
+type Activities struct {
+	model     ModelConfig
+	client    openai.Client
+	registry  *tools.Registry
+	workspace *tools.Workspace
+}
+
+// New returns activities that call the model described by mc and run the
+// registry's tools confined to workspace.
+func New(mc ModelConfig, registry *tools.Registry, workspace *tools.Workspace) *Activities {
+	opts := []option.RequestOption{
+		// Temporal's retry policy owns retries; a client retrying on its own
+		// would multiply attempts and hide faults from the history.
+		option.WithMaxRetries(0),
+	}
+	if mc.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(mc.BaseURL))
+	}
+	// An empty key is allowed (Ollama, llama.cpp), but the client would
+	// otherwise read OPENAI_API_KEY itself; set it explicitly either way.
+	opts = append(opts, option.WithAPIKey(mc.APIKey))
+	if mc.RequestTimeout > 0 {
+		opts = append(opts, option.WithRequestTimeout(mc.RequestTimeout))
+	}
+	return &Activities{
+		model:     mc,
+		client:    openai.NewClient(opts...),
+		registry:  registry,
+		workspace: workspace,
+	}
+}
+
+// Catalog is the tool catalog a session works with, recorded in history at
+// session start so the workflow never reads it from the environment.
+type Catalog struct {
+	Tools []tools.Spec `json:"tools"`
+}
+
+// ListTools reports the worker's tool catalog.
+func (a *Activities) ListTools(_ context.Context) (Catalog, error) {
+	if a.registry == nil {
+		return Catalog{}, fmt.Errorf("list tools: worker has no tool registry")
+	}
+	return Catalog{Tools: a.registry.Specs()}, nil
+}

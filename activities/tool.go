@@ -1,0 +1,89 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/longrun/longrun/tools"
+)
+
+// ErrTypeUnknownTool marks a call to a tool this worker does not have.
+const ErrTypeUnknownTool = "UnknownTool"
+
+// HeartbeatEvery is how often a running tool heartbeats. The workflow's
+// heartbeat timeout is a few times this, so a cancel reaches the tool (and
+// a lost worker is noticed) within seconds.
+const HeartbeatEvery = time.Second
+
+// ToolRequest is the input of RunTool: one validated, approved call.
+type ToolRequest struct {
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	// WorkDir is the session's working directory, relative to the worker's
+	// workspace root.
+	WorkDir string `json:"workdir,omitempty"`
+}
+
+// RunTool runs one tool call in the session's working directory. Failures
+// the model can act on come back as a Result with IsError; a Go error means
+// the system failed and is for Temporal to retry (or not, for tools that
+// change things: the workflow schedules those with a single attempt).
+func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result, error) {
+	t, ok := a.registry.Lookup(req.Name)
+	if !ok {
+		return tools.Result{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("tool %q is not available on this worker", req.Name), ErrTypeUnknownTool, nil)
+	}
+	ws, err := a.workspace.Sub(req.WorkDir)
+	if err != nil {
+		return tools.Errorf("working directory %q: %v", req.WorkDir, err), nil
+	}
+
+	// Heartbeat on a ticker whatever the tool does: activity cancellation
+	// is delivered only through heartbeats, so a tool that never reports
+	// progress must still be cancellable.
+	var mu sync.Mutex
+	progress := ""
+	hbCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		tick := time.NewTicker(HeartbeatEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-hbCtx.Done():
+				return
+			case <-tick.C:
+				mu.Lock()
+				p := progress
+				mu.Unlock()
+				activity.RecordHeartbeat(ctx, p)
+			}
+		}
+	}()
+	env := tools.Env{
+		Workspace: ws,
+		Heartbeat: func(p string) {
+			mu.Lock()
+			progress = p
+			mu.Unlock()
+		},
+	}
+	res, err := t.Run(ctx, env, req.Arguments)
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("run tool %s: %w", req.Name, err)
+	}
+	if ctx.Err() != nil {
+		// Report the cancellation to Temporal; the workflow writes the
+		// synthetic result itself.
+		return res, ctx.Err()
+	}
+	return res, nil
+}

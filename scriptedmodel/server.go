@@ -1,0 +1,309 @@
+// Package scriptedmodel serves the OpenAI chat-completions protocol over real
+// HTTP and answers from a script. Tests use it to play the model (they mock
+// the model's answers, never the SDK client), and the offline demo uses it
+// when no OPENAI_API_KEY is set. Every request is recorded so a test can
+// assert what the model was sent.
+package scriptedmodel
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Reply is one scripted answer. A zero Status answers 200 with a chat
+// completion built from Text and ToolCalls; a non-zero Status answers that
+// HTTP status with an OpenAI-style error body (a fault). RawBody, when set,
+// is sent verbatim instead (garbage, truncated JSON).
+type Reply struct {
+	Text      string
+	ToolCalls []Call
+	Status    int
+	RawBody   string
+	Delay     time.Duration
+	Usage     *Usage
+}
+
+// Call is a scripted tool call. Arguments is raw text, so a script can send
+// invalid JSON on purpose.
+type Call struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// Usage is the token usage reported in a reply.
+type Usage struct {
+	PromptTokens, CompletionTokens int64
+}
+
+// Text is a reply with assistant text only.
+func Text(s string) Reply { return Reply{Text: s} }
+
+// Tools is a reply asking for the given calls, in one assistant message.
+func Tools(calls ...Call) Reply { return Reply{ToolCalls: calls} }
+
+// Request is one recorded chat-completions request.
+type Request struct {
+	Header   http.Header
+	Model    string
+	Messages []Message
+	Tools    []Tool
+	Raw      json.RawMessage
+}
+
+// Message is a request message, decoded loosely: content may be a string or
+// an array of parts; parts are joined.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"-"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	ToolCalls  []WireCall `json:"tool_calls,omitempty"`
+}
+
+// WireCall is a tool call as it appears on the wire.
+type WireCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// Tool is a tool definition as the model receives it.
+type Tool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// Responder decides a reply from the request; it is consulted when the
+// script is empty. ok=false means "no reply": the server answers 500.
+type Responder func(req Request) (reply Reply, ok bool)
+
+// Server is a scripted OpenAI-compatible endpoint.
+type Server struct {
+	srv *httptest.Server
+
+	mu        sync.Mutex
+	script    []Reply
+	responder Responder
+	requests  []Request
+	seq       int
+}
+
+// New starts a server that answers with the script, in order.
+func New(script ...Reply) *Server {
+	s := &Server{script: script}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// NewResponder starts a server that answers through r (after any script).
+func NewResponder(r Responder, script ...Reply) *Server {
+	s := New(script...)
+	s.responder = r
+	return s
+}
+
+// URL is the base URL to give an OpenAI client (it ends in /v1).
+func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// Close shuts the server down.
+func (s *Server) Close() { s.srv.Close() }
+
+// Enqueue appends replies to the script.
+func (s *Server) Enqueue(r ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script = append(s.script, r...)
+}
+
+// Requests returns a copy of every request received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Remaining is how many scripted replies are still unused.
+func (s *Server) Remaining() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.script)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("scripted model serves POST /v1/chat/completions, not %s %s", r.Method, r.URL.Path))
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
+		return
+	}
+	req, err := decodeRequest(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	req.Header = r.Header.Clone()
+
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	var reply Reply
+	ok := false
+	if len(s.script) > 0 {
+		reply, s.script, ok = s.script[0], s.script[1:], true
+	} else if s.responder != nil {
+		s.mu.Unlock()
+		reply, ok = s.responder(req)
+		s.mu.Lock()
+	}
+	s.seq++
+	seq := s.seq
+	s.mu.Unlock()
+
+	if !ok {
+		writeError(w, http.StatusInternalServerError, fmt.Sprintf("scripted model: script exhausted at request %d", seq))
+		return
+	}
+	if reply.Delay > 0 {
+		select {
+		case <-time.After(reply.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	switch {
+	case reply.RawBody != "":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(orDefault(reply.Status, http.StatusOK))
+		_, _ = io.WriteString(w, reply.RawBody)
+	case reply.Status != 0:
+		writeError(w, reply.Status, fmt.Sprintf("scripted fault %d", reply.Status))
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(completion(req.Model, seq, reply))
+	}
+}
+
+func orDefault(v, d int) int {
+	if v == 0 {
+		return d
+	}
+	return v
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"error": map[string]any{"message": msg, "type": "scripted_error", "code": fmt.Sprint(status)},
+	})
+}
+
+func decodeRequest(body []byte) (Request, error) {
+	var wire struct {
+		Model    string            `json:"model"`
+		Messages []json.RawMessage `json:"messages"`
+		Tools    []Tool            `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &wire); err != nil {
+		return Request{}, fmt.Errorf("request is not valid JSON: %w", err)
+	}
+	req := Request{Model: wire.Model, Tools: wire.Tools, Raw: body}
+	for i, raw := range wire.Messages {
+		var m Message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return Request{}, fmt.Errorf("message %d: %w", i, err)
+		}
+		var c struct {
+			Content json.RawMessage `json:"content"`
+		}
+		_ = json.Unmarshal(raw, &c)
+		m.Content = contentText(c.Content)
+		req.Messages = append(req.Messages, m)
+	}
+	return req, nil
+}
+
+// contentText flattens string or array-of-parts content.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		var b strings.Builder
+		for _, p := range parts {
+			b.WriteString(p.Text)
+		}
+		return b.String()
+	}
+	return ""
+}
+
+func completion(model string, seq int, r Reply) map[string]any {
+	msg := map[string]any{"role": "assistant", "content": r.Text}
+	finish := "stop"
+	if len(r.ToolCalls) > 0 {
+		finish = "tool_calls"
+		calls := make([]map[string]any, len(r.ToolCalls))
+		for i, c := range r.ToolCalls {
+			id := c.ID
+			if id == "" {
+				id = fmt.Sprintf("call_%d_%d", seq, i)
+			}
+			calls[i] = map[string]any{
+				"id":       id,
+				"type":     "function",
+				"function": map[string]any{"name": c.Name, "arguments": c.Arguments},
+			}
+		}
+		msg["tool_calls"] = calls
+	}
+	u := Usage{PromptTokens: 100, CompletionTokens: 20}
+	if r.Usage != nil {
+		u = *r.Usage
+	}
+	if model == "" {
+		model = "scripted"
+	}
+	return map[string]any{
+		"id":      fmt.Sprintf("chatcmpl-scripted-%d", seq),
+		"object":  "chat.completion",
+		"created": 1700000000 + seq,
+		"model":   model,
+		"choices": []map[string]any{{"index": 0, "message": msg, "finish_reason": finish}},
+		"usage": map[string]any{
+			"prompt_tokens":     u.PromptTokens,
+			"completion_tokens": u.CompletionTokens,
+			"total_tokens":      u.PromptTokens + u.CompletionTokens,
+		},
+	}
+}
+
+// LastToolResult returns the content of the tool message answering callID
+// in the request, and whether it was found.
+func (r Request) LastToolResult(callID string) (string, bool) {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == "tool" && r.Messages[i].ToolCallID == callID {
+			return r.Messages[i].Content, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"crypto/tls"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/scriptedmodel"
+	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/workflows"
+)
+
+// Main is the worker's configuration, parsed from flags and environment.
+type Main struct {
+	Address   string
+	Namespace string
+	APIKey    string // TEMPORAL_API_KEY: turns on TLS
+	TaskQueue string
+	Workspace string
+	Model     activities.ModelConfig
+	Scripted  string // "demo": serve the scripted demo model in-process
+	Tools     tools.Config
+}
+
+// ParseFlags reads flags, falling back to the environment (getenv) and
+// then to defaults.
+func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
+	m := &Main{Tools: tools.DefaultConfig()}
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.StringVar(&m.Address, "address", or(getenv("TEMPORAL_ADDRESS"), "localhost:7233"), "Temporal frontend host:port (env TEMPORAL_ADDRESS)")
+	fs.StringVar(&m.Namespace, "namespace", or(getenv("TEMPORAL_NAMESPACE"), "default"), "Temporal namespace (env TEMPORAL_NAMESPACE)")
+	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
+	fs.StringVar(&m.Workspace, "workspace", or(getenv("LONGRUN_WORKSPACE"), "."), "workspace root every tool is confined to (env LONGRUN_WORKSPACE)")
+	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
+	fs.StringVar(&m.Scripted, "scripted-model", "", `serve a scripted model in-process instead of OPENAI_BASE_URL ("demo")`)
+	fs.DurationVar(&m.Tools.Shell.DefaultTimeout, "shell-timeout", m.Tools.Shell.DefaultTimeout, "default shell command timeout")
+	fs.DurationVar(&m.Tools.Shell.MaxTimeout, "shell-max-timeout", m.Tools.Shell.MaxTimeout, "largest shell timeout a call may ask for")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	m.APIKey = getenv("TEMPORAL_API_KEY")
+	m.Model.BaseURL = getenv("OPENAI_BASE_URL")
+	m.Model.APIKey = getenv("OPENAI_API_KEY")
+	m.Model.RequestTimeout = 10 * time.Minute
+	if m.Scripted != "" && m.Scripted != "demo" {
+		return nil, fmt.Errorf("--scripted-model: unknown script %q (have: demo)", m.Scripted)
+	}
+	return m, nil
+}
+
+// Run dials Temporal and serves until SIGINT or SIGTERM.
+func (m *Main) Run() error {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ws, err := tools.NewWorkspace(m.Workspace)
+	if err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	if m.Scripted == "demo" {
+		srv := scriptedmodel.NewResponder(scriptedmodel.Demo())
+		defer srv.Close()
+		m.Model.BaseURL, m.Model.APIKey = srv.URL(), "scripted"
+		if m.Model.DefaultModel == "" {
+			m.Model.DefaultModel = "scripted-demo"
+		}
+		logger.Info("using the scripted demo model, not a live one", "url", srv.URL())
+	}
+	opts := client.Options{
+		HostPort:  m.Address,
+		Namespace: m.Namespace,
+		Logger:    sdklog.NewStructuredLogger(logger),
+	}
+	if m.APIKey != "" {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(m.APIKey)
+		opts.ConnectionOptions.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	c, err := client.Dial(opts)
+	if err != nil {
+		return fmt.Errorf("cannot reach Temporal at %s: %w", m.Address, err)
+	}
+	defer c.Close()
+
+	w := worker.New(c, m.TaskQueue, worker.Options{})
+	w.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
+	w.RegisterActivity(activities.New(m.Model, tools.NewRegistry(tools.Builtin(m.Tools)...), ws))
+	logger.Info("worker started", "address", m.Address, "namespace", m.Namespace, "task_queue", m.TaskQueue, "workspace", ws.Root())
+	return w.Run(worker.InterruptCh())
+}
+
+func or(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
+}

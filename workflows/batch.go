@@ -1,0 +1,236 @@
+package workflows
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/tools"
+)
+
+type callPhase int
+
+const (
+	stateWaiting callPhase = iota // waiting for approval
+	stateRunning                  // its activity is scheduled
+	stateDone                     // it has its result
+)
+
+// callState tracks one tool call of the current batch.
+type callState struct {
+	call        conversation.ToolCall
+	spec        tools.Spec
+	state       callPhase
+	why         string    // why it needs approval
+	decision    *Approval // set by the approval signal
+	requestedAt time.Time
+	result      *conversation.ToolResult
+}
+
+func (c *callState) finish(r conversation.ToolResult) {
+	r.CallID, r.Name = c.call.ID, c.call.Name
+	c.result = &r
+	c.state = stateDone
+}
+
+// runBatch runs the calls of one assistant message and appends exactly one
+// result per call to the conversation, in the model's call order. Calls
+// that cannot run (unknown tool, invalid arguments) are answered at once;
+// read-only calls start at once; the rest wait for an approval signal.
+// On cancellation it returns the CanceledError after every call has its
+// (synthetic) result.
+func (s *session) runBatch(ctx workflow.Context, calls []conversation.ToolCall) error {
+	s.batch = make([]*callState, len(calls))
+	now := workflow.Now(ctx)
+	for i, c := range calls {
+		cs := &callState{call: c, requestedAt: now}
+		s.batch[i] = cs
+		spec, ok := s.specs[c.Name]
+		switch {
+		case !ok:
+			cs.finish(conversation.ToolResult{
+				Content: fmt.Sprintf("unknown tool %q; available tools: %s", c.Name, strings.Join(s.toolNames(), ", ")),
+				IsError: true, Reason: conversation.ReasonUnknownTool,
+			})
+		default:
+			cs.spec = spec
+			if err := tools.ValidateArguments(spec, c.Arguments); err != nil {
+				cs.finish(conversation.ToolResult{
+					Content: err.Error() + ". Nothing ran; call the tool again with corrected arguments.",
+					IsError: true, Reason: conversation.ReasonInvalidArguments,
+				})
+			} else if spec.ReadOnly {
+				cs.state = stateRunning
+			} else {
+				cs.state = stateWaiting
+				cs.why = fmt.Sprintf("%s changes the workspace or runs commands; it needs approval", c.Name)
+			}
+		}
+	}
+	if s.hasWaiting() {
+		s.setPhase(ctx, PhaseWaitingApproval)
+	} else {
+		s.setPhase(ctx, PhaseRunning)
+	}
+
+	for _, cs := range s.batch {
+		if cs.state == stateDone {
+			continue
+		}
+		workflow.GoNamed(ctx, "call:"+cs.call.ID, func(ctx workflow.Context) { s.runCall(ctx, cs) })
+	}
+
+	err := workflow.Await(ctx, s.batchDone)
+	if err != nil {
+		// Cancelled: every goroutine still finishes its call (a running
+		// activity is cancelled and waited for), so wait on a context
+		// that is not cancelled.
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		if werr := workflow.Await(dctx, s.batchDone); werr != nil {
+			return werr
+		}
+	}
+	for _, cs := range s.batch {
+		s.messages = append(s.messages, conversation.ToolMessage(*cs.result))
+	}
+	s.batch = nil
+	if err != nil {
+		return err
+	}
+	s.setPhase(ctx, PhaseRunning)
+	return nil
+}
+
+func (s *session) runCall(ctx workflow.Context, cs *callState) {
+	if cs.state == stateWaiting {
+		err := workflow.Await(ctx, func() bool { return cs.decision != nil })
+		if err != nil {
+			cs.finish(conversation.ToolResult{
+				Content: "cancelled before it ran: the session was cancelled while this call waited for approval; nothing ran.",
+				IsError: true, Reason: conversation.ReasonCancelledBeforeRun,
+			})
+			return
+		}
+		if cs.decision.Decision == DecisionDeny {
+			cs.finish(conversation.ToolResult{Content: denialText(cs.decision.Feedback), IsError: true, Reason: conversation.ReasonDenied})
+			s.afterDecision(ctx)
+			return
+		}
+		cs.state = stateRunning
+		s.afterDecision(ctx)
+	}
+	res, err := s.execute(ctx, cs)
+	switch {
+	case err == nil:
+		r := conversation.ToolResult{Content: res.Content, IsError: res.IsError, Reason: conversation.ReasonRan}
+		if res.IsError {
+			r.Reason = conversation.ReasonFailed
+		}
+		cs.finish(r)
+	case ctx.Err() != nil:
+		cs.finish(conversation.ToolResult{
+			Content: "cancelled while running: the session was cancelled while this tool ran; it was stopped and may have had partial effects.",
+			IsError: true, Reason: conversation.ReasonCancelledWhileRunning,
+		})
+	default:
+		cs.finish(conversation.ToolResult{Content: failureText(cs, err), IsError: true, Reason: conversation.ReasonFailed})
+		s.lastErr = fmt.Sprintf("turn %d: %s %s: %s", s.turn, cs.call.Name, cs.call.ID, rootMessage(err))
+	}
+}
+
+func (s *session) afterDecision(ctx workflow.Context) {
+	if !s.hasWaiting() {
+		s.setPhase(ctx, PhaseRunning)
+	} else {
+		workflow.SetCurrentDetails(ctx, s.details())
+	}
+}
+
+// execute schedules the tool activity. Read-only tools retry; tools that
+// change things run at most once: a retry after a lost worker could run a
+// command twice, so that failure goes back to the model instead.
+func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, error) {
+	timeout := time.Duration(cs.spec.TimeoutSeconds) * time.Second
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	attempts := int32(1)
+	if cs.spec.ReadOnly {
+		attempts = 3
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: timeout + time.Minute,
+		HeartbeatTimeout:    10 * activities.HeartbeatEvery,
+		WaitForCancellation: true, // the result must say the process is gone
+		RetryPolicy: &temporal.RetryPolicy{
+			MaximumAttempts:        attempts,
+			NonRetryableErrorTypes: []string{activities.ErrTypeUnknownTool},
+		},
+		Summary: callSummary(cs.call),
+	})
+	req := activities.ToolRequest{CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir}
+	var res tools.Result
+	err := workflow.ExecuteActivity(actx, a.RunTool, req).Get(ctx, &res)
+	return res, err
+}
+
+func (s *session) batchDone() bool {
+	for _, c := range s.batch {
+		if c.state != stateDone {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *session) hasWaiting() bool {
+	for _, c := range s.batch {
+		if c.state == stateWaiting {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *session) toolNames() []string {
+	names := make([]string, 0, len(s.specs))
+	for n := range s.specs {
+		names = append(names, n)
+	}
+	sort.Strings(names) // map order is random; the text must replay
+	return names
+}
+
+func denialText(feedback string) string {
+	if strings.TrimSpace(feedback) == "" {
+		return "denied: the user denied this tool call and gave no feedback. It did not run; do not retry it unchanged."
+	}
+	return "denied: the user denied this tool call. It did not run. The user's feedback: " + feedback
+}
+
+func failureText(cs *callState, err error) string {
+	var timeoutErr *temporal.TimeoutError
+	if errors.As(err, &timeoutErr) && !cs.spec.ReadOnly {
+		return fmt.Sprintf("the worker running this %s call was lost (%s); it may or may not have taken effect. Check the workspace before retrying.", cs.call.Name, rootMessage(err))
+	}
+	return fmt.Sprintf("%s failed: %s", cs.call.Name, rootMessage(err))
+}
+
+// callSummary labels the activity in the Web UI: "shell: go test ./...".
+func callSummary(c conversation.ToolCall) string {
+	var args map[string]any
+	_ = json.Unmarshal([]byte(c.Arguments), &args)
+	key := map[string]string{"shell": "command", "read": "path", "write": "path", "list": "path"}[c.Name]
+	if v, ok := args[key].(string); ok && v != "" {
+		return truncate(c.Name+": "+strings.ReplaceAll(v, "\n", " "), 100)
+	}
+	return c.Name
+}

@@ -1,0 +1,29 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/conversation"
+)
+
+// closeCancelled runs after the session's context is cancelled and every
+// call of the current batch has its synthetic result. It records those
+// results in history as a marker, so the closed workflow's history shows
+// them without replaying, and returns the CanceledError that closes the
+// execution as Canceled.
+func (s *session) closeCancelled(ctx workflow.Context) error {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	var synthetic []conversation.ToolResult
+	for _, m := range s.messages {
+		if m.Result != nil && (m.Result.Reason == conversation.ReasonCancelledBeforeRun || m.Result.Reason == conversation.ReasonCancelledWhileRunning) {
+			synthetic = append(synthetic, *m.Result)
+		}
+	}
+	if len(synthetic) > 0 {
+		// SideEffect writes the value into a MarkerRecorded event; no I/O.
+		_ = workflow.SideEffect(dctx, func(workflow.Context) any { return synthetic })
+	}
+	s.setPhase(dctx, PhaseDone)
+	return temporal.NewCanceledError("session cancelled")
+}

@@ -1,0 +1,152 @@
+// Package workflows holds the deterministic session: the turn loop, tool
+// batches, approvals by signal, cancellation with paired results, and the
+// queries that expose it all. It does no I/O: every effect is an activity.
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/longrun/longrun/conversation"
+)
+
+// The session contract. These names are product: people and scripts use
+// them from the temporal CLI, the Web UI and our starter. Extend, never
+// rename.
+const (
+	WorkflowType          = "AgentSession"
+	DefaultTaskQueue      = "longrun"
+	SignalUserMessage     = "user-message"
+	SignalApproval        = "approval"
+	QueryConversation     = "conversation"
+	QueryPendingApprovals = "pending-approvals"
+	QueryStatus           = "status"
+)
+
+// DefaultMaxTurns bounds a session whose input sets no MaxTurns.
+const DefaultMaxTurns = 50
+
+// SessionInput starts a session.
+type SessionInput struct {
+	Prompt       string `json:"prompt"`
+	Model        string `json:"model,omitempty"` // empty: the worker's LONGRUN_MODEL
+	SystemPrompt string `json:"system_prompt,omitempty"`
+	MaxTurns     int    `json:"max_turns,omitempty"` // model calls; 0 = DefaultMaxTurns
+	// WorkDir is relative to the worker's workspace root; empty = the root.
+	WorkDir string `json:"workdir,omitempty"`
+	// IdleTimeout is how long to wait for another user message once the
+	// model stops calling tools; 0 completes the session then.
+	IdleTimeout Duration `json:"idle_timeout,omitempty"`
+}
+
+// UserMessage is the payload of the user-message signal: {"text": "..."}.
+type UserMessage struct {
+	Text string `json:"text"`
+}
+
+// Decisions an approval can carry.
+const (
+	DecisionApprove = "approve"
+	DecisionDeny    = "deny"
+)
+
+// Approval is the payload of the approval signal:
+// {"call_id": "call_abc", "decision": "approve"|"deny", "feedback": "..."}.
+// CallID is the model's own tool-call id, as in conversation and
+// pending-approvals.
+type Approval struct {
+	CallID   string `json:"call_id"`
+	Decision string `json:"decision"`
+	Feedback string `json:"feedback,omitempty"`
+}
+
+// PendingApproval is one call waiting for a person.
+type PendingApproval struct {
+	CallID      string    `json:"call_id"`
+	Tool        string    `json:"tool"`
+	Arguments   string    `json:"arguments"`
+	Reason      string    `json:"reason"` // why it needs approval
+	Turn        int       `json:"turn"`
+	RequestedAt time.Time `json:"requested_at"`
+}
+
+// Phases of a session, as the status query and the LongrunPhase search
+// attribute report them.
+const (
+	PhaseRunning         = "running"
+	PhaseWaitingApproval = "waiting-approval"
+	PhaseWaitingInput    = "waiting-input"
+	PhaseDone            = "done"
+)
+
+// Status is the answer of the status query.
+type Status struct {
+	Phase            string             `json:"phase"`
+	Turn             int                `json:"turn"`
+	MaxTurns         int                `json:"max_turns"`
+	Model            string             `json:"model,omitempty"`
+	Usage            conversation.Usage `json:"usage"`
+	PendingApprovals int                `json:"pending_approvals"`
+	// LastError is the latest failure the session survived (a model that
+	// kept failing, a tool whose worker was lost), for a person to read.
+	LastError string `json:"last_error,omitempty"`
+	// Rejected lists recent signals the session could not use (an unknown
+	// call id, a bad decision), with why.
+	Rejected []string `json:"rejected_signals,omitempty"`
+}
+
+// Outcomes of a finished session.
+const (
+	ResultCompleted = "completed"
+	ResultFailed    = "failed"
+	ResultMaxTurns  = "max-turns"
+)
+
+// SessionResult is the workflow's result when it completes (a cancelled
+// session closes as Canceled and has none; its queries still answer).
+type SessionResult struct {
+	Status    string             `json:"status"`
+	FinalText string             `json:"final_text"`
+	Turns     int                `json:"turns"`
+	Usage     conversation.Usage `json:"usage"`
+	Error     string             `json:"error,omitempty"`
+}
+
+// Duration is a time.Duration that reads and writes JSON as a Go duration
+// string ("10m", "1h30m"); a bare number is taken as seconds, so a person
+// typing JSON in the Web UI can write either.
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON reads "90s", "10m" or 90 (seconds).
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		if s == "" {
+			*d = 0
+			return nil
+		}
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			if n, err2 := strconv.ParseFloat(s, 64); err2 == nil {
+				*d = Duration(n * float64(time.Second))
+				return nil
+			}
+			return fmt.Errorf("duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var n float64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("duration must be a string like \"10m\" or a number of seconds, got %s", b)
+	}
+	*d = Duration(n * float64(time.Second))
+	return nil
+}

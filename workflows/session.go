@@ -1,0 +1,285 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/tools"
+)
+
+// a is used only for method references: the workflow never calls it.
+var a *activities.Activities
+
+// PhaseKey is the search attribute that lets the Web UI list filter
+// sessions by phase ("waiting-approval" = waiting for me).
+var PhaseKey = temporal.NewSearchAttributeKeyKeyword("LongrunPhase")
+
+// session is the state of one AgentSession run. Everything here is
+// rebuilt identically on replay.
+type session struct {
+	in       SessionInput
+	maxTurns int
+	specs    map[string]tools.Spec
+	toolDefs []activities.ToolDef
+
+	messages []conversation.Message
+	inbox    []string // user messages not yet in the conversation
+	batch    []*callState
+	turn     int
+	usage    conversation.Usage
+	model    string
+	phase    string
+	lastErr  string
+	rejected []string
+}
+
+// AgentSession is the durable agent session: a loop of model turns and the
+// tool calls each asks for, with approvals by signal.
+func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) {
+	s := &session{in: in, maxTurns: in.MaxTurns, model: in.Model}
+	if s.maxTurns <= 0 {
+		s.maxTurns = DefaultMaxTurns
+	}
+	if err := s.registerHandlers(ctx); err != nil {
+		return SessionResult{}, err
+	}
+	s.setPhase(ctx, PhaseRunning)
+
+	if in.SystemPrompt != "" {
+		s.messages = append(s.messages, conversation.Message{Role: conversation.RoleSystem, Content: in.SystemPrompt})
+	}
+	if strings.TrimSpace(in.Prompt) != "" {
+		s.messages = append(s.messages, conversation.Message{Role: conversation.RoleUser, Content: in.Prompt})
+	}
+
+	res, err := s.run(ctx)
+	if err != nil && temporal.IsCanceledError(err) && ctx.Err() != nil {
+		return SessionResult{}, s.closeCancelled(ctx)
+	}
+	s.setPhase(ctx, PhaseDone)
+	return res, err
+}
+
+func (s *session) run(ctx workflow.Context) (SessionResult, error) {
+	if err := s.loadCatalog(ctx); err != nil {
+		return SessionResult{}, err
+	}
+	if len(s.messages) == 0 || s.messages[len(s.messages)-1].Role != conversation.RoleUser {
+		// No prompt: wait for the first user message like an idle session.
+		if ok, err := s.waitForInput(ctx); err != nil || !ok {
+			return s.result(ResultCompleted, ""), err
+		}
+	}
+	for {
+		if s.turn >= s.maxTurns {
+			return s.result(ResultMaxTurns, fmt.Sprintf("stopped after %d model turns (max_turns)", s.maxTurns)), nil
+		}
+		s.turn++
+		resp, err := s.callModel(ctx)
+		if err != nil {
+			if temporal.IsCanceledError(err) {
+				return SessionResult{}, err
+			}
+			s.lastErr = fmt.Sprintf("turn %d: model call failed: %s", s.turn, rootMessage(err))
+			workflow.GetLogger(ctx).Error("model call failed", "turn", s.turn, "error", err)
+			// The conversation is intact; an interactive session waits for
+			// the person to say what to do (a new message retries).
+			if ok, werr := s.waitForInput(ctx); werr != nil || !ok {
+				return s.result(ResultFailed, s.lastErr), werr
+			}
+			continue
+		}
+		s.messages = append(s.messages, resp.Message)
+		if len(resp.Message.ToolCalls) > 0 {
+			if err := s.runBatch(ctx, resp.Message.ToolCalls); err != nil {
+				return SessionResult{}, err
+			}
+			s.drainInbox()
+			continue
+		}
+		if len(s.inbox) > 0 {
+			s.drainInbox()
+			continue
+		}
+		ok, err := s.waitForInput(ctx)
+		if err != nil {
+			return SessionResult{}, err
+		}
+		if !ok {
+			return s.result(ResultCompleted, ""), nil
+		}
+	}
+}
+
+func (s *session) loadCatalog(ctx workflow.Context) error {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
+		Summary:             "list tools",
+	})
+	var cat activities.Catalog
+	if err := workflow.ExecuteActivity(actx, a.ListTools).Get(ctx, &cat); err != nil {
+		return fmt.Errorf("list tools: %w", err)
+	}
+	s.specs = map[string]tools.Spec{}
+	for _, sp := range cat.Tools { // a slice, sorted by the activity: stable order
+		s.specs[sp.Name] = sp
+		s.toolDefs = append(s.toolDefs, activities.ToolDef{Name: sp.Name, Description: sp.Description, Parameters: sp.Parameters})
+	}
+	return nil
+}
+
+func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, error) {
+	label := s.model
+	if label == "" {
+		label = "default model"
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        time.Minute,
+			MaximumAttempts:        6,
+			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeNoModel},
+		},
+		Summary: fmt.Sprintf("model: %s (turn %d)", label, s.turn),
+	})
+	req := activities.ModelRequest{Model: s.in.Model, Messages: s.messages, Tools: s.toolDefs, Turn: s.turn}
+	var resp activities.ModelResponse
+	if err := workflow.ExecuteActivity(actx, a.CallModel, req).Get(ctx, &resp); err != nil {
+		return resp, err
+	}
+	s.usage = s.usage.Add(resp.Usage)
+	if resp.Model != "" {
+		s.model = resp.Model
+	}
+	return resp, nil
+}
+
+// waitForInput waits for a user message, up to the idle timeout. It
+// returns false when the session should end (no idle timeout, or it
+// expired).
+func (s *session) waitForInput(ctx workflow.Context) (bool, error) {
+	if len(s.inbox) > 0 {
+		s.drainInbox()
+		return true, nil
+	}
+	idle := time.Duration(s.in.IdleTimeout)
+	if idle <= 0 {
+		return false, nil
+	}
+	s.setPhase(ctx, PhaseWaitingInput)
+	ok, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{
+		Timeout:      idle,
+		TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("idle: waiting %s for a user message", idle)},
+	}, func() bool { return len(s.inbox) > 0 })
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		return false, nil
+	}
+	s.setPhase(ctx, PhaseRunning)
+	s.drainInbox()
+	return true, nil
+}
+
+func (s *session) drainInbox() {
+	for _, t := range s.inbox {
+		s.messages = append(s.messages, conversation.Message{Role: conversation.RoleUser, Content: t})
+	}
+	s.inbox = nil
+}
+
+func (s *session) result(status, errText string) SessionResult {
+	final := ""
+	for i := len(s.messages) - 1; i >= 0; i-- {
+		if m := s.messages[i]; m.Role == conversation.RoleAssistant && m.Content != "" {
+			final = m.Content
+			break
+		}
+	}
+	return SessionResult{Status: status, FinalText: final, Turns: s.turn, Usage: s.usage, Error: errText}
+}
+
+// setPhase records the phase for the status query, the search attribute
+// and the UI's current details.
+func (s *session) setPhase(ctx workflow.Context, phase string) {
+	changed := phase != s.phase
+	s.phase = phase
+	if changed {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, PhaseKey.ValueSet(phase)); err != nil {
+			workflow.GetLogger(ctx).Warn("upsert LongrunPhase", "error", err)
+		}
+	}
+	workflow.SetCurrentDetails(ctx, s.details())
+}
+
+func (s *session) details() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**phase:** %s · **turn:** %d/%d · **tokens:** %d\n", s.phase, s.turn, s.maxTurns, s.usage.TotalTokens)
+	info := ""
+	for _, c := range s.batch {
+		if c.state == stateWaiting {
+			info += fmt.Sprintf("\n- `%s` %s — %s", c.call.ID, c.call.Name, truncate(c.call.Arguments, 120))
+		}
+	}
+	if info != "" {
+		b.WriteString("\n**waiting for approval:**" + info + "\n")
+	}
+	if s.lastErr != "" {
+		fmt.Fprintf(&b, "\n**last error:** %s\n", s.lastErr)
+	}
+	return b.String()
+}
+
+func (s *session) status() Status {
+	n := 0
+	for _, c := range s.batch {
+		if c.state == stateWaiting {
+			n++
+		}
+	}
+	return Status{
+		Phase: s.phase, Turn: s.turn, MaxTurns: s.maxTurns, Model: s.model, Usage: s.usage,
+		PendingApprovals: n, LastError: s.lastErr, Rejected: s.rejected,
+	}
+}
+
+func rootMessage(err error) string {
+	var appErr *temporal.ApplicationError
+	for e := err; e != nil; {
+		if ae, ok := e.(*temporal.ApplicationError); ok {
+			appErr = ae
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			break
+		}
+		e = u.Unwrap()
+	}
+	if appErr != nil {
+		return appErr.Message()
+	}
+	return err.Error()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,259 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/tools"
+)
+
+// catalog is the builtin tool catalog, as ListTools would report it.
+func catalog() activities.Catalog {
+	return activities.Catalog{Tools: tools.NewRegistry(tools.Builtin(tools.DefaultConfig())...).Specs()}
+}
+
+func toolReply(calls ...conversation.ToolCall) activities.ModelResponse {
+	return activities.ModelResponse{
+		Model:   "m",
+		Message: conversation.Message{Role: conversation.RoleAssistant, ToolCalls: calls},
+		Usage:   conversation.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15},
+	}
+}
+
+func textReply(s string) activities.ModelResponse {
+	return activities.ModelResponse{Model: "m", Message: conversation.Message{Role: conversation.RoleAssistant, Content: s}}
+}
+
+type harness struct {
+	env      *testsuite.TestWorkflowEnvironment
+	requests []activities.ModelRequest
+	ran      []string // tool call ids, in the order their activities ran
+}
+
+// newHarness scripts the model with replies and runs tools with run.
+func newHarness(t *testing.T, replies []activities.ModelResponse, run func(context.Context, activities.ToolRequest) (tools.Result, error)) *harness {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	h := &harness{env: s.NewTestWorkflowEnvironment()}
+	h.env.RegisterWorkflow(AgentSession)
+	h.env.OnActivity(a.ListTools, mock.Anything).Return(catalog(), nil)
+	i := 0
+	h.env.OnActivity(a.CallModel, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req activities.ModelRequest) (activities.ModelResponse, error) {
+			// Copy: the workflow keeps appending to its slice.
+			req.Messages = append([]conversation.Message(nil), req.Messages...)
+			h.requests = append(h.requests, req)
+			if i >= len(replies) {
+				return activities.ModelResponse{}, temporal.NewNonRetryableApplicationError("script exhausted", "Test", nil)
+			}
+			i++
+			return replies[i-1], nil
+		})
+	if run == nil {
+		run = func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
+			return tools.Result{Content: "ok " + r.CallID}, nil
+		}
+	}
+	h.env.OnActivity(a.RunTool, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, r activities.ToolRequest) (tools.Result, error) {
+			h.ran = append(h.ran, r.CallID)
+			return run(ctx, r)
+		})
+	return h
+}
+
+func (h *harness) conversation(t *testing.T) []conversation.Message {
+	t.Helper()
+	v, err := h.env.QueryWorkflow(QueryConversation)
+	require.NoError(t, err)
+	var msgs []conversation.Message
+	require.NoError(t, v.Get(&msgs))
+	require.NoError(t, conversation.CheckPairing(msgs))
+	return msgs
+}
+
+func (h *harness) pending(t *testing.T) []PendingApproval {
+	t.Helper()
+	v, err := h.env.QueryWorkflow(QueryPendingApprovals)
+	require.NoError(t, err)
+	var p []PendingApproval
+	require.NoError(t, v.Get(&p))
+	return p
+}
+
+func call(id, name, args string) conversation.ToolCall {
+	return conversation.ToolCall{ID: id, Name: name, Arguments: args}
+}
+
+func byID(msgs []conversation.Message, id string) *conversation.ToolResult {
+	for _, m := range msgs {
+		if m.Result != nil && m.Result.CallID == id {
+			return m.Result
+		}
+	}
+	return nil
+}
+
+func TestReadRunsWriteWaitsForApproval(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("r", "read", `{"path":"a"}`), call("w", "write", `{"path":"b","content":"x"}`), call("s", "shell", `{"command":"ls"}`)),
+		textReply("done"),
+	}, nil)
+	h.env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{"r"}, h.ran, "only the read runs before approval")
+		p := h.pending(t)
+		require.Len(t, p, 2)
+		require.Equal(t, "w", p[0].CallID)
+		require.Equal(t, "s", p[1].CallID)
+		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "w", Decision: "approve"})
+		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "s", Decision: "approve"})
+	}, time.Minute)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	require.NoError(t, h.env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+	require.Equal(t, SessionResult{Status: ResultCompleted, FinalText: "done", Turns: 2, Usage: conversation.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15}}, r)
+	require.ElementsMatch(t, []string{"r", "w", "s"}, h.ran)
+	msgs := h.conversation(t)
+	// Results follow call order whatever the finishing order.
+	require.Equal(t, "r", msgs[2].Result.CallID)
+	require.Equal(t, "w", msgs[3].Result.CallID)
+	require.Equal(t, "s", msgs[4].Result.CallID)
+	// Only name, description and parameters reach the model.
+	raw, err := json.Marshal(h.requests[0].Tools)
+	require.NoError(t, err)
+	require.NotContains(t, string(raw), "read_only")
+}
+
+func TestDenyFeedbackReachesModel(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("w", "write", `{"path":"b","content":"x"}`)),
+		textReply("ok"),
+	}, nil)
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "nope", Decision: "approve"})
+		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "w", Decision: "maybe"})
+		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "w", Decision: "deny", Feedback: "not that file"})
+	}, time.Minute)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Empty(t, h.ran)
+	require.Len(t, h.requests, 2)
+	last := h.requests[1].Messages[len(h.requests[1].Messages)-1]
+	require.Equal(t, conversation.ReasonDenied, last.Result.Reason)
+	require.Contains(t, last.Content, "not that file")
+
+	v, err := h.env.QueryWorkflow(QueryStatus)
+	require.NoError(t, err)
+	var st Status
+	require.NoError(t, v.Get(&st))
+	require.Len(t, st.Rejected, 2)
+	require.Contains(t, st.Rejected[0], `unknown call id "nope"`)
+	require.Contains(t, st.Rejected[1], `decision "maybe"`)
+	require.Equal(t, PhaseDone, st.Phase)
+}
+
+func TestInvalidArgumentsAnsweredWithoutRunning(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("a", "read", `{}`), call("b", "write", `{"path": 3, "content": "x"}`), call("c", "shell", `not json`), call("d", "nope", `{}`)),
+		textReply("ok"),
+	}, nil)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Empty(t, h.ran)
+	require.Empty(t, h.pending(t))
+	msgs := h.conversation(t)
+	require.Contains(t, byID(msgs, "a").Content, "field `path`: required")
+	require.Contains(t, byID(msgs, "b").Content, "field `path`")
+	require.Contains(t, byID(msgs, "c").Content, "not valid JSON")
+	require.Equal(t, conversation.ReasonUnknownTool, byID(msgs, "d").Reason)
+}
+
+func TestCancelPairsEveryCall(t *testing.T) {
+	t.Parallel()
+	var cancelEnv func()
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("s", "shell", `{"command":"sleep 60"}`), call("w", "write", `{"path":"b","content":"x"}`)),
+	}, func(ctx context.Context, r activities.ToolRequest) (tools.Result, error) {
+		// The shell "runs" until its context is cancelled, as the real one does.
+		go cancelEnv()
+		<-ctx.Done()
+		return tools.Result{Content: "[cancelled: process group killed]", IsError: true}, ctx.Err()
+	})
+	cancelEnv = h.env.CancelWorkflow
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "s", Decision: "approve"})
+	}, time.Minute)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	err := h.env.GetWorkflowError()
+	require.Error(t, err)
+	require.True(t, temporal.IsCanceledError(err), "got %v", err)
+	msgs := h.conversation(t)
+	require.Equal(t, conversation.ReasonCancelledWhileRunning, byID(msgs, "s").Reason)
+	require.Equal(t, conversation.ReasonCancelledBeforeRun, byID(msgs, "w").Reason)
+}
+
+func TestIdleSessionTakesMessagesThenCompletes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{textReply("first"), textReply("second")}, nil)
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(SignalUserMessage, UserMessage{Text: "more please"})
+	}, time.Minute)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", IdleTimeout: Duration(5 * time.Minute)})
+	require.NoError(t, h.env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+	require.Equal(t, "second", r.FinalText)
+	require.Equal(t, 2, r.Turns)
+	require.Equal(t, "more please", h.requests[1].Messages[2].Content)
+}
+
+func TestMaxTurns(t *testing.T) {
+	t.Parallel()
+	loop := toolReply(call("r1", "read", `{"path":"a"}`))
+	loop2 := toolReply(call("r2", "read", `{"path":"a"}`))
+	h := newHarness(t, []activities.ModelResponse{loop, loop2}, nil)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", MaxTurns: 2})
+	require.NoError(t, h.env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+	require.Equal(t, ResultMaxTurns, r.Status)
+	require.Equal(t, 2, r.Turns)
+	h.conversation(t)
+}
+
+func TestModelFailureEndsBatchSessionAsFailed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil, nil) // the script is empty: every call fails
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	require.NoError(t, h.env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+	require.Equal(t, ResultFailed, r.Status)
+	require.Contains(t, r.Error, "script exhausted")
+}
+
+func TestDurationJSON(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]time.Duration{`"10m"`: 10 * time.Minute, `90`: 90 * time.Second, `"45"`: 45 * time.Second, `""`: 0} {
+		var d Duration
+		require.NoError(t, json.Unmarshal([]byte(in), &d), in)
+		require.Equal(t, want, time.Duration(d), in)
+	}
+	var d Duration
+	require.Error(t, json.Unmarshal([]byte(`"soon"`), &d))
+	raw, _ := json.Marshal(Duration(time.Minute))
+	require.Equal(t, `"1m0s"`, string(raw))
+}
