@@ -1,0 +1,33 @@
+# Longrun: one command for the main job, one for every test.
+#   make demo   embedded Temporal + Web UI, a worker, and a session with an approval
+#   make test   every test, against the real embedded server
+BIN      := $(CURDIR)/.longrun-bin
+DEVSERVER := $(BIN)/devserver
+
+.PHONY: all build devserver test demo vet clean
+
+all: build
+
+# The devserver module embeds the whole Temporal server: building it cold
+# takes minutes, so it is built once and reused by every test package.
+devserver:
+	@mkdir -p $(BIN)
+	go -C devserver build -o $(DEVSERVER) .
+
+build: devserver
+	go build -o $(BIN)/worker ./worker
+	go build -o $(BIN)/starter ./starter
+
+vet:
+	go vet ./...
+	go -C devserver vet ./...
+	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt needed" && exit 1)
+
+test: devserver vet
+	LONGRUN_DEVSERVER=$(DEVSERVER) go test -race -count=1 ./...
+
+demo: build
+	./scripts/demo.sh
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The README's main job (`make demo`) works offline: the scripted model
+// asks for a write and a shell command, the demo approves them, the
+// session completes and NOTES.md exists.
+func TestDemoScript(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	cmd := exec.Command(filepath.Join("..", "scripts", "demo.sh"))
+	cmd.Env = append(os.Environ(),
+		"BIN="+binDir,
+		"DEVSERVER="+devserverPath,
+		"LONGRUN_PORT="+strconv.Itoa(freePort(t)),
+		"LONGRUN_UI_PORT="+strconv.Itoa(freePort(t)),
+		"LONGRUN_STATE="+state,
+		"DEMO_EXIT=1",
+		"OPENAI_API_KEY=",
+	)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Contains(t, string(out), "using the scripted demo model")
+	require.Contains(t, string(out), "status  completed")
+	require.Contains(t, string(out), "Web UI: http://127.0.0.1:")
+	require.FileExists(t, filepath.Join(state, "demo-workspace", "NOTES.md"))
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
