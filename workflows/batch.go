@@ -69,6 +69,12 @@ func (s *session) runBatch(ctx workflow.Context, calls []conversation.ToolCall) 
 				})
 			} else if spec.ReadOnly {
 				cs.state = stateRunning
+			} else if s.in.Approval == ApproverNone {
+				cs.finish(conversation.ToolResult{
+					Content: fmt.Sprintf("denied: this session runs unattended (approval: none), so a %s call, which needs approval, was refused without asking anyone. It did not run. "+
+						"To allow it, start the session with a person as approver or with a rule allowing it.", c.Name),
+					IsError: true, Reason: conversation.ReasonDeniedByPolicy,
+				})
 			} else {
 				cs.state = stateWaiting
 				cs.why = fmt.Sprintf("%s changes the workspace or runs commands; it needs approval", c.Name)
@@ -111,7 +117,16 @@ func (s *session) runBatch(ctx workflow.Context, calls []conversation.ToolCall) 
 
 func (s *session) runCall(ctx workflow.Context, cs *callState) {
 	if cs.state == stateWaiting {
-		err := workflow.Await(ctx, func() bool { return cs.decision != nil })
+		decided, err := s.awaitDecision(ctx, cs)
+		if err == nil && !decided {
+			cs.finish(conversation.ToolResult{
+				Content: fmt.Sprintf("timeout: nobody approved or denied this call within the approval timeout (%s); it did not run. "+
+					"This is not a denial: ask the user, or try again later.", time.Duration(s.in.ApprovalTimeout)),
+				IsError: true, Reason: conversation.ReasonTimeout,
+			})
+			s.afterDecision(ctx)
+			return
+		}
 		if err != nil {
 			cs.finish(conversation.ToolResult{
 				Content: "cancelled before it ran: the session was cancelled while this call waited for approval; nothing ran.",
@@ -141,9 +156,28 @@ func (s *session) runCall(ctx workflow.Context, cs *callState) {
 			IsError: true, Reason: conversation.ReasonCancelledWhileRunning,
 		})
 	default:
-		cs.finish(conversation.ToolResult{Content: failureText(cs, err), IsError: true, Reason: conversation.ReasonFailed})
+		reason := conversation.ReasonFailed
+		var timeoutErr *temporal.TimeoutError
+		if errors.As(err, &timeoutErr) && !cs.spec.ReadOnly {
+			reason = conversation.ReasonWorkerLost
+		}
+		cs.finish(conversation.ToolResult{Content: failureText(cs, err), IsError: true, Reason: reason})
 		s.lastErr = fmt.Sprintf("turn %d: %s %s: %s", s.turn, cs.call.Name, cs.call.ID, rootMessage(err))
 	}
+}
+
+// awaitDecision waits for a person's decision on cs, up to the session's
+// approval timeout. decided is false when the timeout fired.
+func (s *session) awaitDecision(ctx workflow.Context, cs *callState) (decided bool, err error) {
+	cond := func() bool { return cs.decision != nil }
+	timeout := time.Duration(s.in.ApprovalTimeout)
+	if timeout <= 0 {
+		return true, workflow.Await(ctx, cond)
+	}
+	return workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{
+		Timeout:      timeout,
+		TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("approval timeout: %s %s (%s)", cs.call.Name, cs.call.ID, timeout)},
+	}, cond)
 }
 
 func (s *session) afterDecision(ctx workflow.Context) {

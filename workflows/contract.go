@@ -20,6 +20,7 @@ const (
 	DefaultTaskQueue      = "longrun"
 	SignalUserMessage     = "user-message"
 	SignalApproval        = "approval"
+	UpdateApprove         = "approve"
 	QueryConversation     = "conversation"
 	QueryPendingApprovals = "pending-approvals"
 	QueryStatus           = "status"
@@ -39,7 +40,20 @@ type SessionInput struct {
 	// IdleTimeout is how long to wait for another user message once the
 	// model stops calling tools; 0 completes the session then.
 	IdleTimeout Duration `json:"idle_timeout,omitempty"`
+	// Approval is who decides calls that need approval: "person" (the
+	// default: wait for an approval signal or update) or "none" for
+	// unattended runs, which turns every ask into a deny (fail closed).
+	Approval string `json:"approval,omitempty"`
+	// ApprovalTimeout bounds how long one call waits for a decision; when
+	// it fires the call's result has reason "timeout". 0 waits forever.
+	ApprovalTimeout Duration `json:"approval_timeout,omitempty"`
 }
+
+// Approvers a session can have.
+const (
+	ApproverPerson = "person"
+	ApproverNone   = "none"
+)
 
 // UserMessage is the payload of the user-message signal: {"text": "..."}.
 type UserMessage struct {
@@ -60,6 +74,16 @@ type Approval struct {
 	CallID   string `json:"call_id"`
 	Decision string `json:"decision"`
 	Feedback string `json:"feedback,omitempty"`
+	// All applies the decision to every call waiting in this turn; CallID
+	// is then ignored.
+	All bool `json:"all,omitempty"`
+}
+
+// ApprovalOutcome is what the approve update returns: the calls the
+// decision applied to.
+type ApprovalOutcome struct {
+	Decision string   `json:"decision"`
+	CallIDs  []string `json:"call_ids"`
 }
 
 // PendingApproval is one call waiting for a person.

@@ -52,38 +52,90 @@ func (s *session) registerHandlers(ctx workflow.Context) error {
 			if !approvalCh.Receive(ctx, &ap) {
 				return
 			}
-			if msg := s.applyApproval(ap); msg != "" {
-				s.reject(ctx, msg)
+			if _, err := s.applyApproval(ap); err != nil {
+				s.reject(ctx, "approval signal ignored: "+err.Error())
 			}
 			workflow.SetCurrentDetails(ctx, s.details())
 		}
 	})
+	// The update is the checked path (our CLI uses it): a bad call id is
+	// an error to the caller and never reaches history.
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateApprove,
+		func(ctx workflow.Context, ap Approval) (ApprovalOutcome, error) {
+			out, err := s.applyApproval(ap)
+			workflow.SetCurrentDetails(ctx, s.details())
+			return out, err
+		},
+		workflow.UpdateHandlerOptions{
+			Validator: func(ap Approval) error {
+				_, err := s.checkApproval(ap)
+				return err
+			},
+			Description: "decide a pending tool call: {\"call_id\", \"decision\": \"approve\"|\"deny\", \"feedback\", \"all\"}",
+		},
+	); err != nil {
+		return fmt.Errorf("register %s update: %w", UpdateApprove, err)
+	}
 	return nil
 }
 
-// applyApproval records a decision for a waiting call. It returns why the
-// signal was not used, or "" when it was.
-func (s *session) applyApproval(ap Approval) string {
+// checkApproval returns the calls an approval applies to, or why it
+// cannot be used. It changes nothing, so it doubles as the update's
+// validator (a rejected update leaves no trace in history).
+func (s *session) checkApproval(ap Approval) ([]*callState, error) {
 	decision := strings.ToLower(strings.TrimSpace(ap.Decision))
 	if decision != DecisionApprove && decision != DecisionDeny {
-		return fmt.Sprintf("approval for %q: decision %q is not %q or %q", ap.CallID, ap.Decision, DecisionApprove, DecisionDeny)
+		return nil, fmt.Errorf("approval for %q: decision %q is not %q or %q", ap.CallID, ap.Decision, DecisionApprove, DecisionDeny)
+	}
+	waiting := []*callState{}
+	for _, c := range s.batch {
+		if c.state == stateWaiting && c.decision == nil {
+			waiting = append(waiting, c)
+		}
+	}
+	if ap.All {
+		if len(waiting) == 0 {
+			return nil, fmt.Errorf("no calls are waiting for approval")
+		}
+		return waiting, nil
+	}
+	if strings.TrimSpace(ap.CallID) == "" {
+		return nil, fmt.Errorf("approval without a call_id (waiting: %s)", orNone(callIDs(waiting)))
 	}
 	for _, c := range s.batch {
 		if c.call.ID != ap.CallID {
 			continue
 		}
-		if c.state != stateWaiting {
-			return fmt.Sprintf("approval for %q ignored: the call is no longer waiting for approval", ap.CallID)
+		if c.state != stateWaiting || c.decision != nil {
+			return nil, fmt.Errorf("call %q is not waiting for approval (already decided or done)", ap.CallID)
 		}
-		ap.Decision = decision
-		c.decision = &ap
-		return ""
+		return []*callState{c}, nil
 	}
-	var ids []string
-	for _, p := range s.pending() {
-		ids = append(ids, p.CallID)
+	return nil, fmt.Errorf("unknown call id %q (waiting: %s)", ap.CallID, orNone(callIDs(waiting)))
+}
+
+// applyApproval records the decision on every call it applies to.
+func (s *session) applyApproval(ap Approval) (ApprovalOutcome, error) {
+	calls, err := s.checkApproval(ap)
+	if err != nil {
+		return ApprovalOutcome{}, err
 	}
-	return fmt.Sprintf("approval for unknown call id %q ignored (waiting: %s)", ap.CallID, orNone(ids))
+	d := ap
+	d.Decision = strings.ToLower(strings.TrimSpace(ap.Decision))
+	out := ApprovalOutcome{Decision: d.Decision}
+	for _, c := range calls {
+		c.decision = &d
+		out.CallIDs = append(out.CallIDs, c.call.ID)
+	}
+	return out, nil
+}
+
+func callIDs(cs []*callState) []string {
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.call.ID
+	}
+	return ids
 }
 
 func (s *session) reject(ctx workflow.Context, msg string) {

@@ -46,6 +46,13 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 	if s.maxTurns <= 0 {
 		s.maxTurns = DefaultMaxTurns
 	}
+	switch in.Approval {
+	case "", ApproverPerson, ApproverNone:
+	default:
+		return SessionResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("approval %q: want %q (a person decides) or %q (unattended: ask becomes deny)", in.Approval, ApproverPerson, ApproverNone),
+			"InvalidSessionInput", nil)
+	}
 	if err := s.registerHandlers(ctx); err != nil {
 		return SessionResult{}, err
 	}
