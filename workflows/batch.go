@@ -120,7 +120,7 @@ func (s *session) runCall(ctx workflow.Context, cs *callState) {
 		decided, err := s.awaitDecision(ctx, cs)
 		if err == nil && !decided {
 			cs.finish(conversation.ToolResult{
-				Content: fmt.Sprintf("timeout: nobody approved or denied this call within the approval timeout (%s); it did not run. "+
+				Content: fmt.Sprintf("timeout: nobody decided on this call within the approval timeout (%s); it did not run. "+
 					"This is not a denial: ask the user, or try again later.", time.Duration(s.in.ApprovalTimeout)),
 				IsError: true, Reason: conversation.ReasonTimeout,
 			})
@@ -142,6 +142,7 @@ func (s *session) runCall(ctx workflow.Context, cs *callState) {
 		cs.state = stateRunning
 		s.afterDecision(ctx)
 	}
+	s.lastTool = callSummary(cs.call)
 	res, err := s.execute(ctx, cs)
 	switch {
 	case err == nil:
@@ -184,7 +185,7 @@ func (s *session) afterDecision(ctx workflow.Context) {
 	if !s.hasWaiting() {
 		s.setPhase(ctx, PhaseRunning)
 	} else {
-		workflow.SetCurrentDetails(ctx, s.details())
+		s.setPhase(ctx, PhaseWaitingApproval)
 	}
 }
 

@@ -16,10 +16,6 @@ import (
 // a is used only for method references: the workflow never calls it.
 var a *activities.Activities
 
-// PhaseKey is the search attribute that lets the Web UI list filter
-// sessions by phase ("waiting-approval" = waiting for me).
-var PhaseKey = temporal.NewSearchAttributeKeyKeyword("LongrunPhase")
-
 // session is the state of one AgentSession run. Everything here is
 // rebuilt identically on replay.
 type session struct {
@@ -37,6 +33,11 @@ type session struct {
 	phase    string
 	lastErr  string
 	rejected []string
+
+	workflowID string
+	lastTool   string   // "shell: go test ./..." of the latest call started
+	visibility bool     // versionVisibility: keep every search attribute current
+	published  *visible // what publish last upserted
 }
 
 // AgentSession is the durable agent session: a loop of model turns and the
@@ -53,9 +54,11 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 			fmt.Sprintf("approval %q: want %q (a person decides) or %q (unattended: ask becomes deny)", in.Approval, ApproverPerson, ApproverNone),
 			"InvalidSessionInput", nil)
 	}
+	s.workflowID = workflow.GetInfo(ctx).WorkflowExecution.ID
 	if err := s.registerHandlers(ctx); err != nil {
 		return SessionResult{}, err
 	}
+	s.visibility = workflow.GetVersion(ctx, versionVisibility, workflow.DefaultVersion, 1) >= 1
 	s.setPhase(ctx, PhaseRunning)
 
 	if in.SystemPrompt != "" {
@@ -221,30 +224,15 @@ func (s *session) result(status, errText string) SessionResult {
 func (s *session) setPhase(ctx workflow.Context, phase string) {
 	changed := phase != s.phase
 	s.phase = phase
-	if changed {
+	switch {
+	case s.visibility:
+		s.publish(ctx)
+	case changed:
 		if err := workflow.UpsertTypedSearchAttributes(ctx, PhaseKey.ValueSet(phase)); err != nil {
 			workflow.GetLogger(ctx).Warn("upsert LongrunPhase", "error", err)
 		}
 	}
 	workflow.SetCurrentDetails(ctx, s.details())
-}
-
-func (s *session) details() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "**phase:** %s · **turn:** %d/%d · **tokens:** %d\n", s.phase, s.turn, s.maxTurns, s.usage.TotalTokens)
-	info := ""
-	for _, c := range s.batch {
-		if c.state == stateWaiting {
-			info += fmt.Sprintf("\n- `%s` %s — %s", c.call.ID, c.call.Name, truncate(c.call.Arguments, 120))
-		}
-	}
-	if info != "" {
-		b.WriteString("\n**waiting for approval:**" + info + "\n")
-	}
-	if s.lastErr != "" {
-		fmt.Fprintf(&b, "\n**last error:** %s\n", s.lastErr)
-	}
-	return b.String()
 }
 
 func (s *session) status() Status {

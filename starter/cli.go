@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/longrun/longrun/workflows"
+)
+
+// progName is how usage text and hints name this binary; main sets it from
+// os.Args[0] so the hints can be pasted as they are.
+var progName = "starter"
+
+// Exit codes. A session that ends in any way but "completed" is a failure for
+// scripts, so it shares code 1 with errors.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// config is what every subcommand accepts: where Temporal is and how to print.
+type config struct {
+	Address   string
+	Namespace string
+	TaskQueue string
+	APIKey    string
+	TLS       bool
+	JSON      bool
+}
+
+// app runs one invocation. dial is a field so tests can run every command
+// against a fake client without a server.
+type app struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	dial           func(ctx context.Context, cfg config) (sessionClient, error)
+	cfg            config
+	// pollInterval is how often watch polls; zero means defaultPollInterval.
+	pollInterval time.Duration
+}
+
+func (a *app) interval() time.Duration {
+	if a.pollInterval > 0 {
+		return a.pollInterval
+	}
+	return defaultPollInterval
+}
+
+// run is the whole CLI: args excludes the program name. It returns the exit
+// code rather than exiting so tests can call it.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr, getenv: os.Getenv, dial: dialTemporal}
+	return a.run(ctx, args)
+}
+
+// command is one subcommand: its synopsis for usage, and what it does with
+// the arguments left after the global flags.
+type command struct {
+	name     string
+	synopsis string
+	summary  string
+	run      func(a *app, ctx context.Context, fs *flag.FlagSet, args []string) error
+}
+
+// commands is the explicit list of subcommands, in the order usage shows them.
+func commands() []command {
+	return []command{
+		{"start", "start [--model M] [--system S] [--max-turns N] [--workdir DIR] [--idle-timeout D] [--approval person|none] [--approval-timeout D] [--id ID] [--wait] PROMPT...", "start a session and print its id", (*app).cmdStart},
+		{"send", "send SESSION TEXT...", "send the session a user message", (*app).cmdSend},
+		{"approve", "approve SESSION [CALL_ID...] [--all] [--feedback F]", "approve pending tool calls", (*app).cmdApprove},
+		{"deny", "deny SESSION [CALL_ID...] [--all] --feedback F", "deny pending tool calls, telling the model why", (*app).cmdDeny},
+		{"pending", "pending SESSION | pending --all", "list tool calls waiting for approval", (*app).cmdPending},
+		{"status", "status SESSION", "show phase, turn, usage and last error", (*app).cmdStatus},
+		{"conversation", "conversation SESSION", "print the conversation so far", (*app).cmdConversation},
+		{"watch", "watch SESSION", "follow a session until it ends", (*app).cmdWatch},
+		{"cancel", "cancel SESSION", "cancel a session (pending calls get cancelled results)", (*app).cmdCancel},
+		{"result", "result SESSION", "wait for a session to end and print its result", (*app).cmdResult},
+	}
+}
+
+func (a *app) run(ctx context.Context, args []string) int {
+	a.cfg = a.defaultConfig()
+	global := flag.NewFlagSet(progName, flag.ContinueOnError)
+	global.SetOutput(io.Discard)
+	a.globalFlags(global)
+	if err := global.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			a.usage(a.stdout)
+			return exitOK
+		}
+		fmt.Fprintf(a.stderr, "%s: %v\n", progName, err)
+		a.usage(a.stderr)
+		return exitUsage
+	}
+	rest := global.Args()
+	if len(rest) == 0 {
+		a.usage(a.stderr)
+		return exitUsage
+	}
+	name := rest[0]
+	if name == "help" {
+		a.usage(a.stdout)
+		return exitOK
+	}
+	var cmd *command
+	for _, c := range commands() {
+		if c.name == name {
+			cmd = &c
+			break
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintf(a.stderr, "%s: unknown command %q\n", progName, name)
+		a.usage(a.stderr)
+		return exitUsage
+	}
+
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	a.globalFlags(fs)
+	err := cmd.run(a, ctx, fs, rest[1:])
+	return a.exitCode(cmd, fs, err)
+}
+
+// exitCode reports err the way its kind asks: usage errors show the
+// command's usage, silent exits only set the code.
+func (a *app) exitCode(cmd *command, fs *flag.FlagSet, err error) int {
+	var ue usageError
+	var ee exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		a.commandUsage(a.stdout, cmd, fs)
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(a.stderr, "%s %s: %s\n", progName, cmd.name, ue.msg)
+		a.commandUsage(a.stderr, cmd, fs)
+		return exitUsage
+	case errors.As(err, &ee):
+		if ee.msg != "" {
+			fmt.Fprintln(a.stderr, ee.msg)
+		}
+		return ee.code
+	default:
+		fmt.Fprintf(a.stderr, "%s %s: %v\n", progName, cmd.name, err)
+		return exitFailure
+	}
+}
+
+// defaultConfig reads the environment the temporal CLI and the worker read,
+// so one exported TEMPORAL_ADDRESS serves all three.
+func (a *app) defaultConfig() config {
+	cfg := config{
+		Address:   a.getenv("TEMPORAL_ADDRESS"),
+		Namespace: a.getenv("TEMPORAL_NAMESPACE"),
+		TaskQueue: a.getenv("LONGRUN_TASK_QUEUE"),
+		APIKey:    a.getenv("TEMPORAL_API_KEY"),
+	}
+	switch strings.ToLower(a.getenv("TEMPORAL_TLS")) {
+	case "1", "true", "yes":
+		cfg.TLS = true
+	}
+	if cfg.Address == "" {
+		cfg.Address = "localhost:7233"
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	if cfg.TaskQueue == "" {
+		cfg.TaskQueue = workflows.DefaultTaskQueue
+	}
+	return cfg
+}
+
+// globalFlags binds the global flags to a.cfg. Each FlagSet defaults them to
+// the current values, so flags given before the subcommand survive being
+// defined again on the subcommand's set.
+func (a *app) globalFlags(fs *flag.FlagSet) {
+	fs.StringVar(&a.cfg.Address, "address", a.cfg.Address, "Temporal frontend host:port (env TEMPORAL_ADDRESS)")
+	fs.StringVar(&a.cfg.Namespace, "namespace", a.cfg.Namespace, "Temporal namespace (env TEMPORAL_NAMESPACE)")
+	fs.StringVar(&a.cfg.TaskQueue, "task-queue", a.cfg.TaskQueue, "task queue the worker polls (env LONGRUN_TASK_QUEUE)")
+	fs.BoolVar(&a.cfg.JSON, "json", a.cfg.JSON, "print JSON instead of text")
+}
+
+// parseArgs parses flags anywhere among the positional arguments, so
+// `approve s1 --all` works as well as `approve --all s1`. Everything after
+// "--" is positional, for text that starts with a dash.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError{err.Error()}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// usageError is a mistake in how the command was called: exit 2 with usage.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// exitError ends the command with a code, after the command has already said
+// what happened (a watched session that failed, an interrupted watch).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d: %s", e.code, e.msg) }
+
+func (a *app) usage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: %s [global flags] COMMAND [flags] ARGS\n\nCommands:\n", progName)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, `
+Global flags (before or after the command):
+  --address HOST:PORT   Temporal frontend (env TEMPORAL_ADDRESS, default localhost:7233)
+  --namespace NS        namespace (env TEMPORAL_NAMESPACE, default default)
+  --task-queue Q        worker task queue (env LONGRUN_TASK_QUEUE, default %s)
+  --json                print JSON
+TEMPORAL_API_KEY, if set, is sent as a bearer token over TLS.
+
+Run '%s COMMAND -h' for a command's flags. Put "--" before text that starts with "-".
+`, workflows.DefaultTaskQueue, progName)
+}
+
+func (a *app) commandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: %s %s\n\n%s.\n\nFlags:\n", progName, cmd.synopsis, cmd.summary)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// printJSON writes v indented, for people piping to jq and for scripts alike.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode json: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,441 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"go.temporal.io/api/workflowservice/v1"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/longrun/longrun/workflows"
+)
+
+// startOptions are the flags of `start`, kept apart from the client call so
+// parsing is tested without a server.
+type startOptions struct {
+	input workflows.SessionInput
+	id    string
+	wait  bool
+}
+
+func parseStart(fs *flag.FlagSet, args []string) (startOptions, error) {
+	var o startOptions
+	var idle, approvalTimeout time.Duration
+	fs.StringVar(&o.input.Model, "model", "", "model name (default: the worker's LONGRUN_MODEL)")
+	fs.StringVar(&o.input.SystemPrompt, "system", "", "system prompt (default: the worker's)")
+	fs.IntVar(&o.input.MaxTurns, "max-turns", 0, fmt.Sprintf("most model calls before the session stops (0 = %d)", workflows.DefaultMaxTurns))
+	fs.StringVar(&o.input.WorkDir, "workdir", "", "directory relative to the worker's workspace root")
+	fs.DurationVar(&idle, "idle-timeout", 0, "how long to wait for another message once the model stops, e.g. 10m (0 = end then)")
+	fs.StringVar(&o.input.Approval, "approval", "", `who decides calls that need approval: "person" (default) or "none" (unattended: every ask is denied)`)
+	fs.DurationVar(&approvalTimeout, "approval-timeout", 0, "how long one call waits for a decision before it times out (0 = forever)")
+	fs.StringVar(&o.id, "id", "", "session id (default session-<timestamp>-<random>)")
+	fs.BoolVar(&o.wait, "wait", false, "follow the session like watch until it ends; exit non-zero unless it completed")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return o, err
+	}
+	o.input.Prompt = strings.TrimSpace(strings.Join(pos, " "))
+	if o.input.Prompt == "" {
+		return o, usagef("a prompt is required")
+	}
+	if o.input.MaxTurns < 0 {
+		return o, usagef("--max-turns must not be negative")
+	}
+	if idle < 0 {
+		return o, usagef("--idle-timeout must not be negative")
+	}
+	if approvalTimeout < 0 {
+		return o, usagef("--approval-timeout must not be negative")
+	}
+	switch o.input.Approval {
+	case "", workflows.ApproverPerson, workflows.ApproverNone:
+	default:
+		return o, usagef("--approval must be %q or %q, not %q", workflows.ApproverPerson, workflows.ApproverNone, o.input.Approval)
+	}
+	o.input.IdleTimeout = workflows.Duration(idle)
+	o.input.ApprovalTimeout = workflows.Duration(approvalTimeout)
+	return o, nil
+}
+
+// newSessionID is unique enough for people starting sessions by hand and
+// sorts by start time in listings.
+func newSessionID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return fmt.Sprintf("session-%s-%s", now.UTC().Format("20060102-150405"), hex.EncodeToString(b[:]))
+}
+
+func (a *app) startWorkflowOptions(o startOptions) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:            o.id,
+		TaskQueue:     a.cfg.TaskQueue,
+		StaticSummary: summaryLine(o.input.Prompt),
+		StaticDetails: staticDetails(o.input),
+		// Without this, starting an id that is already running silently
+		// returns the old run and the new prompt is lost.
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+	}
+}
+
+func (a *app) cmdStart(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	o, err := parseStart(fs, args)
+	if err != nil {
+		return err
+	}
+	if o.id == "" {
+		o.id = newSessionID(time.Now())
+	}
+	c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	// By name, not by function: the starter does not link the workflow code.
+	run, err := c.ExecuteWorkflow(ctx, a.startWorkflowOptions(o), workflows.WorkflowType, o.input)
+	if err != nil {
+		return sessionError(err, "start", o.id, a.cfg.Namespace)
+	}
+	if a.cfg.JSON {
+		if o.wait {
+			// Watch prints JSON lines; the start record is the first of them.
+			if err := a.printEvent(event{Type: "started", SessionID: run.GetID(), RunID: run.GetRunID()}); err != nil {
+				return err
+			}
+		} else if err := a.printJSON(map[string]string{"session_id": run.GetID(), "run_id": run.GetRunID()}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(a.stdout, run.GetID())
+	}
+	if !o.wait {
+		return nil
+	}
+	return a.watch(ctx, c, run.GetID(), a.interval())
+}
+
+// sessionArgs parses a command that takes SESSION and optional words after.
+func sessionArgs(fs *flag.FlagSet, args []string) (string, []string, error) {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(pos) == 0 || pos[0] == "" {
+		return "", nil, usagef("a session id is required")
+	}
+	return pos[0], pos[1:], nil
+}
+
+// onlySession parses a command whose only argument is SESSION.
+func onlySession(fs *flag.FlagSet, args []string) (string, error) {
+	s, rest, err := sessionArgs(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(rest) > 0 {
+		return "", usagef("unexpected arguments after the session id: %s", strings.Join(rest, " "))
+	}
+	return s, nil
+}
+
+func (a *app) cmdSend(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	session, words, err := sessionArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	text := strings.TrimSpace(strings.Join(words, " "))
+	if text == "" {
+		return usagef("message text is required")
+	}
+	c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	err = c.SignalWorkflow(ctx, session, "", workflows.SignalUserMessage, workflows.UserMessage{Text: text})
+	if err != nil {
+		return sessionError(err, "signal "+workflows.SignalUserMessage, session, a.cfg.Namespace)
+	}
+	if a.cfg.JSON {
+		return a.printJSON(map[string]string{"session_id": session, "sent": text})
+	}
+	fmt.Fprintf(a.stdout, "sent to %s\n", session)
+	return nil
+}
+
+func (a *app) cmdApprove(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	return a.decide(ctx, fs, args, workflows.DecisionApprove)
+}
+
+func (a *app) cmdDeny(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	return a.decide(ctx, fs, args, workflows.DecisionDeny)
+}
+
+// decide sends one approval signal per selected call, after checking the
+// calls are really pending: the workflow cannot answer a signal, so a typo
+// would otherwise vanish.
+func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decision string) error {
+	var all bool
+	var feedback string
+	fs.BoolVar(&all, "all", false, "answer every pending call")
+	help := "note for the model about the decision"
+	if decision == workflows.DecisionDeny {
+		help = "why the call is denied; the model reads it (required)"
+	}
+	fs.StringVar(&feedback, "feedback", "", help)
+	session, ids, err := sessionArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if decision == workflows.DecisionDeny && strings.TrimSpace(feedback) == "" {
+		return usagef("--feedback is required: tell the model why, so it can try something else")
+	}
+	if all && len(ids) > 0 {
+		return usagef("give call ids or --all, not both")
+	}
+	c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	pending, err := a.queryPending(ctx, c, session)
+	if err != nil {
+		return err
+	}
+	picked, err := selectCallIDs(pending, ids, all)
+	if errors.Is(err, errNoPending) {
+		return fmt.Errorf("session %s: %w", session, err)
+	}
+	if err != nil {
+		return err
+	}
+	type sent struct {
+		CallID   string `json:"call_id"`
+		Tool     string `json:"tool"`
+		Decision string `json:"decision"`
+	}
+	var done []sent
+	for _, p := range picked {
+		// The approve update, unlike the signal, is validated by the
+		// session: a call decided meanwhile is an error here, not a
+		// silently ignored signal. The update id is a business key, so a
+		// retried command is answered with the first outcome.
+		ap := workflows.Approval{CallID: p.CallID, Decision: decision, Feedback: feedback}
+		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+			WorkflowID:   session,
+			UpdateID:     decision + ":" + p.CallID,
+			UpdateName:   workflows.UpdateApprove,
+			Args:         []any{ap},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		})
+		if err != nil {
+			return sessionError(err, "update "+workflows.UpdateApprove, session, a.cfg.Namespace)
+		}
+		var outcome workflows.ApprovalOutcome
+		if err := h.Get(ctx, &outcome); err != nil {
+			return fmt.Errorf("session %s refused the %s of %s: %w", session, decision, p.CallID, err)
+		}
+		done = append(done, sent{p.CallID, p.Tool, decision})
+		if !a.cfg.JSON {
+			verb := "approved"
+			if decision == workflows.DecisionDeny {
+				verb = "denied"
+			}
+			fmt.Fprintf(a.stdout, "%s %s (%s)\n", verb, p.CallID, p.Tool)
+		}
+	}
+	if a.cfg.JSON {
+		return a.printJSON(done)
+	}
+	return nil
+}
+
+func (a *app) cmdPending(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	var all bool
+	fs.BoolVar(&all, "all", false, "every session in the namespace waiting for approval (via the LongrunPhase search attribute)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if all {
+		if len(pos) > 0 {
+			return usagef("pending --all takes no session")
+		}
+		return a.pendingAll(ctx)
+	}
+	session, err := onlySession(fs, pos)
+	if err != nil {
+		return err
+	}
+	c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	pending, err := a.queryPending(ctx, c, session)
+	if err != nil {
+		return err
+	}
+	if a.cfg.JSON {
+		if pending == nil {
+			pending = []workflows.PendingApproval{}
+		}
+		return a.printJSON(pending)
+	}
+	renderPending(a.stdout, a.cfg, session, pending)
+	return nil
+}
+
+func (a *app) cmdStatus(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	session, err := onlySession(fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	st, err := a.queryStatus(ctx, c, session)
+	if err != nil {
+		return err
+	}
+	if a.cfg.JSON {
+		return a.printJSON(st)
+	}
+	renderStatus(a.stdout, session, st)
+	return nil
+}
+
+func (a *app) cmdConversation(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	session, err := onlySession(fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	msgs, err := a.queryConversation(ctx, c, session)
+	if err != nil {
+		return err
+	}
+	if a.cfg.JSON {
+		if msgs == nil {
+			return a.printJSON([]any{})
+		}
+		return a.printJSON(msgs)
+	}
+	renderConversation(a.stdout, msgs)
+	return nil
+}
+
+func (a *app) cmdWatch(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	session, err := onlySession(fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return a.watch(ctx, c, session, a.interval())
+}
+
+func (a *app) cmdCancel(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	session, err := onlySession(fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.CancelWorkflow(ctx, session, ""); err != nil {
+		return sessionError(err, "cancel", session, a.cfg.Namespace)
+	}
+	if a.cfg.JSON {
+		return a.printJSON(map[string]string{"session_id": session, "cancel": "requested"})
+	}
+	fmt.Fprintf(a.stdout, "cancel requested for %s; pending tool calls get cancelled results\n", session)
+	return nil
+}
+
+func (a *app) cmdResult(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	session, err := onlySession(fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return a.outcome(ctx, c, session, "", false)
+}
+
+// waitingQuery finds every open session waiting for a person.
+const waitingQuery = `LongrunPhase = "waiting-approval" AND ExecutionStatus = "Running"`
+
+// pendingAll lists the pending approvals of every session waiting for
+// one, found through the search attribute, so one command shows everything
+// waiting for a person across the namespace.
+func (a *app) pendingAll(ctx context.Context) error {
+	c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	type entry struct {
+		Session string                      `json:"session_id"`
+		Pending []workflows.PendingApproval `json:"pending"`
+	}
+	out := []entry{}
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: a.cfg.Namespace, Query: waitingQuery, NextPageToken: token,
+		})
+		if err != nil {
+			return fmt.Errorf("list sessions waiting for approval: %w", err)
+		}
+		for _, ex := range resp.GetExecutions() {
+			id := ex.GetExecution().GetWorkflowId()
+			p, err := a.queryPending(ctx, c, id)
+			if err != nil {
+				fmt.Fprintf(a.stderr, "%s: %v\n", id, err)
+				continue
+			}
+			if len(p) > 0 {
+				out = append(out, entry{id, p})
+			}
+		}
+		token = resp.GetNextPageToken()
+		if len(token) == 0 {
+			break
+		}
+	}
+	if a.cfg.JSON {
+		return a.printJSON(out)
+	}
+	if len(out) == 0 {
+		fmt.Fprintln(a.stdout, "no session is waiting for approval")
+		return nil
+	}
+	for i, e := range out {
+		if i > 0 {
+			fmt.Fprintln(a.stdout)
+		}
+		fmt.Fprintf(a.stdout, "== %s ==\n", e.Session)
+		renderPending(a.stdout, a.cfg, e.Session, e.Pending)
+	}
+	return nil
+}

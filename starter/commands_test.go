@@ -1,0 +1,334 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/workflows"
+)
+
+func TestSessionErrorMapping(t *testing.T) {
+	t.Parallel()
+	err := sessionError(fmt.Errorf("wrapped: %w", serviceerror.NewNotFound("workflow not found for ID: x")), "query status", "x", "default")
+	require.EqualError(t, err, `session "x" not found in namespace default`)
+
+	err = sessionError(serviceerror.NewWorkflowExecutionAlreadyStarted("started", "", "r1"), "start", "x", "prod")
+	require.Contains(t, err.Error(), `session "x" already exists in namespace prod`)
+
+	boom := errors.New("boom")
+	err = sessionError(boom, "query status", "x", "default")
+	require.EqualError(t, err, "query status x: boom")
+	require.ErrorIs(t, err, boom)
+}
+
+func TestUnknownSessionExitsOne(t *testing.T) {
+	t.Parallel()
+	f := &fakeClient{query: func(string, int) (any, error) { return nil, serviceerror.NewNotFound("nope") }}
+	code, _, stderr := runFake(t, f, "status", "ghost")
+	require.Equal(t, exitFailure, code)
+	require.Contains(t, stderr, `session "ghost" not found in namespace default`)
+}
+
+func TestStartByName(t *testing.T) {
+	t.Parallel()
+	f := &fakeClient{}
+	code, stdout, stderr := runFake(t, f, "start", "--model", "m1", "--workdir", "proj", "--id", "s1", "fix the bug\nthen test it")
+	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, "s1\n", stdout)
+	require.Len(t, f.started, 1)
+	s := f.started[0]
+	require.Equal(t, workflows.WorkflowType, s.workflow, "started by name, not by function")
+	require.Equal(t, "s1", s.opts.ID)
+	require.Equal(t, workflows.DefaultTaskQueue, s.opts.TaskQueue)
+	require.Equal(t, "fix the bug", s.opts.StaticSummary)
+	require.Contains(t, s.opts.StaticDetails, "m1")
+	require.Contains(t, s.opts.StaticDetails, "proj")
+	require.True(t, s.opts.WorkflowExecutionErrorWhenAlreadyStarted)
+	require.Equal(t, []any{workflows.SessionInput{Prompt: "fix the bug\nthen test it", Model: "m1", WorkDir: "proj"}}, s.args)
+}
+
+func TestStartJSONAndGeneratedID(t *testing.T) {
+	t.Parallel()
+	f := &fakeClient{}
+	code, stdout, _ := runFake(t, f, "--json", "start", "hello")
+	require.Equal(t, exitOK, code)
+	var got map[string]string
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+	require.Regexp(t, `^session-\d{8}-\d{6}-[0-9a-f]{6}$`, got["session_id"])
+	require.Equal(t, "run-1", got["run_id"])
+}
+
+func TestStartExistingID(t *testing.T) {
+	t.Parallel()
+	f := &fakeClient{startErr: serviceerror.NewWorkflowExecutionAlreadyStarted("already", "", "r0")}
+	code, _, stderr := runFake(t, f, "start", "--id", "s1", "hello")
+	require.Equal(t, exitFailure, code)
+	require.Contains(t, stderr, `session "s1" already exists`)
+}
+
+func TestSend(t *testing.T) {
+	t.Parallel()
+	f := &fakeClient{}
+	code, _, _ := runFake(t, f, "send", "s1", "also", "update", "the", "docs")
+	require.Equal(t, exitOK, code)
+	require.Equal(t, []signalCall{{"s1", workflows.SignalUserMessage, workflows.UserMessage{Text: "also update the docs"}}}, f.signals)
+}
+
+func pendingQuery(p []workflows.PendingApproval) func(string, int) (any, error) {
+	return func(name string, _ int) (any, error) {
+		if name != workflows.QueryPendingApprovals {
+			return nil, fmt.Errorf("unexpected query %s", name)
+		}
+		return p, nil
+	}
+}
+
+func TestApproveSinglePending(t *testing.T) {
+	t.Parallel()
+	f := &fakeClient{query: pendingQuery(pendingCalls("call_1"))}
+	code, stdout, stderr := runFake(t, f, "approve", "s1", "--feedback", "ok")
+	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, "approved call_1 (shell)\n", stdout)
+	require.Equal(t, []signalCall{{"s1", workflows.UpdateApprove, workflows.Approval{CallID: "call_1", Decision: "approve", Feedback: "ok"}}}, f.signals)
+}
+
+func TestApproveUnknownCallIsRefused(t *testing.T) {
+	t.Parallel()
+	f := &fakeClient{query: pendingQuery(pendingCalls("call_1", "call_2"))}
+	code, _, stderr := runFake(t, f, "approve", "s1", "call_9")
+	require.Equal(t, exitFailure, code)
+	require.Contains(t, stderr, `unknown call id "call_9"`)
+	require.Contains(t, stderr, "call_1")
+	require.Contains(t, stderr, "call_2")
+	require.Empty(t, f.signals, "nothing is signalled when any id is wrong")
+}
+
+func TestApproveSeveralNeedsIDsOrAll(t *testing.T) {
+	t.Parallel()
+	f := &fakeClient{query: pendingQuery(pendingCalls("call_1", "call_2"))}
+	code, _, stderr := runFake(t, f, "approve", "s1")
+	require.Equal(t, exitFailure, code)
+	require.Contains(t, stderr, "pass --all")
+	require.Empty(t, f.signals)
+
+	code, _, _ = runFake(t, f, "approve", "s1", "--all")
+	require.Equal(t, exitOK, code)
+	require.Len(t, f.signals, 2)
+}
+
+func TestDenyAllJSON(t *testing.T) {
+	t.Parallel()
+	f := &fakeClient{query: pendingQuery(pendingCalls("call_1", "call_2"))}
+	code, stdout, _ := runFake(t, f, "deny", "s1", "--all", "--feedback", "too risky", "--json")
+	require.Equal(t, exitOK, code)
+	require.JSONEq(t, `[{"call_id":"call_1","tool":"shell","decision":"deny"},{"call_id":"call_2","tool":"shell","decision":"deny"}]`, stdout)
+	for _, s := range f.signals {
+		require.Equal(t, "too risky", s.arg.(workflows.Approval).Feedback)
+		require.Equal(t, workflows.DecisionDeny, s.arg.(workflows.Approval).Decision)
+	}
+}
+
+func TestApproveNothingPending(t *testing.T) {
+	t.Parallel()
+	f := &fakeClient{query: pendingQuery(nil)}
+	code, _, stderr := runFake(t, f, "approve", "s1")
+	require.Equal(t, exitFailure, code)
+	require.Contains(t, stderr, "session s1: no tool calls are waiting for approval")
+}
+
+func TestPendingJSONIsRawList(t *testing.T) {
+	t.Parallel()
+	f := &fakeClient{query: pendingQuery(nil)}
+	code, stdout, _ := runFake(t, f, "pending", "s1", "--json")
+	require.Equal(t, exitOK, code)
+	require.JSONEq(t, `[]`, stdout)
+}
+
+func TestConversationCommand(t *testing.T) {
+	t.Parallel()
+	msgs := []conversation.Message{
+		{Role: "user", Content: "read a.go"},
+		{Role: "assistant", ToolCalls: []conversation.ToolCall{{ID: "call_1", Name: "read", Arguments: `{"path":"a.go"}`}}},
+		conversation.ToolMessage(conversation.ToolResult{CallID: "call_1", Name: "read", Content: "package a", Reason: conversation.ReasonRan}),
+		{Role: "assistant", Content: "It is package a."},
+	}
+	f := &fakeClient{query: func(string, int) (any, error) { return msgs, nil }}
+	code, stdout, _ := runFake(t, f, "conversation", "s1")
+	require.Equal(t, exitOK, code)
+	require.Equal(t, "user: read a.go\n→ tool call read {\"path\":\"a.go\"} [call_1]\n← result [call_1] (ran): package a\nassistant: It is package a.\n", stdout)
+
+	code, stdout, _ = runFake(t, f, "conversation", "--json", "s1")
+	require.Equal(t, exitOK, code)
+	var back []conversation.Message
+	require.NoError(t, json.Unmarshal([]byte(stdout), &back))
+	require.Equal(t, msgs, back)
+}
+
+func TestCancel(t *testing.T) {
+	t.Parallel()
+	f := &fakeClient{}
+	code, _, _ := runFake(t, f, "cancel", "s1")
+	require.Equal(t, exitOK, code)
+	require.Equal(t, []string{"s1"}, f.cancelled)
+}
+
+// watchFake grows the conversation by one message per poll, asks for one
+// approval on the second poll, and closes with status after the fourth.
+func watchFake(closed enumspb.WorkflowExecutionStatus, result func(any) error) *fakeClient {
+	msgs := []conversation.Message{
+		{Role: "user", Content: "go"},
+		{Role: "assistant", ToolCalls: []conversation.ToolCall{{ID: "call_1", Name: "shell", Arguments: `{"command":"make"}`}}},
+		conversation.ToolMessage(conversation.ToolResult{CallID: "call_1", Content: "ok", Reason: conversation.ReasonRan}),
+		{Role: "assistant", Content: "built"},
+	}
+	return &fakeClient{
+		query: func(name string, n int) (any, error) {
+			switch name {
+			case workflows.QueryConversation:
+				return msgs[:min(n+1, len(msgs))], nil
+			case workflows.QueryPendingApprovals:
+				if n == 1 || n == 2 {
+					return []workflows.PendingApproval{{CallID: "call_1", Tool: "shell", Arguments: `{"command":"make"}`, Reason: "runs a command"}}, nil
+				}
+				return []workflows.PendingApproval{}, nil
+			}
+			return nil, fmt.Errorf("unexpected query %s", name)
+		},
+		describe: func(n int) (enumspb.WorkflowExecutionStatus, error) {
+			if n >= 3 {
+				return closed, nil
+			}
+			return enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
+		},
+		result: result,
+	}
+}
+
+func completedWith(status string) func(any) error {
+	return func(v any) error {
+		*(v.(*workflows.SessionResult)) = workflows.SessionResult{Status: status, FinalText: "built", Turns: 2}
+		return nil
+	}
+}
+
+func TestWatchFollowsToCompletion(t *testing.T) {
+	t.Parallel()
+	f := watchFake(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, completedWith(workflows.ResultCompleted))
+	code, stdout, stderr := runFake(t, f, "watch", "s1")
+	require.Equal(t, exitOK, code, stderr)
+	want := []string{
+		"user: go",
+		`→ tool call shell {"command":"make"} [call_1]`,
+		`⏸ approval needed [call_1] shell {"command":"make"} (runs a command)`,
+		"← result [call_1] (ran): ok",
+		"assistant: built",
+		"── session s1 finished ──",
+		"status  completed",
+	}
+	last := -1
+	for _, w := range want {
+		i := strings.Index(stdout, w)
+		require.Greater(t, i, last, "%q in order in:\n%s", w, stdout)
+		last = i
+	}
+	require.Equal(t, 1, strings.Count(stdout, "approval needed"), "each approval is announced once")
+	require.Equal(t, 1, strings.Count(stdout, "user: go"), "each message is printed once")
+}
+
+func TestWatchNonCompletedExitsNonZero(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		status  enumspb.WorkflowExecutionStatus
+		result  func(any) error
+		wantErr string
+	}{
+		{"max turns", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, completedWith(workflows.ResultMaxTurns), ""},
+		{"cancelled", enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, func(any) error { return temporal.NewCanceledError() }, "session s1 ended: cancelled"},
+		{"terminated", enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, func(any) error { return &temporal.TerminatedError{} }, "session s1 ended: terminated"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, _, stderr := runFake(t, watchFake(tc.status, tc.result), "watch", "s1")
+			require.Equal(t, exitFailure, code)
+			require.Contains(t, stderr, tc.wantErr)
+		})
+	}
+}
+
+func TestWatchJSONLines(t *testing.T) {
+	t.Parallel()
+	f := watchFake(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, completedWith(workflows.ResultCompleted))
+	code, stdout, _ := runFake(t, f, "watch", "s1", "--json")
+	require.Equal(t, exitOK, code)
+	var types []string
+	var indexes []int
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var e event
+		require.NoError(t, json.Unmarshal([]byte(line), &e), line)
+		types = append(types, e.Type)
+		if e.Type == "message" {
+			require.NotNil(t, e.Index, line)
+			indexes = append(indexes, *e.Index)
+		}
+	}
+	require.Equal(t, []string{"message", "message", "approval", "message", "message", "outcome"}, types)
+	require.Equal(t, []int{0, 1, 2, 3}, indexes)
+}
+
+func TestWatchUnknownSession(t *testing.T) {
+	t.Parallel()
+	f := &fakeClient{describe: func(int) (enumspb.WorkflowExecutionStatus, error) {
+		return 0, serviceerror.NewNotFound("not found")
+	}}
+	code, _, stderr := runFake(t, f, "watch", "ghost")
+	require.Equal(t, exitFailure, code)
+	require.Contains(t, stderr, `session "ghost" not found in namespace default`)
+}
+
+func TestStartWaitFollows(t *testing.T) {
+	t.Parallel()
+	f := watchFake(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, completedWith(workflows.ResultFailed))
+	code, stdout, _ := runFake(t, f, "start", "--wait", "--id", "s1", "go")
+	require.Equal(t, exitFailure, code, "a result other than completed fails --wait")
+	require.True(t, strings.HasPrefix(stdout, "s1\n"))
+	require.Contains(t, stdout, "status  failed")
+}
+
+func TestResultCommand(t *testing.T) {
+	t.Parallel()
+	f := &fakeClient{result: completedWith(workflows.ResultCompleted)}
+	code, stdout, _ := runFake(t, f, "result", "s1")
+	require.Equal(t, exitOK, code)
+	require.Contains(t, stdout, "status  completed")
+	require.Contains(t, stdout, "built")
+
+	f = &fakeClient{result: func(any) error { return serviceerror.NewNotFound("x") }}
+	code, _, stderr := runFake(t, f, "result", "ghost")
+	require.Equal(t, exitFailure, code)
+	require.Contains(t, stderr, `session "ghost" not found`)
+}
+
+func TestResultJSONIsRawResult(t *testing.T) {
+	t.Parallel()
+	f := &fakeClient{result: completedWith(workflows.ResultCompleted)}
+	code, stdout, _ := runFake(t, f, "result", "s1", "--json")
+	require.Equal(t, exitOK, code)
+	require.JSONEq(t, `{"status":"completed","final_text":"built","turns":2,"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}`, stdout)
+
+	f = &fakeClient{result: func(any) error { return temporal.NewCanceledError() }}
+	code, stdout, _ = runFake(t, f, "result", "s1", "--json")
+	require.Equal(t, exitFailure, code)
+	require.JSONEq(t, `{"session_id":"s1","outcome":"cancelled"}`, stdout)
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+)
+
+// fakeClient records what commands send and answers queries from funcs, so
+// every command runs without a server.
+type fakeClient struct {
+	mu        sync.Mutex
+	started   []startCall
+	signals   []signalCall
+	cancelled []string
+	queries   map[string]int // how often each query was asked
+
+	query     func(name string, n int) (any, error)
+	describe  func(n int) (enumspb.WorkflowExecutionStatus, error)
+	result    func(valuePtr any) error
+	describes int
+	startErr  error
+}
+
+type startCall struct {
+	opts     client.StartWorkflowOptions
+	workflow any
+	args     []any
+}
+
+type signalCall struct {
+	id, name string
+	arg      any
+}
+
+func (f *fakeClient) ExecuteWorkflow(_ context.Context, opts client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.startErr != nil {
+		return nil, f.startErr
+	}
+	f.started = append(f.started, startCall{opts, wf, args})
+	return fakeRun{id: opts.ID, runID: "run-1", f: f}, nil
+}
+
+func (f *fakeClient) GetWorkflow(_ context.Context, id, runID string) client.WorkflowRun {
+	return fakeRun{id: id, runID: runID, f: f}
+}
+
+func (f *fakeClient) SignalWorkflow(_ context.Context, id, _, name string, arg any) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.signals = append(f.signals, signalCall{id, name, arg})
+	return nil
+}
+
+// UpdateWorkflow records an update like a signal, under the update's name.
+func (f *fakeClient) UpdateWorkflow(_ context.Context, o client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var arg any
+	if len(o.Args) == 1 {
+		arg = o.Args[0]
+	}
+	f.signals = append(f.signals, signalCall{o.WorkflowID, o.UpdateName, arg})
+	return fakeUpdate{}, nil
+}
+
+type fakeUpdate struct{}
+
+func (fakeUpdate) WorkflowID() string                 { return "" }
+func (fakeUpdate) RunID() string                      { return "" }
+func (fakeUpdate) UpdateID() string                   { return "" }
+func (fakeUpdate) Get(_ context.Context, _ any) error { return nil }
+
+func (f *fakeClient) CancelWorkflow(_ context.Context, id, _ string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cancelled = append(f.cancelled, id)
+	return nil
+}
+
+func (f *fakeClient) QueryWorkflow(_ context.Context, _, _, name string, _ ...any) (converter.EncodedValue, error) {
+	f.mu.Lock()
+	if f.queries == nil {
+		f.queries = map[string]int{}
+	}
+	n := f.queries[name]
+	f.queries[name]++
+	f.mu.Unlock()
+	v, err := f.query(name, n)
+	if err != nil {
+		return nil, err
+	}
+	return fakeValue{v}, nil
+}
+
+func (f *fakeClient) DescribeWorkflowExecution(_ context.Context, id, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	f.mu.Lock()
+	n := f.describes
+	f.describes++
+	f.mu.Unlock()
+	st, err := f.describe(n)
+	if err != nil {
+		return nil, err
+	}
+	return &workflowservice.DescribeWorkflowExecutionResponse{
+		WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
+			Status:    st,
+			Execution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: "run-1"},
+		},
+	}, nil
+}
+
+func (f *fakeClient) ListWorkflow(context.Context, *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+	return &workflowservice.ListWorkflowExecutionsResponse{}, nil
+}
+
+func (f *fakeClient) Close() {}
+
+type fakeRun struct {
+	id, runID string
+	f         *fakeClient
+}
+
+func (r fakeRun) GetID() string                  { return r.id }
+func (r fakeRun) GetRunID() string               { return r.runID }
+func (r fakeRun) GetFirstExecutionRunID() string { return r.runID }
+func (r fakeRun) Get(_ context.Context, v any) error {
+	return r.f.result(v)
+}
+func (r fakeRun) GetWithOptions(ctx context.Context, v any, _ client.WorkflowRunGetOptions) error {
+	return r.Get(ctx, v)
+}
+
+// fakeValue decodes like the default JSON data converter does.
+type fakeValue struct{ v any }
+
+func (f fakeValue) HasValue() bool { return f.v != nil }
+func (f fakeValue) Get(ptr any) error {
+	b, err := json.Marshal(f.v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, ptr)
+}
+
+// runFake runs the CLI against f with an empty environment.
+func runFake(t *testing.T, f *fakeClient, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	a := &app{
+		stdout:       &out,
+		stderr:       &errb,
+		getenv:       func(string) string { return "" },
+		dial:         func(context.Context, config) (sessionClient, error) { return f, nil },
+		pollInterval: 1,
+	}
+	code = a.run(context.Background(), args)
+	return code, out.String(), errb.String()
+}

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/workflows"
+)
+
+// Lengths previews are cut to. Arguments and results can be whole files; a
+// terminal line should still show which call it is. `conversation --json`
+// has everything.
+const (
+	maxArgsPreview    = 200
+	maxResultPreview  = 300
+	maxSystemPreview  = 200
+	maxPendingArgs    = 80
+	maxSummaryRunes   = 80
+	defaultAddress    = "localhost:7233"
+	defaultNamespace  = "default"
+	continuationSpace = "  "
+)
+
+// cut shortens s to at most n runes, marking the cut with an ellipsis.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	if n <= 1 {
+		return "…"
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// oneLine folds s onto one line so a preview never breaks a listing.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.ReplaceAll(s, "\n", " ↵ ")
+}
+
+// indentRest indents every line after the first, so a multi-line message
+// stays visibly one message.
+func indentRest(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+continuationSpace)
+}
+
+// renderMessage is one conversation message as a person reads it. User and
+// assistant text is shown whole (it is the conversation); tool traffic is
+// previewed.
+func renderMessage(m conversation.Message) []string {
+	var lines []string
+	switch m.Role {
+	case conversation.RoleSystem:
+		lines = append(lines, "system: "+cut(oneLine(m.Content), maxSystemPreview))
+	case conversation.RoleUser:
+		lines = append(lines, "user: "+indentRest(m.Content))
+	case conversation.RoleAssistant:
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			lines = append(lines, "assistant: "+indentRest(m.Content))
+		}
+		for _, tc := range m.ToolCalls {
+			lines = append(lines, fmt.Sprintf("→ tool call %s %s [%s]", tc.Name, cut(oneLine(tc.Arguments), maxArgsPreview), tc.ID))
+		}
+	case conversation.RoleTool:
+		if r := m.Result; r != nil {
+			reason := string(r.Reason)
+			if reason == "" {
+				reason = "unknown"
+			}
+			if r.IsError {
+				reason += ", error"
+			}
+			lines = append(lines, fmt.Sprintf("← result [%s] (%s): %s", r.CallID, reason, cut(oneLine(r.Content), maxResultPreview)))
+		} else {
+			lines = append(lines, "← result: "+cut(oneLine(m.Content), maxResultPreview))
+		}
+	default:
+		lines = append(lines, m.Role+": "+indentRest(m.Content))
+	}
+	return lines
+}
+
+func renderConversation(w io.Writer, msgs []conversation.Message) {
+	for _, m := range msgs {
+		for _, l := range renderMessage(m) {
+			fmt.Fprintln(w, l)
+		}
+	}
+}
+
+// shellQuote quotes s for a POSIX shell unless it is plainly safe.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@=,+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// signalCommand is the temporal CLI command that sends the same approval,
+// for people who script with the temporal CLI or have no starter at hand.
+// It names --address and --namespace only when they are not the defaults.
+func signalCommand(cfg config, session string, ap workflows.Approval) string {
+	payload, _ := json.Marshal(ap) // a struct of strings always encodes
+	var b strings.Builder
+	b.WriteString("temporal workflow signal")
+	if cfg.Address != "" && cfg.Address != defaultAddress {
+		b.WriteString(" --address " + shellQuote(cfg.Address))
+	}
+	if cfg.Namespace != "" && cfg.Namespace != defaultNamespace {
+		b.WriteString(" --namespace " + shellQuote(cfg.Namespace))
+	}
+	fmt.Fprintf(&b, " --workflow-id %s --name %s --input %s",
+		shellQuote(session), workflows.SignalApproval, shellQuote(string(payload)))
+	return b.String()
+}
+
+// renderPending is the table of calls waiting for a person and, for each,
+// the exact commands that answer it.
+func renderPending(w io.Writer, cfg config, session string, pending []workflows.PendingApproval) {
+	if len(pending) == 0 {
+		fmt.Fprintf(w, "no tool calls are waiting for approval in %s\n", session)
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CALL ID\tTOOL\tARGS\tREASON")
+	for _, p := range pending {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.CallID, p.Tool, cut(oneLine(p.Arguments), maxPendingArgs), oneLine(p.Reason))
+	}
+	tw.Flush()
+	for _, p := range pending {
+		fmt.Fprintf(w, "\n%s (%s):\n", p.CallID, p.Tool)
+		fmt.Fprintf(w, "  approve: %s\n", signalCommand(cfg, session, workflows.Approval{CallID: p.CallID, Decision: workflows.DecisionApprove}))
+		fmt.Fprintf(w, "  deny:    %s\n", signalCommand(cfg, session, workflows.Approval{CallID: p.CallID, Decision: workflows.DecisionDeny, Feedback: "why"}))
+		fmt.Fprintf(w, "  or:      %s approve %s %s\n", progName, shellQuote(session), shellQuote(p.CallID))
+	}
+}
+
+// renderApprovalRequest is how watch announces a call that now waits.
+func renderApprovalRequest(w io.Writer, session string, p workflows.PendingApproval) {
+	fmt.Fprintf(w, "⏸ approval needed [%s] %s %s", p.CallID, p.Tool, cut(oneLine(p.Arguments), maxArgsPreview))
+	if p.Reason != "" {
+		fmt.Fprintf(w, " (%s)", oneLine(p.Reason))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  %s approve %s %s   |   %s deny %s %s --feedback \"...\"\n",
+		progName, shellQuote(session), shellQuote(p.CallID), progName, shellQuote(session), shellQuote(p.CallID))
+}
+
+func renderUsage(u conversation.Usage) string {
+	return fmt.Sprintf("%d (prompt %d, completion %d)", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
+}
+
+func renderStatus(w io.Writer, session string, st workflows.Status) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "session\t%s\n", session)
+	fmt.Fprintf(tw, "phase\t%s\n", st.Phase)
+	fmt.Fprintf(tw, "turn\t%d/%d\n", st.Turn, st.MaxTurns)
+	if st.Model != "" {
+		fmt.Fprintf(tw, "model\t%s\n", st.Model)
+	}
+	fmt.Fprintf(tw, "tokens\t%s\n", renderUsage(st.Usage))
+	fmt.Fprintf(tw, "pending approvals\t%d\n", st.PendingApprovals)
+	if st.LastError != "" {
+		fmt.Fprintf(tw, "last error\t%s\n", oneLine(st.LastError))
+	}
+	tw.Flush()
+	if len(st.Rejected) > 0 {
+		fmt.Fprintln(w, "rejected signals:")
+		for _, r := range st.Rejected {
+			fmt.Fprintf(w, "  %s\n", oneLine(r))
+		}
+	}
+	if st.PendingApprovals > 0 {
+		fmt.Fprintf(w, "see them with: %s pending %s\n", progName, shellQuote(session))
+	}
+}
+
+func renderResult(w io.Writer, res workflows.SessionResult) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "status\t%s\n", res.Status)
+	fmt.Fprintf(tw, "turns\t%d\n", res.Turns)
+	fmt.Fprintf(tw, "tokens\t%s\n", renderUsage(res.Usage))
+	if res.Error != "" {
+		fmt.Fprintf(tw, "error\t%s\n", oneLine(res.Error))
+	}
+	tw.Flush()
+	if res.FinalText != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(res.FinalText, "\n"))
+	}
+}
+
+// summaryLine is the prompt's first non-empty line, cut for the UI's
+// one-line StaticSummary.
+func summaryLine(prompt string) string {
+	for _, l := range strings.Split(prompt, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return cut(l, maxSummaryRunes)
+		}
+	}
+	return ""
+}
+
+// staticDetails is the multi-line StaticDetails the Web UI shows for a
+// session: what it was started with, since the input is otherwise JSON.
+func staticDetails(in workflows.SessionInput) string {
+	model := in.Model
+	if model == "" {
+		model = "(worker default)"
+	}
+	workdir := in.WorkDir
+	if workdir == "" {
+		workdir = "(workspace root)"
+	}
+	maxTurns := fmt.Sprint(in.MaxTurns)
+	if in.MaxTurns == 0 {
+		maxTurns = fmt.Sprintf("%d (default)", workflows.DefaultMaxTurns)
+	}
+	approver := in.Approval
+	if approver == "" {
+		approver = workflows.ApproverPerson
+	}
+	return fmt.Sprintf("**model:** %s  \n**workdir:** %s  \n**max turns:** %s  \n**idle timeout:** %s  \n**approval:** %s  \nstarted with %s",
+		model, workdir, maxTurns, idleText(in.IdleTimeout), approver, progName)
+}
+
+func idleText(d workflows.Duration) string {
+	if d == 0 {
+		return "none (ends when the model stops)"
+	}
+	return time.Duration(d).String()
+}

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/workflows"
+)
+
+// defaultPollInterval is how often watch asks. Queries are cheap reads of
+// worker memory; half a second feels live without loading the server.
+const defaultPollInterval = 500 * time.Millisecond
+
+// watchPollTimeout bounds one round of queries so a missing worker shows up
+// as a warning instead of a frozen screen.
+const watchPollTimeout = 5 * time.Second
+
+// event is one line of `watch --json`: a script reads them as they come.
+type event struct {
+	Type      string                     `json:"type,omitempty"` // started, message, approval, outcome
+	SessionID string                     `json:"session_id,omitempty"`
+	RunID     string                     `json:"run_id,omitempty"`
+	Index     *int                       `json:"index,omitempty"` // position of a message in the conversation
+	Message   *conversation.Message      `json:"message,omitempty"`
+	Approval  *workflows.PendingApproval `json:"approval,omitempty"`
+	Outcome   string                     `json:"outcome,omitempty"` // completed, cancelled, terminated, timed-out, failed
+	Result    *workflows.SessionResult   `json:"result,omitempty"`
+	Error     string                     `json:"error,omitempty"`
+}
+
+func (a *app) printEvent(e event) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetEscapeHTML(false) // shell commands in arguments stay readable
+	if err := enc.Encode(e); err != nil {
+		return fmt.Errorf("encode event: %w", err)
+	}
+	return nil
+}
+
+// watchState is what watch has already shown.
+type watchState struct {
+	session   string
+	shownMsgs int
+	shownApp  map[string]bool
+	lastWarn  string
+}
+
+// warn reports a transient failure once, not every half second.
+func (a *app) warn(w *watchState, err error) {
+	if msg := err.Error(); msg != w.lastWarn {
+		w.lastWarn = msg
+		fmt.Fprintf(a.stderr, "%s watch: %s (still watching)\n", progName, msg)
+	}
+}
+
+// watch prints the conversation and approval requests as they appear, until
+// the session closes, then its outcome. Queries need a worker; describe does
+// not, so closing is noticed even when no worker is up.
+func (a *app) watch(ctx context.Context, c sessionClient, session string, interval time.Duration) error {
+	w := &watchState{session: session, shownApp: map[string]bool{}}
+	for {
+		dctx, cancel := context.WithTimeout(ctx, watchPollTimeout)
+		desc, err := c.DescribeWorkflowExecution(dctx, session, "")
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return a.interrupted(session)
+		case err != nil:
+			var nf *serviceerror.NotFound
+			if errors.As(err, &nf) {
+				return sessionError(err, "describe", session, a.cfg.Namespace)
+			}
+			a.warn(w, fmt.Errorf("describe %s: %w", session, err))
+		default:
+			info := desc.GetWorkflowExecutionInfo()
+			st := info.GetStatus()
+			open := st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || st == enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
+			// Poll after describing: once closed, this last round (answered
+			// by replay) shows the final messages before the outcome.
+			a.poll(ctx, c, w)
+			if !open {
+				return a.outcome(ctx, c, session, info.GetExecution().GetRunId(), true)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return a.interrupted(session)
+		case <-time.After(interval):
+		}
+	}
+}
+
+func (a *app) interrupted(session string) error {
+	return exitError{exitInterrupted, fmt.Sprintf("stopped watching; %s keeps running (%s watch %s)", session, progName, shellQuote(session))}
+}
+
+// poll shows what is new since the last round.
+func (a *app) poll(ctx context.Context, c sessionClient, w *watchState) {
+	qctx, cancel := context.WithTimeout(ctx, watchPollTimeout)
+	defer cancel()
+	// Pending first: the message asking for a call is in the conversation
+	// before the call waits, so reading in this order never announces an
+	// approval ahead of the call it is for.
+	pending, err := a.queryPending(qctx, c, w.session)
+	if err != nil {
+		if ctx.Err() == nil {
+			a.warn(w, err)
+		}
+		return
+	}
+	msgs, err := a.queryConversation(qctx, c, w.session)
+	if err != nil {
+		if ctx.Err() == nil {
+			a.warn(w, err)
+		}
+		return
+	}
+	if len(msgs) < w.shownMsgs {
+		// A new run after continue-as-new may carry a shorter history;
+		// keep following from where it is rather than repeating it.
+		w.shownMsgs = len(msgs)
+	}
+	for i := w.shownMsgs; i < len(msgs); i++ {
+		if a.cfg.JSON {
+			_ = a.printEvent(event{Type: "message", SessionID: w.session, Index: &i, Message: &msgs[i]})
+			continue
+		}
+		for _, l := range renderMessage(msgs[i]) {
+			fmt.Fprintln(a.stdout, l)
+		}
+	}
+	w.shownMsgs = len(msgs)
+
+	w.lastWarn = ""
+	for i := range pending {
+		p := pending[i]
+		if w.shownApp[p.CallID] {
+			continue
+		}
+		w.shownApp[p.CallID] = true
+		if a.cfg.JSON {
+			_ = a.printEvent(event{Type: "approval", SessionID: w.session, Approval: &p})
+			continue
+		}
+		renderApprovalRequest(a.stdout, w.session, p)
+	}
+}
+
+// outcome waits for the session's result and reports how it ended. Only a
+// session that completed with status "completed" exits 0. With --json,
+// watch writes an outcome event line (asEvent); result writes the raw
+// SessionResult.
+func (a *app) outcome(ctx context.Context, c sessionClient, session, runID string, asEvent bool) error {
+	var res workflows.SessionResult
+	err := c.GetWorkflow(ctx, session, runID).Get(ctx, &res)
+	if err == nil {
+		switch {
+		case a.cfg.JSON && asEvent:
+			if err := a.printEvent(event{Type: "outcome", SessionID: session, Outcome: workflows.ResultCompleted, Result: &res}); err != nil {
+				return err
+			}
+		case a.cfg.JSON:
+			if err := a.printJSON(res); err != nil {
+				return err
+			}
+		default:
+			fmt.Fprintf(a.stdout, "── session %s finished ──\n", session)
+			renderResult(a.stdout, res)
+		}
+		if res.Status != workflows.ResultCompleted {
+			return exitError{code: exitFailure}
+		}
+		return nil
+	}
+	if ctx.Err() != nil {
+		return a.interrupted(session)
+	}
+	name, detail := closeReason(err)
+	if name == "" {
+		return sessionError(err, "get result of", session, a.cfg.Namespace)
+	}
+	if a.cfg.JSON {
+		e := event{Type: "outcome", SessionID: session, Outcome: name, Error: detail}
+		if !asEvent {
+			e.Type = ""
+		}
+		if err := a.printEvent(e); err != nil {
+			return err
+		}
+		return exitError{code: exitFailure}
+	}
+	msg := fmt.Sprintf("session %s ended: %s", session, name)
+	if detail != "" {
+		msg += ": " + detail
+	}
+	return exitError{exitFailure, msg}
+}
+
+// closeReason names how a session closed without a result, or "" when err
+// is not about the session's end (a network failure, an unknown id).
+func closeReason(err error) (name, detail string) {
+	var canceled *temporal.CanceledError
+	var terminated *temporal.TerminatedError
+	var timeout *temporal.TimeoutError
+	var wee *temporal.WorkflowExecutionError
+	switch {
+	case errors.As(err, &canceled):
+		return "cancelled", ""
+	case errors.As(err, &terminated):
+		return "terminated", ""
+	case errors.As(err, &timeout):
+		return "timed-out", ""
+	case errors.As(err, &wee):
+		if cause := errors.Unwrap(wee); cause != nil {
+			return "failed", cause.Error()
+		}
+		return "failed", wee.Error()
+	}
+	return "", ""
+}

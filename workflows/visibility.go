@@ -1,0 +1,91 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Search attributes a session keeps up to date, so the Web UI's list can
+// filter sessions ("LongrunPhase = 'waiting-approval'") and show their
+// progress. devserver and the docker-compose stack register them.
+var (
+	PhaseKey            = temporal.NewSearchAttributeKeyKeyword("LongrunPhase")
+	ModelKey            = temporal.NewSearchAttributeKeyKeyword("LongrunModel")
+	WorkspaceKey        = temporal.NewSearchAttributeKeyKeyword("LongrunWorkspace")
+	PendingApprovalsKey = temporal.NewSearchAttributeKeyInt64("LongrunPendingApprovals")
+	TurnsKey            = temporal.NewSearchAttributeKeyInt64("LongrunTurns")
+	TokensKey           = temporal.NewSearchAttributeKeyInt64("LongrunTokens")
+)
+
+// versionVisibility gates the full set of search attributes: sessions
+// recorded before it upserted only LongrunPhase, and must replay so.
+const versionVisibility = "visibility-v1"
+
+// visible is the last published value of each attribute.
+type visible struct {
+	phase, model, workspace string
+	pending, turns, tokens  int64
+}
+
+// publish upserts the attributes whose values changed, in one command.
+func (s *session) publish(ctx workflow.Context) {
+	now := visible{
+		phase: s.phase, model: s.model, workspace: s.workspaceLabel(),
+		pending: int64(len(s.pending())), turns: int64(s.turn), tokens: s.usage.TotalTokens,
+	}
+	if s.published != nil && *s.published == now {
+		return
+	}
+	updates := []temporal.SearchAttributeUpdate{
+		PhaseKey.ValueSet(now.phase),
+		WorkspaceKey.ValueSet(now.workspace),
+		PendingApprovalsKey.ValueSet(now.pending),
+		TurnsKey.ValueSet(now.turns),
+		TokensKey.ValueSet(now.tokens),
+	}
+	if now.model != "" {
+		updates = append(updates, ModelKey.ValueSet(now.model))
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
+		workflow.GetLogger(ctx).Warn("upsert search attributes", "error", err)
+		return
+	}
+	s.published = &now
+}
+
+func (s *session) workspaceLabel() string {
+	if s.in.WorkDir == "" {
+		return "."
+	}
+	return s.in.WorkDir
+}
+
+// details is the markdown the Web UI shows as the session's current
+// details: where it is, and for each waiting call the exact command that
+// decides it.
+func (s *session) details() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**phase:** %s · **turn:** %d/%d · **tokens:** %d", s.phase, s.turn, s.maxTurns, s.usage.TotalTokens)
+	if s.model != "" {
+		fmt.Fprintf(&b, " · **model:** %s", s.model)
+	}
+	b.WriteString("\n")
+	if s.lastTool != "" {
+		fmt.Fprintf(&b, "\n**last tool:** %s\n", s.lastTool)
+	}
+	if p := s.pending(); len(p) > 0 {
+		fmt.Fprintf(&b, "\n**waiting for approval (%d):**\n", len(p))
+		for _, c := range p {
+			fmt.Fprintf(&b, "\n- `%s` **%s** `%s` — %s\n", c.CallID, c.Tool, truncate(strings.ReplaceAll(c.Arguments, "\n", " "), 160), c.Reason)
+			fmt.Fprintf(&b, "  - approve: `temporal workflow signal --workflow-id %s --name %s --input '{\"call_id\":\"%s\",\"decision\":\"approve\"}'`\n", s.workflowID, SignalApproval, c.CallID)
+			fmt.Fprintf(&b, "  - deny: `temporal workflow signal --workflow-id %s --name %s --input '{\"call_id\":\"%s\",\"decision\":\"deny\",\"feedback\":\"why\"}'`\n", s.workflowID, SignalApproval, c.CallID)
+		}
+	}
+	if s.lastErr != "" {
+		fmt.Fprintf(&b, "\n**last error:** %s\n", s.lastErr)
+	}
+	return b.String()
+}
