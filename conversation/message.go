@@ -24,6 +24,7 @@ const (
 	ReasonDenied                Reason = "denied"                  // a person denied the call
 	ReasonCancelledBeforeRun    Reason = "cancelled_before_run"    // the session was cancelled while the call waited
 	ReasonCancelledWhileRunning Reason = "cancelled_while_running" // the session was cancelled while the tool ran
+	ReasonInterrupted           Reason = "interrupted"             // the user interrupted the turn before or while it ran
 	ReasonTimeout               Reason = "timeout"                 // nobody decided within the approval timeout; nothing ran
 	ReasonDeniedByPolicy        Reason = "denied_by_policy"        // a rule, the profile or fail-closed mode refused it; nobody was asked
 	ReasonBlocked               Reason = "blocked"                 // a hard block refused a destructive command before any approval

@@ -82,6 +82,7 @@ func commands() []command {
 		{"status", "status SESSION", "show phase, turn, usage and last error", (*app).cmdStatus},
 		{"conversation", "conversation SESSION", "print the conversation so far", (*app).cmdConversation},
 		{"watch", "watch SESSION", "follow a session until it ends", (*app).cmdWatch},
+		{"interrupt", "interrupt SESSION", "stop the current turn; unfinished calls get interrupted results", (*app).cmdInterrupt},
 		{"cancel", "cancel SESSION", "cancel a session (pending calls get cancelled results)", (*app).cmdCancel},
 		{"result", "result SESSION", "wait for a session to end and print its result", (*app).cmdResult},
 	}

@@ -369,6 +369,26 @@ func (a *app) cmdCancel(ctx context.Context, fs *flag.FlagSet, args []string) er
 	return nil
 }
 
+func (a *app) cmdInterrupt(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	session, err := onlySession(fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.SignalWorkflow(ctx, session, "", workflows.SignalInterrupt, struct{}{}); err != nil {
+		return sessionError(err, "signal "+workflows.SignalInterrupt, session, a.cfg.Namespace)
+	}
+	if a.cfg.JSON {
+		return a.printJSON(map[string]string{"session_id": session, "interrupt": "sent"})
+	}
+	fmt.Fprintf(a.stdout, "interrupt sent to %s; the current turn stops and the session waits for your next message\n", session)
+	return nil
+}
+
 func (a *app) cmdResult(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	session, err := onlySession(fs, args)
 	if err != nil {

@@ -83,3 +83,33 @@ func TestBadApproverFailsClearly(t *testing.T) {
 	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Approval: "robot"})
 	require.ErrorContains(t, h.env.GetWorkflowError(), `approval "robot"`)
 }
+
+func TestInterruptStopsTheTurnAndWaitsForInput(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("r", "read", `{"path":"a"}`), call("w", "write", `{"path":"b","content":"x"}`)),
+		textReply("ok, what next?"),
+	}, nil)
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(SignalInterrupt, nil)
+	}, time.Minute)
+	h.env.RegisterDelayedCallback(func() {
+		v, err := h.env.QueryWorkflow(QueryStatus)
+		require.NoError(t, err)
+		var st Status
+		require.NoError(t, v.Get(&st))
+		require.Equal(t, PhaseWaitingInput, st.Phase)
+		h.env.SignalWorkflow(SignalUserMessage, UserMessage{Text: "stop writing, just summarise"})
+	}, 2*time.Hour)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	require.NoError(t, h.env.GetWorkflowError())
+	msgs := h.conversation(t)
+	require.Equal(t, conversation.ReasonRan, byID(msgs, "r").Reason)
+	require.Equal(t, conversation.ReasonInterrupted, byID(msgs, "w").Reason)
+	require.Len(t, h.requests, 2)
+	for _, m := range h.requests[1].Messages {
+		t.Logf("%s: %s", m.Role, m.Content)
+	}
+	last := h.requests[1].Messages[len(h.requests[1].Messages)-1]
+	require.Equal(t, "stop writing, just summarise", last.Content)
+}

@@ -128,6 +128,13 @@ func (s *session) runCall(ctx workflow.Context, cs *callState) {
 			return
 		}
 		if err != nil {
+			if s.interrupted {
+				cs.finish(conversation.ToolResult{
+					Content: "interrupted by the user before it ran: it did not run. Do not treat it as done; wait for the user's next message.",
+					IsError: true, Reason: conversation.ReasonInterrupted,
+				})
+				return
+			}
 			cs.finish(conversation.ToolResult{
 				Content: "cancelled before it ran: the session was cancelled while this call waited for approval; nothing ran.",
 				IsError: true, Reason: conversation.ReasonCancelledBeforeRun,
@@ -151,6 +158,11 @@ func (s *session) runCall(ctx workflow.Context, cs *callState) {
 			r.Reason = conversation.ReasonFailed
 		}
 		cs.finish(r)
+	case ctx.Err() != nil && s.interrupted:
+		cs.finish(conversation.ToolResult{
+			Content: "interrupted by the user while running: the tool was stopped and may have had partial effects. Do not treat it as done; wait for the user's next message.",
+			IsError: true, Reason: conversation.ReasonInterrupted,
+		})
 	case ctx.Err() != nil:
 		cs.finish(conversation.ToolResult{
 			Content: "cancelled while running: the session was cancelled while this tool ran; it was stopped and may have had partial effects.",

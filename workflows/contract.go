@@ -21,6 +21,7 @@ const (
 	SignalUserMessage     = "user-message"
 	SignalApproval        = "approval"
 	UpdateApprove         = "approve"
+	SignalInterrupt       = "interrupt" // stop the current turn; the session waits for input
 	QueryConversation     = "conversation"
 	QueryPendingApprovals = "pending-approvals"
 	QueryStatus           = "status"

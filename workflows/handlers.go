@@ -45,6 +45,21 @@ func (s *session) registerHandlers(ctx workflow.Context) error {
 			s.inbox = append(s.inbox, m.Text)
 		}
 	})
+	interruptCh := workflow.GetSignalChannel(ctx, SignalInterrupt)
+	workflow.GoNamed(ctx, "signal:"+SignalInterrupt, func(ctx workflow.Context) {
+		for {
+			// Any payload (or none, as the UI may send) is accepted.
+			if !interruptCh.Receive(ctx, nil) {
+				return
+			}
+			if s.cancelTurn == nil {
+				s.reject(ctx, "interrupt ignored: no turn is running")
+				continue
+			}
+			s.interrupted = true
+			s.cancelTurn()
+		}
+	})
 	approvalCh := workflow.GetSignalChannel(ctx, SignalApproval)
 	workflow.GoNamed(ctx, "signal:"+SignalApproval, func(ctx workflow.Context) {
 		for {

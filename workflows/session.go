@@ -38,6 +38,9 @@ type session struct {
 	lastTool   string   // "shell: go test ./..." of the latest call started
 	visibility bool     // versionVisibility: keep every search attribute current
 	published  *visible // what publish last upserted
+
+	cancelTurn  workflow.CancelFunc // cancels the running turn (interrupt)
+	interrupted bool                // the running turn was interrupted
 }
 
 // AgentSession is the durable agent session: a loop of model turns and the
@@ -91,10 +94,20 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 			return s.result(ResultMaxTurns, fmt.Sprintf("stopped after %d model turns (max_turns)", s.maxTurns)), nil
 		}
 		s.turn++
-		resp, err := s.callModel(ctx)
+		// Each turn runs under its own context so an interrupt can stop it
+		// without ending the session.
+		turnCtx, cancelTurn := workflow.WithCancel(ctx)
+		s.cancelTurn, s.interrupted = cancelTurn, false
+		resp, err := s.callModel(turnCtx)
 		if err != nil {
-			if temporal.IsCanceledError(err) {
+			if ctx.Err() != nil {
 				return SessionResult{}, err
+			}
+			if s.interrupted {
+				if ok, werr := s.waitAfterInterrupt(ctx); werr != nil || !ok {
+					return s.result(ResultCompleted, ""), werr
+				}
+				continue
 			}
 			s.lastErr = fmt.Sprintf("turn %d: model call failed: %s", s.turn, rootMessage(err))
 			workflow.GetLogger(ctx).Error("model call failed", "turn", s.turn, "error", err)
@@ -105,9 +118,25 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 			}
 			continue
 		}
+		s.cancelTurn = nil
 		s.messages = append(s.messages, resp.Message)
 		if len(resp.Message.ToolCalls) > 0 {
-			if err := s.runBatch(ctx, resp.Message.ToolCalls); err != nil {
+			s.cancelTurn = cancelTurn
+			err := s.runBatch(turnCtx, resp.Message.ToolCalls)
+			s.cancelTurn = nil
+			cancelTurn()
+			if err != nil && ctx.Err() != nil {
+				return SessionResult{}, err
+			}
+			// An interrupt may land after every call already finished,
+			// so the flag, not the error, decides.
+			if s.interrupted {
+				if ok, werr := s.waitAfterInterrupt(ctx); werr != nil || !ok {
+					return s.result(ResultCompleted, ""), werr
+				}
+				continue
+			}
+			if err != nil {
 				return SessionResult{}, err
 			}
 			s.drainInbox()
@@ -195,6 +224,26 @@ func (s *session) waitForInput(ctx workflow.Context) (bool, error) {
 	}
 	if !ok {
 		return false, nil
+	}
+	s.setPhase(ctx, PhaseRunning)
+	s.drainInbox()
+	return true, nil
+}
+
+// waitAfterInterrupt returns the session to waiting for input after the
+// user stopped a turn. The person is there, so with no idle timeout it
+// waits until they speak or cancel.
+func (s *session) waitAfterInterrupt(ctx workflow.Context) (bool, error) {
+	if len(s.inbox) > 0 {
+		s.drainInbox()
+		return true, nil
+	}
+	if s.in.IdleTimeout > 0 {
+		return s.waitForInput(ctx)
+	}
+	s.setPhase(ctx, PhaseWaitingInput)
+	if err := workflow.Await(ctx, func() bool { return len(s.inbox) > 0 }); err != nil {
+		return false, err
 	}
 	s.setPhase(ctx, PhaseRunning)
 	s.drainInbox()
