@@ -16,8 +16,12 @@ func DefaultConfig() Config {
 func Builtin(cfg Config) []Tool {
 	return []Tool{
 		NewRead(),
-		NewWrite(),
 		NewList(),
+		NewGlob(),
+		NewGrep(),
+		NewWrite(),
+		NewEdit(),
+		NewApplyPatch(),
 		NewShell(cfg.Shell),
 	}
 }

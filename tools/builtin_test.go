@@ -40,7 +40,7 @@ func TestBuiltinSpecs(t *testing.T) {
 			}
 		})
 	}
-	require.Equal(t, map[string]bool{ReadName: true, WriteName: true, ListName: true, ShellName: true}, names)
+	require.Equal(t, map[string]bool{ReadName: true, ListName: true, GlobName: true, GrepName: true, WriteName: true, EditName: true, PatchName: true, ShellName: true}, names)
 	require.NotPanics(t, func() { NewRegistry(tools...) })
 	require.Equal(t, 600, NewShell(DefaultShellConfig()).Spec().TimeoutSeconds)
 	require.True(t, NewRead().Spec().ReadOnly)

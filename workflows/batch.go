@@ -275,7 +275,7 @@ func failureText(cs *callState, err error) string {
 func callSummary(c conversation.ToolCall) string {
 	var args map[string]any
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
-	key := map[string]string{"shell": "command", "read": "path", "write": "path", "list": "path"}[c.Name]
+	key := map[string]string{"shell": "command", "read": "path", "write": "path", "list": "path", "edit": "path", "glob": "pattern", "grep": "pattern"}[c.Name]
 	if v, ok := args[key].(string); ok && v != "" {
 		return truncate(c.Name+": "+strings.ReplaceAll(v, "\n", " "), 100)
 	}

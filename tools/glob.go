@@ -1,0 +1,137 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// GlobName is the name the model calls the glob tool by.
+const GlobName = "glob"
+
+// globLimit is how many paths one glob shows.
+const globLimit = 100
+
+//go:embed glob.md
+var globDescription string
+
+// GlobParams are the glob tool's arguments.
+type GlobParams struct {
+	Pattern string `json:"pattern"`
+	Path    string `json:"path,omitempty"`
+}
+
+// Glob finds files by a doublestar pattern. It is read-only, so it runs
+// without approval.
+type Glob struct{}
+
+// NewGlob returns the glob tool.
+func NewGlob() *Glob { return &Glob{} }
+
+// Spec describes the glob tool.
+func (*Glob) Spec() Spec {
+	return Spec{
+		Name:        GlobName,
+		Description: globDescription,
+		Parameters: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "pattern": {"type": "string", "minLength": 1, "description": "Glob pattern such as **/*.go, matched against paths relative to path."},
+    "path": {"type": "string", "description": "Directory to search, relative to the workspace root. Default: the root."}
+  },
+  "required": ["pattern"],
+  "additionalProperties": false
+}`),
+		ReadOnly:       true,
+		TimeoutSeconds: 60,
+	}
+}
+
+type globHit struct {
+	rel   string
+	mtime time.Time
+}
+
+// Run finds the files.
+func (*Glob) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
+	if env.Workspace == nil {
+		return Result{}, errors.New("tool glob: no workspace")
+	}
+	var p GlobParams
+	if err := unmarshalArgs(args, &p); err != nil {
+		return Errorf("%v", err), nil
+	}
+	pattern := strings.TrimPrefix(p.Pattern, "./")
+	if pattern == "" {
+		return Errorf("pattern is empty; give a glob such as **/*.go"), nil
+	}
+	if strings.HasPrefix(pattern, "/") {
+		return Errorf("pattern %q is absolute; give a pattern relative to path (set path for a subdirectory)", p.Pattern), nil
+	}
+	if !doublestar.ValidatePattern(pattern) {
+		return Errorf("pattern %q is not a valid glob (check brackets and braces)", p.Pattern), nil
+	}
+	base, err := env.Workspace.Resolve(p.Path)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	fi, err := os.Stat(base)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return Errorf("directory not found: %s", p.Path), nil
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("stat %s: %w", base, err)
+	}
+	if !fi.IsDir() {
+		return Errorf("%s is a file, not a directory; give a directory as path", p.Path), nil
+	}
+	ig, err := LoadGitignore(env.Workspace.Root())
+	if err != nil {
+		return Result{}, err
+	}
+	w := &treeWalker{root: env.Workspace.Root(), ignore: ig}
+	var hits []globHit
+	err = w.walk(ctx, base, func(abs, rel string, d fs.DirEntry) error {
+		if !doublestar.MatchUnvalidated(pattern, relSlash(base, abs)) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // removed during the walk
+		}
+		hits = append(hits, globHit{rel: rel, mtime: info.ModTime()})
+		return nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	if len(hits) == 0 {
+		return Result{Content: fmt.Sprintf("No files found matching %s", p.Pattern)}, nil
+	}
+	sort.Slice(hits, func(i, j int) bool {
+		if !hits[i].mtime.Equal(hits[j].mtime) {
+			return hits[i].mtime.After(hits[j].mtime)
+		}
+		return hits[i].rel < hits[j].rel
+	})
+	var b strings.Builder
+	for i, h := range hits {
+		if i == globLimit {
+			fmt.Fprintf(&b, "(%d more not shown; use a more specific pattern or path)\n", len(hits)-globLimit)
+			break
+		}
+		b.WriteString(h.rel)
+		b.WriteByte('\n')
+	}
+	return Result{Content: b.String()}, nil
+}

@@ -1,0 +1,133 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// GrepName is the name the model calls the grep tool by.
+const GrepName = "grep"
+
+// Output modes of the grep tool.
+const (
+	GrepOutputContent = "content"
+	GrepOutputFiles   = "files_with_matches"
+)
+
+//go:embed grep.md
+var grepDescription string
+
+// GrepParams are the grep tool's arguments.
+type GrepParams struct {
+	Pattern    string `json:"pattern"`
+	Path       string `json:"path,omitempty"`
+	Include    string `json:"include,omitempty"`
+	IgnoreCase bool   `json:"ignore_case,omitempty"`
+	Output     string `json:"output,omitempty"`
+	Limit      int    `json:"limit,omitempty"`
+}
+
+// Grep searches file contents. It is read-only, so it runs without
+// approval and may be retried.
+type Grep struct{}
+
+// NewGrep returns the grep tool.
+func NewGrep() *Grep { return &Grep{} }
+
+// Spec describes the grep tool.
+func (*Grep) Spec() Spec {
+	return Spec{
+		Name:        GrepName,
+		Description: grepDescription,
+		Parameters: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "pattern": {"type": "string", "minLength": 1, "description": "Go (RE2) regular expression, matched per line."},
+    "path": {"type": "string", "description": "Directory or file to search, relative to the workspace root. Default: the root."},
+    "include": {"type": "string", "description": "Only search files matching this glob, e.g. *.go or **/*.{ts,tsx}."},
+    "ignore_case": {"type": "boolean", "description": "Match case-insensitively. Default false."},
+    "output": {"type": "string", "enum": ["content", "files_with_matches"], "description": "content (default): matching lines; files_with_matches: one path per matching file."},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "Maximum lines (or files) to show. Default 100."}
+  },
+  "required": ["pattern"],
+  "additionalProperties": false
+}`),
+		ReadOnly:       true,
+		TimeoutSeconds: 60,
+	}
+}
+
+// Run searches.
+func (*Grep) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
+	if env.Workspace == nil {
+		return Result{}, errors.New("tool grep: no workspace")
+	}
+	var p GrepParams
+	if err := unmarshalArgs(args, &p); err != nil {
+		return Errorf("%v", err), nil
+	}
+	if p.Pattern == "" {
+		return Errorf("pattern is empty; give a regular expression"), nil
+	}
+	abs, err := env.Workspace.Resolve(p.Path)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return Errorf("path not found: %s", p.Path), nil
+	} else if err != nil {
+		return Result{}, fmt.Errorf("stat %s: %w", abs, err)
+	}
+	filesOnly := p.Output == GrepOutputFiles
+	res, err := Search(ctx, env.Workspace.Root(), GrepOptions{
+		Pattern:    p.Pattern,
+		Path:       abs,
+		Include:    p.Include,
+		IgnoreCase: p.IgnoreCase,
+		FilesOnly:  filesOnly,
+		Limit:      p.Limit,
+	})
+	if errors.Is(err, ErrBadPattern) {
+		return Errorf("%v", err), nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Content: formatGrep(res, filesOnly)}, nil
+}
+
+// formatGrep renders a result for the model.
+func formatGrep(res GrepResult, filesOnly bool) string {
+	if res.TotalFiles == 0 {
+		return "No matches found"
+	}
+	var b strings.Builder
+	if filesOnly {
+		for _, f := range res.Files {
+			b.WriteString(f)
+			b.WriteByte('\n')
+		}
+		if more := res.TotalFiles - len(res.Files); more > 0 {
+			fmt.Fprintf(&b, "(%d more files not shown; narrow path or include, or raise limit)\n", more)
+		}
+		return b.String()
+	}
+	for _, m := range res.Matches {
+		fmt.Fprintf(&b, "%s:%d: %s", m.Path, m.Line, m.Text)
+		if m.Cut {
+			b.WriteString(" ... (line cut)")
+		}
+		b.WriteByte('\n')
+	}
+	if more := res.TotalMatches - len(res.Matches); more > 0 {
+		fmt.Fprintf(&b, "(%d more matches not shown; narrow pattern, path or include, or raise limit)\n", more)
+	}
+	return b.String()
+}
