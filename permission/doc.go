@@ -1,0 +1,54 @@
+// Package permission decides whether a tool call may run: allow, ask a
+// person, or deny.
+//
+// The package is pure and deterministic: no I/O, no clock, no environment,
+// and no map iteration that reaches a result. The session workflow holds an
+// Engine and calls it while replaying, so it must decide the same way every
+// time. The rule files are read elsewhere (an activity) and passed in.
+//
+// # Rules and layers
+//
+// A Rule is {tool, pattern, action}, OpenCode style. Tool is a wildcard over
+// tool names (* any run, ? one character). Pattern narrows the rule: for the
+// shell tool it is a wildcard over each command of the command line, where *
+// crosses spaces and slashes and a trailing " *" also matches the bare
+// command ("git *" matches "git" and "git log -p"); for any other tool it is
+// a path glob over the workspace-relative, cleaned path, where * and ? stay in
+// one segment and ** spans any number of them ("docs/**" matches
+// "docs/a/b.md"; "./docs/../secrets/k" is matched as "secrets/k").
+//
+// Layers are consulted in this order, and a later one wins: defaults (built
+// in), the caller's layers (normally workspace, from .longrun/permissions.json,
+// then session, from the start options), and remembered (rules added with
+// Remember when a person approves "for this session"). Within a layer the last
+// matching rule wins, so "everything asks, git is allowed, git push asks" is
+// written in that order.
+//
+// A shell command line is split with shellcmd into its commands (those run by
+// sudo, env, bash -c and the like included), and every command is decided on
+// its own; the strictest answer wins. An allow rule for "git *" therefore
+// does not allow "git status && rm -rf build", and a deny rule for "rm *"
+// catches "env /bin/rm x".
+//
+// # The built-in defaults
+//
+// A tool whose spec says it is read-only is allowed. A shell command that
+// shellcmd classifies as read-only is allowed (the reason says so). Anything
+// else, write, edit, apply_patch, shell and unknown tools alike, asks.
+//
+// # Fixed checks around the rules
+//
+//   - A shell command on shellcmd's hard block list is denied in every
+//     profile; no rule can allow it.
+//   - Profile plan denies every tool that is not read-only, and Visible hides
+//     it from the model.
+//   - Profile auto turns ask into allow, for shell and for paths inside the
+//     workspace; a deny rule of any layer still denies, even if a later layer
+//     allows the same call.
+//   - Doom loop: when a tool is called with the same ArgsKey DoomLoop times in
+//     a row (3 unless configured), Decide asks even where rules allow, auto
+//     included. A rule for the pseudo-tool "doom_loop" whose pattern matches
+//     the tool name answers it instead.
+//   - Fail-closed: with approver "none", ask becomes deny, and the reason
+//     tells how to allow the call with a rule.
+package permission

@@ -1,0 +1,338 @@
+package permission
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/longrun/longrun/shellcmd"
+)
+
+// Config says how an Engine decides.
+type Config struct {
+	// Profile is build (the default), plan or auto.
+	Profile string `json:"profile,omitempty"`
+	// Layers are the caller's rule layers in increasing precedence, usually
+	// workspace then session. The built-in defaults come before them and the
+	// remembered layer after them.
+	Layers []Layer `json:"layers,omitempty"`
+	// Approver is person (the default) or none. With none, every ask
+	// decision becomes deny.
+	Approver string `json:"approver,omitempty"`
+	// DoomLoop is how many identical calls in a row make the engine ask;
+	// 0 means 3, a negative value turns the check off.
+	DoomLoop int `json:"doom_loop,omitempty"`
+}
+
+// Call is one tool call as the engine sees it.
+type Call struct {
+	// Tool is the tool's name.
+	Tool string `json:"tool"`
+	// ReadOnly comes from the tool's spec: the tool changes nothing.
+	ReadOnly bool `json:"read_only,omitempty"`
+	// Subject is the shell command for the shell tool, the path (relative
+	// to the workspace) for file tools, or empty.
+	Subject string `json:"subject,omitempty"`
+	// ArgsKey is the call's arguments in a canonical form, for the doom-loop
+	// check; an empty key is never counted as a repeat.
+	ArgsKey string `json:"args_key,omitempty"`
+	// ShellReadOnly marks a shell call read-only. The engine also runs
+	// shellcmd on the command itself, so callers may leave it false.
+	ShellReadOnly bool `json:"shell_read_only,omitempty"`
+}
+
+// Decision is the engine's answer for one call.
+type Decision struct {
+	Action Action `json:"action"`
+	// Layer is the layer whose rule decided, or one of the engine's own
+	// layer names (defaults, hardblock, profile, doom_loop).
+	Layer string `json:"layer"`
+	// Rule is the rule that decided; nil when built-in logic did.
+	Rule *Rule `json:"rule,omitempty"`
+	// Reason says why, for the person approving and for the model.
+	Reason string `json:"reason"`
+}
+
+// Engine decides tool calls. It is pure and deterministic, so a workflow can
+// hold one in its state; it is not safe for concurrent use.
+type Engine struct {
+	profile    string
+	approver   string
+	doomLoop   int
+	layers     []Layer // the caller's layers, then remembered last
+	remembered int     // index of the remembered layer in layers
+	history    map[string][]string
+}
+
+// New checks cfg and builds an Engine.
+func New(cfg Config) (*Engine, error) {
+	e := &Engine{profile: cfg.Profile, approver: cfg.Approver, doomLoop: cfg.DoomLoop, history: map[string][]string{}}
+	switch e.profile {
+	case "":
+		e.profile = ProfileBuild
+	case ProfileBuild, ProfilePlan, ProfileAuto:
+	default:
+		return nil, fmt.Errorf("profile %q: %w", cfg.Profile, ErrBadProfile)
+	}
+	switch e.approver {
+	case "":
+		e.approver = ApproverPerson
+	case ApproverPerson, ApproverNone:
+	default:
+		return nil, fmt.Errorf("approver %q: %w", cfg.Approver, ErrBadApprover)
+	}
+	switch {
+	case e.doomLoop == 0:
+		e.doomLoop = 3
+	case e.doomLoop == 1:
+		return nil, fmt.Errorf("doom loop %d: %w", cfg.DoomLoop, ErrBadDoomLoop)
+	}
+	seen := map[string]bool{}
+	for _, l := range cfg.Layers {
+		switch l.Name {
+		case "":
+			return nil, fmt.Errorf("layer without a name: %w", ErrBadLayer)
+		case LayerDefaults, LayerRemembered, LayerHardBlock, LayerProfile, LayerDoomLoop:
+			return nil, fmt.Errorf("layer %q: the name is reserved: %w", l.Name, ErrBadLayer)
+		}
+		if seen[l.Name] {
+			return nil, fmt.Errorf("layer %q: given twice: %w", l.Name, ErrBadLayer)
+		}
+		seen[l.Name] = true
+		for i, r := range l.Rules {
+			if err := r.validate(); err != nil {
+				return nil, fmt.Errorf("layer %s rule %d: %w", l.Name, i+1, err)
+			}
+		}
+		e.layers = append(e.layers, Layer{Name: l.Name, Rules: slices.Clone(l.Rules)})
+	}
+	e.remembered = len(e.layers)
+	e.layers = append(e.layers, Layer{Name: LayerRemembered})
+	return e, nil
+}
+
+// Remember adds a rule to the remembered layer, which outranks every other
+// layer; it is how "approve and remember for this session" is kept.
+func (e *Engine) Remember(r Rule) error {
+	if err := r.validate(); err != nil {
+		return fmt.Errorf("remember: %w", err)
+	}
+	l := &e.layers[e.remembered]
+	l.Rules = append(l.Rules, r)
+	return nil
+}
+
+// Decide decides one call. The order is fixed: a hard-blocked shell command
+// is denied; in plan a tool that is not read-only is denied; then the rules
+// (last match wins), else the built-in defaults; then the doom-loop check;
+// then auto turns ask into allow inside the workspace; last, with no
+// approver, ask becomes deny.
+func (e *Engine) Decide(c Call) Decision {
+	shell := c.Tool == ShellTool
+	var verdict shellcmd.Verdict
+	if shell {
+		verdict = shellcmd.Analyze(c.Subject)
+		if verdict.Blocked {
+			return Decision{Action: Deny, Layer: LayerHardBlock,
+				Reason: fmt.Sprintf("%s; this command is hard blocked and no rule can allow it", verdict.BlockReason)}
+		}
+	}
+	if e.profile == ProfilePlan && !c.ReadOnly {
+		return Decision{Action: Deny, Layer: LayerProfile,
+			Reason: fmt.Sprintf("profile plan is read-only: tool %s can change the workspace and is not available", c.Tool)}
+	}
+	subjects := e.subjects(c, verdict)
+	d := e.byRules(c, subjects, shell && (c.ShellReadOnly || verdict.ReadOnly))
+	if d.Action == Deny {
+		return d
+	}
+	if loop, ok := e.doomLoopDecision(c); ok && loop.Action != Allow {
+		d = loop // ask or deny, at least as strict as d
+	} else if e.profile == ProfileAuto && d.Action == Ask && e.inWorkspace(c, shell) {
+		d = Decision{Action: Allow, Layer: LayerProfile, Reason: "profile auto allows what would ask: " + d.Reason}
+	}
+	return e.failClosed(c, d)
+}
+
+// subjects lists what rule patterns are matched against: each command of a
+// shell call (all must match), or the cleaned path of any other call.
+func (e *Engine) subjects(c Call, v shellcmd.Verdict) []string {
+	if c.Tool != ShellTool {
+		return []string{cleanPath(c.Subject)}
+	}
+	if len(v.Commands) == 0 {
+		return []string{strings.TrimSpace(c.Subject)}
+	}
+	return v.Commands
+}
+
+// match is the rule that decided one subject.
+type match struct {
+	rule  Rule
+	layer string
+}
+
+// lastMatch finds the rule that decides one subject: the last matching rule
+// of the last layer that has one.
+func (e *Engine) lastMatch(tool, subject string) (match, bool) {
+	var m match
+	found := false
+	for _, l := range e.layers {
+		for _, r := range l.Rules {
+			if ruleMatches(r, tool, subject) {
+				m, found = match{rule: r, layer: l.Name}, true
+			}
+		}
+	}
+	return m, found
+}
+
+// anyDeny finds the first deny rule of any layer matching the subject; in
+// auto, denials cannot be outranked.
+func (e *Engine) anyDeny(tool, subject string) (match, bool) {
+	for _, l := range e.layers {
+		for _, r := range l.Rules {
+			if r.Action == Deny && ruleMatches(r, tool, subject) {
+				return match{rule: r, layer: l.Name}, true
+			}
+		}
+	}
+	return match{}, false
+}
+
+// ruleMatches reports whether r matches one subject of a call to tool.
+func ruleMatches(r Rule, tool, subject string) bool {
+	if (r.Tool == DoomLoopTool) != (tool == DoomLoopTool) {
+		return false // doom_loop rules are only ever named exactly
+	}
+	if !matchWildcard(r.Tool, tool) {
+		return false
+	}
+	if r.Pattern == "" {
+		return true
+	}
+	switch tool {
+	case DoomLoopTool:
+		return matchWildcard(r.Pattern, subject) // the pattern is a tool name
+	case ShellTool:
+		return matchCommand(r.Pattern, subject)
+	}
+	return matchPath(r.Pattern, subject)
+}
+
+// byRules decides from the rules, each subject on its own, keeping the
+// strictest outcome; subjects no rule matches get the built-in default.
+func (e *Engine) byRules(c Call, subjects []string, shellReadOnly bool) Decision {
+	var best *Decision
+	keep := func(d Decision) {
+		if best == nil || d.Action.strictness() > best.Action.strictness() {
+			best = &d
+		}
+	}
+	for _, s := range subjects {
+		if e.profile == ProfileAuto {
+			if m, ok := e.anyDeny(c.Tool, s); ok {
+				keep(ruleDecision(m, c, s, len(subjects) > 1))
+				continue
+			}
+		}
+		if m, ok := e.lastMatch(c.Tool, s); ok {
+			keep(ruleDecision(m, c, s, len(subjects) > 1))
+			continue
+		}
+		keep(e.defaultDecision(c, shellReadOnly))
+	}
+	return *best
+}
+
+func ruleDecision(m match, c Call, subject string, several bool) Decision {
+	r := m.rule
+	reason := fmt.Sprintf("rule %s -> %s in layer %s", r, r.Action, m.layer)
+	if several {
+		reason += fmt.Sprintf(" (command %q)", subject)
+	}
+	return Decision{Action: r.Action, Layer: m.layer, Rule: &r, Reason: reason}
+}
+
+// defaultDecision is the defaults layer: read-only tools and read-only shell
+// commands are allowed, everything else asks.
+func (e *Engine) defaultDecision(c Call, shellReadOnly bool) Decision {
+	switch {
+	case c.ReadOnly:
+		return Decision{Action: Allow, Layer: LayerDefaults,
+			Reason: fmt.Sprintf("default: tool %s only reads -> allow", c.Tool)}
+	case shellReadOnly:
+		return Decision{Action: Allow, Layer: LayerDefaults,
+			Reason: "default: the shell command only reads (read-only classification) -> allow"}
+	}
+	return Decision{Action: Ask, Layer: LayerDefaults,
+		Reason: fmt.Sprintf("default: tool %s can change the workspace -> ask", c.Tool)}
+}
+
+// inWorkspace reports whether auto may allow the call: shell commands always
+// (hard blocks and deny rules were applied before), other tools when their
+// path stays inside the workspace.
+func (e *Engine) inWorkspace(c Call, shell bool) bool {
+	return shell || c.Subject == "" || insideWorkspace(cleanPath(c.Subject))
+}
+
+// failClosed turns ask into deny when nobody can answer.
+func (e *Engine) failClosed(c Call, d Decision) Decision {
+	if d.Action != Ask || e.approver != ApproverNone {
+		return d
+	}
+	example := fmt.Sprintf(`{"tool":%q,"action":"allow"}`, c.Tool)
+	if f := strings.Fields(c.Subject); c.Tool == ShellTool && len(f) > 0 {
+		example = fmt.Sprintf(`{"tool":%q,"pattern":%q,"action":"allow"}`, c.Tool, f[0]+" *")
+	}
+	d.Action = Deny
+	d.Reason = fmt.Sprintf("%s; denied because no approver is attached to this session: to allow it, add an allow rule "+
+		"such as %s to .longrun/permissions.json or to the session's start options", d.Reason, example)
+	return d
+}
+
+// Visible reports whether a tool should be offered to the model at all: it is
+// false when the profile or a rule without a pattern denies the tool outright
+// and no later rule allows some of its subjects.
+func (e *Engine) Visible(tool string, readOnly bool) bool {
+	if e.profile == ProfilePlan && !readOnly {
+		return false
+	}
+	shell := tool == ShellTool
+	hidden := false
+	for _, l := range e.layers {
+		for _, r := range l.Rules {
+			if !ruleMatches(Rule{Tool: r.Tool, Action: r.Action}, tool, "") {
+				continue
+			}
+			switch {
+			case matchesEverything(r.Pattern, shell):
+				if r.Action == Deny && e.profile == ProfileAuto {
+					return false // nothing outranks a denial in auto
+				}
+				hidden = r.Action == Deny
+			case r.Action != Deny:
+				hidden = false
+			}
+		}
+	}
+	return !hidden
+}
+
+// Covers reports whether r matches call c: its tool, and its pattern for every
+// command of a shell call or for the call's path. A caller that has just
+// remembered r uses it to find the pending calls the rule now decides; it
+// should still run Decide on them, because a hard block or a later deny
+// outranks r.
+func (e *Engine) Covers(r Rule, c Call) bool {
+	var v shellcmd.Verdict
+	if c.Tool == ShellTool {
+		v = shellcmd.Analyze(c.Subject)
+	}
+	for _, s := range e.subjects(c, v) {
+		if !ruleMatches(r, c.Tool, s) {
+			return false
+		}
+	}
+	return true
+}
