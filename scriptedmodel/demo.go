@@ -24,7 +24,7 @@ func Demo() Responder {
 				ToolCalls: []Call{
 					{ID: "demo_list", Name: "list", Arguments: `{"path": "."}`},
 					{ID: "demo_write", Name: "write", Arguments: `{"path": "NOTES.md", "content": "# Written by the Longrun demo\n\nThis file exists because a person approved the write.\n"}`},
-					{ID: "demo_shell", Name: "shell", Arguments: `{"command": "wc -l NOTES.md && ls"}`},
+					{ID: "demo_shell", Name: "shell", Arguments: `{"command": "wc -l NOTES.md > NOTES.count && cat NOTES.count && ls"}`},
 				},
 			}, true
 		}

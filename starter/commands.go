@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/longrun/longrun/permission"
 	"go.temporal.io/api/workflowservice/v1"
 	"strings"
 	"time"
@@ -33,6 +34,13 @@ func parseStart(fs *flag.FlagSet, args []string) (startOptions, error) {
 	fs.StringVar(&o.input.WorkDir, "workdir", "", "directory relative to the worker's workspace root")
 	fs.DurationVar(&idle, "idle-timeout", 0, "how long to wait for another message once the model stops, e.g. 10m (0 = end then)")
 	fs.StringVar(&o.input.Approval, "approval", "", `who decides calls that need approval: "person" (default) or "none" (unattended: every ask is denied)`)
+	fs.StringVar(&o.input.Profile, "profile", "", `permission profile: "build" (default), "plan" (read-only; write tools hidden) or "auto"`)
+	fs.Func("allow", `allow rule TOOL or TOOL:PATTERN (repeatable), e.g. --allow 'shell:go test *'`, func(v string) error {
+		return addRule(&o.input, v, permission.Allow)
+	})
+	fs.Func("deny-rule", `deny rule TOOL or TOOL:PATTERN (repeatable), e.g. --deny-rule 'write:secrets/**'`, func(v string) error {
+		return addRule(&o.input, v, permission.Deny)
+	})
 	fs.DurationVar(&approvalTimeout, "approval-timeout", 0, "how long one call waits for a decision before it times out (0 = forever)")
 	fs.StringVar(&o.id, "id", "", "session id (default session-<timestamp>-<random>)")
 	fs.BoolVar(&o.wait, "wait", false, "follow the session like watch until it ends; exit non-zero unless it completed")
@@ -188,6 +196,12 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 		help = "why the call is denied; the model reads it (required)"
 	}
 	fs.StringVar(&feedback, "feedback", "", help)
+	var remember bool
+	var pattern string
+	if decision == workflows.DecisionApprove {
+		fs.BoolVar(&remember, "remember", false, "also allow this tool and pattern for the rest of the session")
+		fs.StringVar(&pattern, "pattern", "", "with --remember: the pattern to allow (default: this call's command or path)")
+	}
 	session, ids, err := sessionArgs(fs, args)
 	if err != nil {
 		return err
@@ -225,7 +239,10 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 		// session: a call decided meanwhile is an error here, not a
 		// silently ignored signal. The update id is a business key, so a
 		// retried command is answered with the first outcome.
-		ap := workflows.Approval{CallID: p.CallID, Decision: decision, Feedback: feedback}
+		ap := workflows.Approval{CallID: p.CallID, Decision: decision, Feedback: feedback, Pattern: pattern}
+		if remember {
+			ap.Remember = workflows.RememberSession
+		}
 		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 			WorkflowID:   session,
 			UpdateID:     decision + ":" + p.CallID,
@@ -457,5 +474,15 @@ func (a *app) pendingAll(ctx context.Context) error {
 		fmt.Fprintf(a.stdout, "== %s ==\n", e.Session)
 		renderPending(a.stdout, a.cfg, e.Session, e.Pending)
 	}
+	return nil
+}
+
+// addRule parses TOOL or TOOL:PATTERN into a session rule.
+func addRule(in *workflows.SessionInput, v string, action permission.Action) error {
+	tool, pattern, _ := strings.Cut(v, ":")
+	if strings.TrimSpace(tool) == "" {
+		return fmt.Errorf("want TOOL or TOOL:PATTERN, got %q", v)
+	}
+	in.Rules = append(in.Rules, permission.Rule{Tool: tool, Pattern: pattern, Action: action})
 	return nil
 }

@@ -23,7 +23,7 @@ func TestUnattendedSessionDeniesWithoutWaiting(t *testing.T) {
 	msgs := h.conversation(t)
 	w := byID(msgs, "w")
 	require.Equal(t, conversation.ReasonDeniedByPolicy, w.Reason)
-	require.Contains(t, w.Content, "approval: none")
+	require.Contains(t, w.Content, "no approver is attached")
 }
 
 func TestApprovalTimeoutIsNotADenial(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/tools"
 )
 
@@ -33,6 +34,7 @@ type callState struct {
 	decision    *Approval // set by the approval signal
 	requestedAt time.Time
 	result      *conversation.ToolResult
+	perm        permission.Call // how the permission engine saw it
 }
 
 func (c *callState) finish(r conversation.ToolResult) {
@@ -67,6 +69,8 @@ func (s *session) runBatch(ctx workflow.Context, calls []conversation.ToolCall) 
 					Content: err.Error() + ". Nothing ran; call the tool again with corrected arguments.",
 					IsError: true, Reason: conversation.ReasonInvalidArguments,
 				})
+			} else if s.engine != nil {
+				s.decide(cs)
 			} else if spec.ReadOnly {
 				cs.state = stateRunning
 			} else if s.in.Approval == ApproverNone {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/permission"
 )
 
 // The session contract. These names are product: people and scripts use
@@ -48,6 +49,15 @@ type SessionInput struct {
 	// ApprovalTimeout bounds how long one call waits for a decision; when
 	// it fires the call's result has reason "timeout". 0 waits forever.
 	ApprovalTimeout Duration `json:"approval_timeout,omitempty"`
+	// Profile is "build" (default: reads run, changes ask), "plan"
+	// (read-only: tools that change things are hidden from the model and
+	// denied) or "auto" (everything in the workspace runs; deny rules and
+	// the hard block still apply).
+	Profile string `json:"profile,omitempty"`
+	// Rules are the session's permission rules; they override the
+	// workspace's .longrun/permissions.json, e.g.
+	// [{"tool": "shell", "pattern": "go test *", "action": "allow"}].
+	Rules []permission.Rule `json:"rules,omitempty"`
 }
 
 // Approvers a session can have.
@@ -78,13 +88,23 @@ type Approval struct {
 	// All applies the decision to every call waiting in this turn; CallID
 	// is then ignored.
 	All bool `json:"all,omitempty"`
+	// Remember "session" (with approve) adds an allow rule for this tool
+	// and Pattern (default: this call's command or path) for the rest of
+	// the session, and releases other waiting calls it now allows.
+	Remember string `json:"remember,omitempty"`
+	Pattern  string `json:"pattern,omitempty"`
 }
+
+// RememberSession is the only Remember value: for the rest of the session.
+const RememberSession = "session"
 
 // ApprovalOutcome is what the approve update returns: the calls the
 // decision applied to.
 type ApprovalOutcome struct {
 	Decision string   `json:"decision"`
 	CallIDs  []string `json:"call_ids"`
+	// Released are other waiting calls a remembered rule now allows.
+	Released []string `json:"released,omitempty"`
 }
 
 // PendingApproval is one call waiting for a person.

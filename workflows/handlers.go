@@ -102,6 +102,18 @@ func (s *session) checkApproval(ap Approval) ([]*callState, error) {
 	if decision != DecisionApprove && decision != DecisionDeny {
 		return nil, fmt.Errorf("approval for %q: decision %q is not %q or %q", ap.CallID, ap.Decision, DecisionApprove, DecisionDeny)
 	}
+	switch ap.Remember {
+	case "":
+	case RememberSession:
+		if decision != DecisionApprove {
+			return nil, fmt.Errorf("remember applies to approvals, not to %q", decision)
+		}
+		if s.engine == nil {
+			return nil, fmt.Errorf("this session predates remembered approvals; approve each call")
+		}
+	default:
+		return nil, fmt.Errorf("remember %q: the only value is %q", ap.Remember, RememberSession)
+	}
 	waiting := []*callState{}
 	for _, c := range s.batch {
 		if c.state == stateWaiting && c.decision == nil {
@@ -141,6 +153,13 @@ func (s *session) applyApproval(ap Approval) (ApprovalOutcome, error) {
 	for _, c := range calls {
 		c.decision = &d
 		out.CallIDs = append(out.CallIDs, c.call.ID)
+	}
+	if d.Remember == RememberSession {
+		released, err := s.remember(d, calls)
+		if err != nil {
+			return out, err
+		}
+		out.Released = released
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/tools"
 )
 
@@ -38,6 +39,8 @@ type session struct {
 	lastTool   string   // "shell: go test ./..." of the latest call started
 	visibility bool     // versionVisibility: keep every search attribute current
 	published  *visible // what publish last upserted
+
+	engine *permission.Engine // nil: a session recorded before versionPermissions
 
 	cancelTurn  workflow.CancelFunc // cancels the running turn (interrupt)
 	interrupted bool                // the running turn was interrupted
@@ -81,6 +84,9 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 
 func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 	if err := s.loadCatalog(ctx); err != nil {
+		return SessionResult{}, err
+	}
+	if err := s.setupPolicy(ctx); err != nil {
 		return SessionResult{}, err
 	}
 	if len(s.messages) == 0 || s.messages[len(s.messages)-1].Role != conversation.RoleUser {

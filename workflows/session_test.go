@@ -42,10 +42,17 @@ type harness struct {
 // newHarness scripts the model with replies and runs tools with run.
 func newHarness(t *testing.T, replies []activities.ModelResponse, run func(context.Context, activities.ToolRequest) (tools.Result, error)) *harness {
 	t.Helper()
+	return newHarnessWith(t, activities.WorkspaceConfig{}, replies, run)
+}
+
+// newHarnessWith also scripts the workspace's permission rules.
+func newHarnessWith(t *testing.T, wc activities.WorkspaceConfig, replies []activities.ModelResponse, run func(context.Context, activities.ToolRequest) (tools.Result, error)) *harness {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	h := &harness{env: s.NewTestWorkflowEnvironment()}
 	h.env.RegisterWorkflow(AgentSession)
 	h.env.OnActivity(a.ListTools, mock.Anything).Return(catalog(), nil)
+	h.env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(wc, nil)
 	i := 0
 	h.env.OnActivity(a.CallModel, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, req activities.ModelRequest) (activities.ModelResponse, error) {
@@ -106,7 +113,7 @@ func byID(msgs []conversation.Message, id string) *conversation.ToolResult {
 func TestReadRunsWriteWaitsForApproval(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, []activities.ModelResponse{
-		toolReply(call("r", "read", `{"path":"a"}`), call("w", "write", `{"path":"b","content":"x"}`), call("s", "shell", `{"command":"ls"}`)),
+		toolReply(call("r", "read", `{"path":"a"}`), call("w", "write", `{"path":"b","content":"x"}`), call("s", "shell", `{"command":"touch x"}`)),
 		textReply("done"),
 	}, nil)
 	h.env.RegisterDelayedCallback(func() {

@@ -1,0 +1,132 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/permission"
+	"github.com/longrun/longrun/tools"
+)
+
+// versionPermissions gates the permission engine. Sessions recorded before
+// it decided "read-only runs, everything else asks" and must replay so.
+const versionPermissions = "permissions-v1"
+
+// setupPolicy reads the workspace's rules through an activity (so they are
+// recorded) and builds the engine from them and the session's options.
+func (s *session) setupPolicy(ctx workflow.Context) error {
+	if workflow.GetVersion(ctx, versionPermissions, workflow.DefaultVersion, 1) < 1 {
+		return nil
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			MaximumAttempts:        3,
+			NonRetryableErrorTypes: []string{activities.ErrTypeBadWorkspaceConfig},
+		},
+		Summary: "load " + activities.PermissionsFile,
+	})
+	var wc activities.WorkspaceConfig
+	if err := workflow.ExecuteActivity(actx, a.LoadWorkspaceConfig, s.in.WorkDir).Get(ctx, &wc); err != nil {
+		return fmt.Errorf("workspace permissions: %w", err)
+	}
+	approver := s.in.Approval
+	if approver == "" {
+		approver = permission.ApproverPerson
+	}
+	e, err := permission.New(permission.Config{
+		Profile:  s.in.Profile,
+		Approver: approver,
+		Layers: []permission.Layer{
+			{Name: permission.LayerWorkspace, Rules: wc.Rules},
+			{Name: permission.LayerSession, Rules: s.in.Rules},
+		},
+	})
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("session permissions: %v", err), "InvalidSessionInput", err)
+	}
+	s.engine = e
+	// A tool the profile or rules deny outright is not shown at all.
+	visible := s.toolDefs[:0]
+	for _, d := range s.toolDefs {
+		if e.Visible(d.Name, s.specs[d.Name].ReadOnly) {
+			visible = append(visible, d)
+		}
+	}
+	s.toolDefs = visible
+	return nil
+}
+
+// permissionCall describes a validated call to the engine.
+func permissionCall(c conversation.ToolCall, spec tools.Spec) permission.Call {
+	var args map[string]any
+	_ = json.Unmarshal([]byte(c.Arguments), &args)
+	subject := ""
+	key := "path"
+	if c.Name == tools.ShellName {
+		key = "command"
+	}
+	if v, ok := args[key].(string); ok {
+		subject = v
+	}
+	canonical, _ := json.Marshal(args) // map keys are sorted: a stable key
+	return permission.Call{Tool: c.Name, ReadOnly: spec.ReadOnly, Subject: subject, ArgsKey: string(canonical)}
+}
+
+// decide classifies one validated call with the engine: it runs, waits for
+// a person, or is answered at once with why not.
+func (s *session) decide(cs *callState) {
+	pc := permissionCall(cs.call, cs.spec)
+	cs.perm = pc
+	d := s.engine.Decide(pc)
+	s.engine.Observe(pc)
+	switch d.Action {
+	case permission.Allow:
+		cs.state = stateRunning
+	case permission.Ask:
+		cs.state = stateWaiting
+		cs.why = d.Reason
+	default:
+		reason := conversation.ReasonDeniedByPolicy
+		if d.Layer == permission.LayerHardBlock {
+			reason = conversation.ReasonBlocked
+		}
+		cs.finish(conversation.ToolResult{
+			Content: "denied: " + strings.TrimSuffix(d.Reason, ".") + ". It did not run; nobody was asked.",
+			IsError: true, Reason: reason,
+		})
+	}
+}
+
+// remember adds the approval's rule for the session and returns the other
+// waiting calls it now allows (released with an approval of their own).
+func (s *session) remember(ap Approval, approved []*callState) ([]string, error) {
+	var released []string
+	for _, c := range approved {
+		pattern := ap.Pattern
+		if pattern == "" {
+			pattern = c.perm.Subject
+		}
+		rule := permission.Rule{Tool: c.call.Name, Pattern: pattern, Action: permission.Allow}
+		if err := s.engine.Remember(rule); err != nil {
+			return nil, err
+		}
+		for _, o := range s.batch {
+			if o.state != stateWaiting || o.decision != nil || o == c {
+				continue
+			}
+			if s.engine.Covers(rule, o.perm) && s.engine.Decide(o.perm).Action == permission.Allow {
+				o.decision = &Approval{CallID: o.call.ID, Decision: DecisionApprove, Feedback: "released by a remembered rule"}
+				released = append(released, o.call.ID)
+			}
+		}
+	}
+	return released, nil
+}

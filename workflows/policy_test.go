@@ -1,0 +1,117 @@
+package workflows
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/permission"
+)
+
+func toolNamesSent(req activities.ModelRequest) []string {
+	var names []string
+	for _, t := range req.Tools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func TestPlanProfileHidesWriteTools(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("w", "write", `{"path":"b","content":"x"}`)),
+		textReply("ok"),
+	}, nil)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: permission.ProfilePlan})
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Equal(t, []string{"glob", "grep", "list", "read"}, toolNamesSent(h.requests[0]))
+	require.Empty(t, h.ran)
+	require.Equal(t, conversation.ReasonDeniedByPolicy, byID(h.conversation(t), "w").Reason)
+}
+
+func TestRulesAndHardBlock(t *testing.T) {
+	t.Parallel()
+	wc := activities.WorkspaceConfig{Path: ".longrun/permissions.json", Rules: []permission.Rule{
+		{Tool: "shell", Pattern: "go test *", Action: permission.Allow},
+		{Tool: "write", Pattern: "secrets/**", Action: permission.Deny},
+	}}
+	h := newHarnessWith(t, wc, []activities.ModelResponse{
+		toolReply(
+			call("t", "shell", `{"command":"go test ./..."}`),
+			call("rm", "shell", `{"command":"r''m -rf /"}`),
+			call("sec", "write", `{"path":"secrets/k","content":"x"}`),
+			call("ok", "write", `{"path":"docs/a.md","content":"x"}`),
+			call("ls", "shell", `{"command":"ls -la"}`),
+		),
+		textReply("ok"),
+	}, nil)
+	h.env.RegisterDelayedCallback(func() {
+		p := h.pending(t)
+		require.Len(t, p, 1)
+		require.Equal(t, "ok", p[0].CallID)
+		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "ok", Decision: "approve"})
+	}, time.Minute)
+	// The session's own rule overrides the workspace's.
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Rules: []permission.Rule{{Tool: "shell", Pattern: "ls *", Action: permission.Allow}}})
+	require.NoError(t, h.env.GetWorkflowError())
+	msgs := h.conversation(t)
+	require.Equal(t, conversation.ReasonRan, byID(msgs, "t").Reason)
+	require.Equal(t, conversation.ReasonBlocked, byID(msgs, "rm").Reason)
+	require.Equal(t, conversation.ReasonDeniedByPolicy, byID(msgs, "sec").Reason)
+	require.Contains(t, byID(msgs, "sec").Content, "secrets/**")
+	require.Equal(t, conversation.ReasonRan, byID(msgs, "ok").Reason)
+	require.Equal(t, conversation.ReasonRan, byID(msgs, "ls").Reason)
+	require.ElementsMatch(t, []string{"t", "ok", "ls"}, h.ran)
+}
+
+func TestRememberReleasesAndStopsAsking(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("a", "shell", `{"command":"make build"}`), call("b", "shell", `{"command":"make test"}`), call("x", "shell", `{"command":"touch x"}`)),
+		toolReply(call("c", "shell", `{"command":"make lint"}`)),
+		textReply("ok"),
+	}, nil)
+	var outcome ApprovalOutcome
+	h.env.RegisterDelayedCallback(func() {
+		h.env.UpdateWorkflow(UpdateApprove, "u1", &testsuite.TestUpdateCallback{
+			OnAccept: func() {}, OnReject: func(err error) { t.Errorf("rejected: %v", err) },
+			OnComplete: func(v any, err error) { require.NoError(t, err); outcome = v.(ApprovalOutcome) },
+		}, Approval{CallID: "a", Decision: "approve", Remember: RememberSession, Pattern: "make *"})
+	}, time.Minute)
+	h.env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{"x"}, callIDsOf(h.pending(t)), "the rule does not cover touch")
+		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "x", Decision: "deny", Feedback: "no"})
+	}, 2*time.Minute)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Equal(t, []string{"b"}, outcome.Released)
+	require.ElementsMatch(t, []string{"a", "b", "c"}, h.ran, "c ran without a second request")
+}
+
+func callIDsOf(p []PendingApproval) []string {
+	var ids []string
+	for _, c := range p {
+		ids = append(ids, c.CallID)
+	}
+	return ids
+}
+
+func TestDoomLoopAsksOnThirdIdenticalCall(t *testing.T) {
+	t.Parallel()
+	read := func(id string) activities.ModelResponse { return toolReply(call(id, "read", `{"path":"a"}`)) }
+	h := newHarness(t, []activities.ModelResponse{read("r1"), read("r2"), read("r3"), textReply("ok")}, nil)
+	h.env.RegisterDelayedCallback(func() {
+		p := h.pending(t)
+		require.Len(t, p, 1)
+		require.Equal(t, "r3", p[0].CallID)
+		require.Contains(t, p[0].Reason, "3")
+		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "r3", Decision: "deny", Feedback: "you are looping"})
+	}, time.Minute)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Equal(t, []string{"r1", "r2"}, h.ran)
+}
