@@ -4,7 +4,12 @@
 BIN      := $(CURDIR)/.longrun-bin
 DEVSERVER := $(BIN)/devserver
 
-.PHONY: all build devserver test demo vet clean
+.PHONY: all build devserver test demo vet fuzz clean
+
+# Every parser and matcher has a fuzz target; CI runs each for a bounded time.
+FUZZTIME ?= 10s
+FUZZ_TOOLS := FuzzResolve FuzzParsePatch FuzzApplyPatch FuzzGitignore FuzzUnifiedDiff FuzzEditMatch
+FUZZ_SHELLCMD := FuzzAnalyze
 
 all: build
 
@@ -25,6 +30,11 @@ vet:
 
 test: devserver vet
 	LONGRUN_DEVSERVER=$(DEVSERVER) go test -race -count=1 ./...
+	$(MAKE) fuzz
+
+fuzz:
+	@for f in $(FUZZ_TOOLS); do echo "fuzz $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./tools || exit 1; done
+	@for f in $(FUZZ_SHELLCMD); do echo "fuzz $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./shellcmd || exit 1; done
 
 demo: build
 	./scripts/demo.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench.sh times the grep tool's Search (through tools/internal/grepbench)
 # against ripgrep on the same queries over $(go env GOROOT)/src, with
-# hyperfine, and prints a markdown table for docs/BENCHMARKS-grep.md.
+# hyperfine, and prints a markdown table for docs/benchmarks-grep.md.
 # Needs rg and hyperfine: apt-get install -y ripgrep hyperfine.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."

@@ -2,7 +2,7 @@
 # bench.sh times our apply_patch against git apply on the same change: a
 # 50,000-line file and 100 hunks, each replacing one line with two under
 # three lines of context either side (the shape BenchmarkApplyPatch100Hunks
-# uses). It writes the table to docs/BENCHMARKS-patch.md.
+# uses). It writes the table to docs/benchmarks-patch.md.
 #
 #   tools/testdata/patch/bench.sh [runs]     (from the repository root)
 #
@@ -79,7 +79,7 @@ inproc=$(cd "$repo" && go test ./tools/ -run '^$' -bench 'Patch100Hunks' -benchm
 cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 
-out="$repo/docs/BENCHMARKS-patch.md"
+out="$repo/docs/benchmarks-patch.md"
 mkdir -p "$(dirname "$out")"
 cat > "$out" <<MD
 # apply_patch vs git apply
