@@ -309,114 +309,72 @@ func (a *app) cmdPending(ctx context.Context, fs *flag.FlagSet, args []string) e
 }
 
 func (a *app) cmdStatus(ctx context.Context, fs *flag.FlagSet, args []string) error {
-	session, err := onlySession(fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := a.connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	st, err := a.queryStatus(ctx, c, session)
-	if err != nil {
-		return err
-	}
-	if a.cfg.JSON {
-		return a.printJSON(st)
-	}
-	renderStatus(a.stdout, session, st)
-	return nil
+	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
+		st, err := a.queryStatus(ctx, c, session)
+		if err != nil {
+			return err
+		}
+		if a.cfg.JSON {
+			return a.printJSON(st)
+		}
+		renderStatus(a.stdout, session, st)
+		return nil
+	})
 }
 
 func (a *app) cmdConversation(ctx context.Context, fs *flag.FlagSet, args []string) error {
-	session, err := onlySession(fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := a.connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	msgs, err := a.queryConversation(ctx, c, session)
-	if err != nil {
-		return err
-	}
-	if a.cfg.JSON {
-		if msgs == nil {
-			return a.printJSON([]any{})
+	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
+		msgs, err := a.queryConversation(ctx, c, session)
+		if err != nil {
+			return err
 		}
-		return a.printJSON(msgs)
-	}
-	renderConversation(a.stdout, msgs)
-	return nil
+		if a.cfg.JSON {
+			if msgs == nil {
+				return a.printJSON([]any{})
+			}
+			return a.printJSON(msgs)
+		}
+		renderConversation(a.stdout, msgs)
+		return nil
+	})
 }
 
 func (a *app) cmdWatch(ctx context.Context, fs *flag.FlagSet, args []string) error {
-	session, err := onlySession(fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := a.connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return a.watch(ctx, c, session, a.interval())
+	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
+		return a.watch(ctx, c, session, a.interval())
+	})
 }
 
 func (a *app) cmdCancel(ctx context.Context, fs *flag.FlagSet, args []string) error {
-	session, err := onlySession(fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := a.connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.CancelWorkflow(ctx, session, ""); err != nil {
-		return sessionError(err, "cancel", session, a.cfg.Namespace)
-	}
-	if a.cfg.JSON {
-		return a.printJSON(map[string]string{"session_id": session, "cancel": "requested"})
-	}
-	fmt.Fprintf(a.stdout, "cancel requested for %s; pending tool calls get cancelled results\n", session)
-	return nil
+	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
+		if err := c.CancelWorkflow(ctx, session, ""); err != nil {
+			return sessionError(err, "cancel", session, a.cfg.Namespace)
+		}
+		if a.cfg.JSON {
+			return a.printJSON(map[string]string{"session_id": session, "cancel": "requested"})
+		}
+		fmt.Fprintf(a.stdout, "cancel requested for %s; pending tool calls get cancelled results\n", session)
+		return nil
+	})
 }
 
 func (a *app) cmdInterrupt(ctx context.Context, fs *flag.FlagSet, args []string) error {
-	session, err := onlySession(fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := a.connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.SignalWorkflow(ctx, session, "", workflows.SignalInterrupt, struct{}{}); err != nil {
-		return sessionError(err, "signal "+workflows.SignalInterrupt, session, a.cfg.Namespace)
-	}
-	if a.cfg.JSON {
-		return a.printJSON(map[string]string{"session_id": session, "interrupt": "sent"})
-	}
-	fmt.Fprintf(a.stdout, "interrupt sent to %s; the current turn stops and the session waits for your next message\n", session)
-	return nil
+	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
+		if err := c.SignalWorkflow(ctx, session, "", workflows.SignalInterrupt, struct{}{}); err != nil {
+			return sessionError(err, "signal "+workflows.SignalInterrupt, session, a.cfg.Namespace)
+		}
+		if a.cfg.JSON {
+			return a.printJSON(map[string]string{"session_id": session, "interrupt": "sent"})
+		}
+		fmt.Fprintf(a.stdout, "interrupt sent to %s; the current turn stops and the session waits for your next message\n", session)
+		return nil
+	})
 }
 
 func (a *app) cmdResult(ctx context.Context, fs *flag.FlagSet, args []string) error {
-	session, err := onlySession(fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := a.connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return a.outcome(ctx, c, session, "", false)
+	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
+		return a.outcome(ctx, c, session, "", false)
+	})
 }
 
 // waitingQuery finds every open session waiting for a person.
@@ -485,4 +443,19 @@ func addRule(in *workflows.SessionInput, v string, action permission.Action) err
 	}
 	in.Rules = append(in.Rules, permission.Rule{Tool: tool, Pattern: pattern, Action: action})
 	return nil
+}
+
+// onSession runs a command whose only argument is SESSION with a
+// connected client.
+func (a *app) onSession(ctx context.Context, fs *flag.FlagSet, args []string, run func(c sessionClient, session string) error) error {
+	session, err := onlySession(fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return run(c, session)
 }
