@@ -168,6 +168,9 @@ func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 	pgid := cmd.Process.Pid
 
 	out := newCappedBuffer(s.cfg.OutputLimit)
+	// The full output goes to a file too, kept only when the model's copy
+	// had to be cut, so the model can read what was dropped.
+	spill, spillErr := openSpill(env.Workspace)
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
@@ -175,6 +178,11 @@ func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 		for {
 			n, err := pr.Read(buf)
 			out.Write(buf[:n])
+			if spill != nil && n > 0 {
+				if _, werr := spill.Write(buf[:n]); werr != nil {
+					spillErr = werr
+				}
+			}
 			if err != nil {
 				return
 			}
@@ -235,6 +243,7 @@ loop:
 	if content != "" && !strings.HasSuffix(content, "\n") {
 		content += "\n"
 	}
+	content += keepSpill(env.Workspace, spill, spillErr, out.truncated())
 	res := Result{}
 	switch {
 	case reason == "cancel":
@@ -343,6 +352,13 @@ func (c *cappedBuffer) String() string {
 	return strings.ToValidUTF8(string(c.head), "\uFFFD") +
 		fmt.Sprintf("\n... [%d characters dropped] ...\n", dropped) +
 		strings.ToValidUTF8(string(tail), "\uFFFD")
+}
+
+// truncated reports whether any output was dropped.
+func (c *cappedBuffer) truncated() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dropped > 0 || len(c.tail) > c.half
 }
 
 // lastLines returns up to n final lines of output for a progress note.

@@ -40,7 +40,7 @@ func TestShell(t *testing.T) {
 		{name: "stdin is empty", args: ShellParams{Command: "cat; echo done"}, contains: []string{"done\n[exit code 0"}},
 		{name: "pager env", args: ShellParams{Command: "echo $TERM $PAGER $GIT_PAGER"}, contains: []string{"dumb cat cat\n"}},
 		{name: "truncation keeps head and tail", args: ShellParams{Command: "echo START; seq 1 5000; echo END"},
-			contains: []string{"START\n1\n", "characters dropped] ...", "5000\nEND\n[exit code 0"},
+			contains: []string{"START\n1\n", "characters dropped] ...", "5000\nEND\n[full output saved to .longrun/tool-output/shell-"},
 			excludes: []string{"\n2500\n"}},
 		{name: "killed by signal", args: ShellParams{Command: "kill -KILL $$"}, isError: true,
 			contains: []string{"[killed by signal killed"}},
