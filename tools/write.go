@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -73,6 +74,8 @@ func (*Write) Run(ctx context.Context, env Env, args json.RawMessage) (Result, e
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	// One lock per file: a write never interleaves with an edit or patch.
+	defer LockFile(abs)()
 	mode := writeDefaultMode
 	created := true
 	fi, err := os.Stat(abs)
@@ -91,7 +94,16 @@ func (*Write) Run(ctx context.Context, env Env, args json.RawMessage) (Result, e
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Errorf("cannot create directory for %s: %v", p.Path, err), nil
 	}
-	if err := writeAtomic(abs, []byte(p.Content), mode); err != nil {
+	before := ""
+	if !created {
+		raw, err := os.ReadFile(abs)
+		if err != nil {
+			return Result{}, fmt.Errorf("read file %s: %w", abs, err)
+		}
+		before = string(raw)
+	}
+	content := keepFileConventions(before, p.Content)
+	if err := writeAtomic(abs, []byte(content), mode); err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return Errorf("permission denied: %s", p.Path), nil
 		}
@@ -101,7 +113,38 @@ func (*Write) Run(ctx context.Context, env Env, args json.RawMessage) (Result, e
 	if created {
 		verb = "created"
 	}
-	return Result{Content: fmt.Sprintf("wrote %d bytes to %s (%s)", len(p.Content), p.Path, verb)}, nil
+	msg := fmt.Sprintf("wrote %d bytes to %s (%s)", len(content), p.Path, verb)
+	if !created {
+		diff := UnifiedDiff(p.Path, normalizeEndings(before), normalizeEndings(content))
+		if diff == "" {
+			msg += "; the content is unchanged"
+		} else {
+			msg += "\n" + diff
+		}
+	}
+	return Result{Content: msg}, nil
+}
+
+// keepFileConventions gives new content the line endings and BOM of the
+// file it replaces, so a model that writes LF does not flip a CRLF file.
+func keepFileConventions(before, content string) string {
+	if before == "" {
+		return content
+	}
+	bom := strings.HasPrefix(before, editBOM)
+	content = strings.TrimPrefix(content, editBOM)
+	if editUsesCRLF(strings.TrimPrefix(before, editBOM)) {
+		content = strings.ReplaceAll(strings.ReplaceAll(content, "\r\n", "\n"), "\n", "\r\n")
+	}
+	if bom {
+		content = editBOM + content
+	}
+	return content
+}
+
+// normalizeEndings strips a BOM and turns CRLF into LF, for diffs.
+func normalizeEndings(s string) string {
+	return strings.ReplaceAll(strings.TrimPrefix(s, editBOM), "\r\n", "\n")
 }
 
 // writeAtomic writes data to a temporary file in the target's directory and

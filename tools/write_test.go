@@ -79,3 +79,26 @@ func TestWrite(t *testing.T) {
 		})
 	}
 }
+
+func TestWriteKeepsEndingsAndBOMAndShowsDiff(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	ws, err := NewWorkspace(root)
+	require.NoError(t, err)
+	path := filepath.Join(root, "w.txt")
+	require.NoError(t, os.WriteFile(path, []byte("\ufeffone\r\ntwo\r\n"), 0o600))
+	res, err := NewWrite().Run(context.Background(), Env{Workspace: ws}, []byte(`{"path":"w.txt","content":"one\nTWO\n"}`))
+	require.NoError(t, err)
+	require.False(t, res.IsError, res.Content)
+	require.Contains(t, res.Content, "-two\n+TWO")
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "\ufeffone\r\nTWO\r\n", string(got))
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+
+	res, err = NewWrite().Run(context.Background(), Env{Workspace: ws}, []byte(`{"path":"w.txt","content":"one\nTWO\n"}`))
+	require.NoError(t, err)
+	require.Contains(t, res.Content, "unchanged")
+}
