@@ -259,16 +259,20 @@ func (e *env) checkSession(id string) []conversation.Message {
 	require.NoError(e.t, err)
 	require.NotContains(e.t, string(raw), e.apiKey, "the model API key leaked into workflow history")
 	// Payloads are base64 in protojson; check the decoded form too.
-	require.False(e.t, bytes.Contains(decodedPayloads(e.t, id), []byte(e.apiKey)), "API key in a payload")
+	require.False(e.t, bytes.Contains(decodedPayloads(h), []byte(e.apiKey)), "API key in a payload")
 	return msgs
 }
 
-func decodedPayloads(t *testing.T, id string) []byte {
+var payloadData = regexp.MustCompile(`"data":"([^"]+)"`)
+
+// decodedPayloads is every event's JSON followed by its base64 payloads
+// decoded, so a secret cannot hide in an encoding.
+func decodedPayloads(h *historypb.History) []byte {
 	var b bytes.Buffer
-	for _, ev := range history(t, id).Events {
+	for _, ev := range h.Events {
 		raw, _ := protojson.Marshal(ev)
 		b.Write(raw)
-		for _, m := range regexp.MustCompile(`"data":"([^"]+)"`).FindAllSubmatch(raw, -1) {
+		for _, m := range payloadData.FindAllSubmatch(raw, -1) {
 			if d, err := decodeB64(string(m[1])); err == nil {
 				b.Write(d)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -291,15 +292,9 @@ func (s *session) setPhase(ctx workflow.Context, phase string) {
 }
 
 func (s *session) status() Status {
-	n := 0
-	for _, c := range s.batch {
-		if c.state == stateWaiting {
-			n++
-		}
-	}
 	return Status{
 		Phase: s.phase, Turn: s.turn, MaxTurns: s.maxTurns, Model: s.model, Usage: s.usage,
-		PendingApprovals: n, LastError: s.lastErr, Rejected: s.rejected,
+		PendingApprovals: len(s.pending()), LastError: s.lastErr, Rejected: s.rejected,
 	}
 }
 
@@ -326,10 +321,8 @@ func truncate(s string, n int) string {
 		return s
 	}
 	cut := n
-	for cut > 0 && !utf8Start(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "…"
 }
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
