@@ -41,6 +41,9 @@ type Env struct {
 	// progress note (e.g. the last lines of output); the activity passes it
 	// to Temporal so cancellation is delivered and the UI shows progress.
 	Heartbeat func(progress string)
+	// AllowNetwork lets sandboxed commands reach the network; the session
+	// decides (SessionInput.Network), the default is no network.
+	AllowNetwork bool
 }
 
 // Tool is one built-in tool.
