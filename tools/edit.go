@@ -59,6 +59,7 @@ func (*Edit) Spec() Spec {
 }`),
 		ReadOnly:       false,
 		TimeoutSeconds: 60,
+		EditsFiles:     true,
 	}
 }
 
@@ -130,7 +131,11 @@ func (*Edit) Run(ctx context.Context, env Env, args json.RawMessage) (Result, er
 	fi, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && p.OldString == "":
-		return editCreate(p, abs)
+		res, err := editCreate(p, abs)
+		if err == nil && !res.IsError {
+			res.Files = []FileVersion{env.Workspace.version(abs, []byte(p.NewString))}
+		}
+		return res, err
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 		return notFound(p.Path, abs), nil
 	case err != nil:
@@ -150,6 +155,9 @@ func (*Edit) Run(ctx context.Context, env Env, args json.RawMessage) (Result, er
 	if bytes.IndexByte(raw[:min(len(raw), readSniffBytes)], 0) >= 0 {
 		return Errorf("cannot edit %s: binary file", p.Path), nil
 	}
+	if msg := env.staleCheck(p.Path, abs, raw); msg != "" {
+		return Errorf("%s", msg), nil
+	}
 	res, after, ok := editContent(string(raw), p)
 	if !ok {
 		return res, nil
@@ -160,6 +168,7 @@ func (*Edit) Run(ctx context.Context, env Env, args json.RawMessage) (Result, er
 		}
 		return Result{}, err
 	}
+	res.Files = []FileVersion{env.Workspace.version(abs, []byte(after))}
 	return res, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 )
 
 // PatchName is the name the model calls the apply_patch tool by.
@@ -43,6 +44,7 @@ func (*ApplyPatch) Spec() Spec {
 }`),
 		ReadOnly:       false,
 		TimeoutSeconds: 60,
+		EditsFiles:     true,
 	}
 }
 
@@ -66,10 +68,44 @@ func (*ApplyPatch) Run(ctx context.Context, env Env, args json.RawMessage) (Resu
 	if err != nil {
 		return patchFailure(err)
 	}
+	if msg := plan.staleCheck(env); msg != "" {
+		return Errorf("%s", msg), nil
+	}
 	if err := plan.Apply(ctx); err != nil {
 		return patchFailure(err)
 	}
-	return Result{Content: plan.Summary()}, nil
+	return Result{Content: plan.Summary(), Files: plan.versions(env.Workspace)}, nil
+}
+
+// staleCheck runs the stale-write guard on every existing file the patch
+// changes, before anything is written, and names all the stale ones so
+// one re-read fixes the call.
+func (pl *PatchPlan) staleCheck(env Env) string {
+	var msgs []string
+	for _, t := range pl.targets {
+		if !t.orig.exists || t.orig.dir || !t.changed() {
+			continue
+		}
+		if msg := env.staleCheck(t.display, t.abs, t.orig.data); msg != "" {
+			msgs = append(msgs, msg)
+		}
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// versions are the files as the applied plan left them.
+func (pl *PatchPlan) versions(ws *Workspace) []FileVersion {
+	var out []FileVersion
+	for _, t := range pl.targets {
+		switch {
+		case !t.changed():
+		case t.final.exists:
+			out = append(out, ws.version(t.abs, t.final.data))
+		default:
+			out = append(out, FileVersion{Path: ws.rel(t.abs)})
+		}
+	}
+	return out
 }
 
 // patchFailure turns an error the model can act on into an error result

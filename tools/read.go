@@ -3,7 +3,9 @@ package tools
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,7 +111,19 @@ func (*Read) Run(ctx context.Context, env Env, args json.RawMessage) (Result, er
 		return Result{}, fmt.Errorf("open file %s: %w", abs, err)
 	}
 	defer f.Close()
-	return readLines(ctx, f, p, fi.Size())
+	// The whole file goes through the hash, the window through readLines:
+	// the stale-write guard needs the version of the file the model saw,
+	// from the same pass, not a second read that may see a later one.
+	h := sha256.New()
+	tee := io.TeeReader(f, h)
+	res, err := readLines(ctx, tee, p, fi.Size())
+	if err != nil {
+		return res, err
+	}
+	if _, err := io.Copy(io.Discard, tee); err == nil {
+		res.Files = []FileVersion{{Path: env.Workspace.rel(abs), SHA256: hex.EncodeToString(h.Sum(nil))}}
+	}
+	return res, nil
 }
 
 // readLines streams the file line by line, so a huge file costs only the

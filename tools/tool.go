@@ -24,6 +24,35 @@ type Spec struct {
 	// TimeoutSeconds bounds one run; the activity's start-to-close timeout
 	// is derived from it.
 	TimeoutSeconds int `json:"timeout_seconds"`
+	// EditsFiles marks tools that change files by path (write, edit,
+	// apply_patch): the session hands them the stale-write guard's hashes.
+	EditsFiles bool `json:"edits_files,omitempty"`
+	// Concurrency is how the tool's calls share a batch with others:
+	// ConcurrencyShared or ConcurrencyExclusive. Empty means shared for a
+	// read-only tool and exclusive otherwise, which is also how specs
+	// recorded before the field existed read.
+	Concurrency string `json:"concurrency,omitempty"`
+}
+
+// Concurrency classes. A shared call runs beside other shared calls; an
+// exclusive call is a barrier: it waits for every call before it and holds
+// back every call after it. Calls whose paths are known (CallPaths) are
+// refined: they conflict only with calls touching the same paths.
+const (
+	ConcurrencyShared    = "shared"
+	ConcurrencyExclusive = "exclusive"
+)
+
+// ConcurrencyClass is the spec's class, defaulted from ReadOnly.
+func (s Spec) ConcurrencyClass() string {
+	switch {
+	case s.Concurrency != "":
+		return s.Concurrency
+	case s.ReadOnly:
+		return ConcurrencyShared
+	default:
+		return ConcurrencyExclusive
+	}
 }
 
 // Result is what a tool returns. IsError marks a failure the model can act
@@ -31,6 +60,10 @@ type Spec struct {
 type Result struct {
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
+	// Files are the versions of the files this call read or left behind
+	// (see FileVersion); the session records them for the stale-write
+	// guard. Never sent to the model.
+	Files []FileVersion `json:"files,omitempty"`
 }
 
 // Env is what a running tool needs from its caller.
@@ -44,6 +77,13 @@ type Env struct {
 	// AllowNetwork lets sandboxed commands reach the network; the session
 	// decides (SessionInput.Network), the default is no network.
 	AllowNetwork bool
+	// GuardWrites turns on the stale-write guard: write, edit and
+	// apply_patch change an existing file only when Seen holds its current
+	// hash. Off for sessions recorded before the guard existed.
+	GuardWrites bool
+	// Seen maps a path (relative to the working directory) to the hash of
+	// the content this session last read or wrote there.
+	Seen map[string]string
 }
 
 // Tool is one built-in tool.

@@ -52,6 +52,7 @@ func (*Write) Spec() Spec {
 }`),
 		ReadOnly:       false,
 		TimeoutSeconds: 60,
+		EditsFiles:     true,
 	}
 }
 
@@ -100,6 +101,9 @@ func (*Write) Run(ctx context.Context, env Env, args json.RawMessage) (Result, e
 		if err != nil {
 			return Result{}, fmt.Errorf("read file %s: %w", abs, err)
 		}
+		if msg := env.staleCheck(p.Path, abs, raw); msg != "" {
+			return Errorf("%s", msg), nil
+		}
 		before = string(raw)
 	}
 	content := keepFileConventions(before, p.Content)
@@ -122,7 +126,7 @@ func (*Write) Run(ctx context.Context, env Env, args json.RawMessage) (Result, e
 			msg += "\n" + diff
 		}
 	}
-	return Result{Content: msg}, nil
+	return Result{Content: msg, Files: []FileVersion{env.Workspace.version(abs, []byte(content))}}, nil
 }
 
 // keepFileConventions gives new content the line endings and BOM of the

@@ -1,0 +1,70 @@
+package tools
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+)
+
+// FileVersion is the content hash of one file as a tool saw or left it.
+// Tools report them in Result.Files; the session keeps the latest per path
+// in workflow state (so it survives worker restarts and continue-as-new)
+// and hands them back to the tools that change files, which refuse to
+// overwrite a file the model has not seen as it is now.
+type FileVersion struct {
+	// Path is relative to the session's working directory, slash-separated.
+	Path string `json:"path"`
+	// SHA256 is the hex digest of the whole content; empty when the tool
+	// deleted the file.
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// hashBytes is the digest FileVersion records.
+func hashBytes(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// hashFile digests a file in a streaming pass, so reading a window of a
+// huge file does not load all of it.
+func hashFile(abs string) (string, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// version is the FileVersion of content at abs.
+func (w *Workspace) version(abs string, content []byte) FileVersion {
+	return FileVersion{Path: w.rel(abs), SHA256: hashBytes(content)}
+}
+
+// staleCheck is the stale-write guard, as OpenCode and Crush have it: a
+// tool may change an existing file only if this session read it (or wrote
+// it) and it has not changed on disk since. Without it a model overwrites
+// a person's edit, or a formatter's, with its own older picture of the
+// file. It returns the message for the model, or "" when the change may go
+// ahead. current is the file's content now; display is the path as the
+// model named it.
+func (env Env) staleCheck(display, abs string, current []byte) string {
+	if !env.GuardWrites {
+		return ""
+	}
+	key := env.Workspace.rel(abs)
+	seen, ok := env.Seen[key]
+	switch {
+	case !ok:
+		return fmt.Sprintf("%s has not been read in this session: read it first (the read tool), so the change is made to what the file holds now. Nothing was written.", display)
+	case seen != hashBytes(current):
+		return fmt.Sprintf("%s has changed on disk since this session last read it (a command, another tool or a person changed it): read it again and redo the change on its current content. Nothing was written.", display)
+	}
+	return ""
+}
