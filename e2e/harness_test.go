@@ -13,10 +13,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -35,6 +37,7 @@ import (
 
 var (
 	temporalAddr  string
+	uiURL         string // the devserver's Web UI, for the browser test
 	devserverPath string
 	binDir        string
 	tc            client.Client
@@ -75,7 +78,14 @@ func mainRun(m *testing.M) int {
 	}
 
 	devserverPath = devserver
-	srv := exec.Command(devserver, "--memory", "--port", "0", "--ui-port", "0")
+	// The Web UI is for the browser test. The devserver reads --ui-port 0
+	// as "no UI", so pick a free port here.
+	uiPort, err := freeLoopbackPort()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: free port for the UI:", err)
+		return 1
+	}
+	srv := exec.Command(devserver, "--memory", "--port", "0", "--ui-port", strconv.Itoa(uiPort))
 	stdout, _ := srv.StdoutPipe()
 	srv.Stderr = io.Discard
 	if err := srv.Start(); err != nil {
@@ -86,18 +96,19 @@ func mainRun(m *testing.M) int {
 		_ = srv.Process.Signal(os.Interrupt)
 		_ = srv.Wait()
 	}()
-	ready := make(chan string, 1)
+	ready := make(chan []string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
-		re := regexp.MustCompile(`devserver ready: temporal=(\S+)`)
+		re := regexp.MustCompile(`devserver ready: temporal=(\S+) ui=(\S+)`)
 		for sc.Scan() {
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				ready <- m[1]
+				ready <- m
 			}
 		}
 	}()
 	select {
-	case temporalAddr = <-ready:
+	case m := <-ready:
+		temporalAddr, uiURL = m[1], m[2]
 	case <-time.After(90 * time.Second):
 		fmt.Fprintln(os.Stderr, "e2e: devserver not ready after 90s")
 		return 1
@@ -288,6 +299,16 @@ func resultFor(msgs []conversation.Message, callID string) *conversation.ToolRes
 		}
 	}
 	return nil
+}
+
+// freeLoopbackPort asks the kernel for a free port, outside any test.
+func freeLoopbackPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func randHex(n int) string {

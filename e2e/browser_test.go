@@ -1,0 +1,236 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	sm "github.com/longrun/longrun/scriptedmodel"
+	"github.com/longrun/longrun/workflows"
+)
+
+// browserTimeout bounds each wait for the UI. The UI is a SvelteKit app that
+// fetches everything after the page loads, on two cores shared with the
+// server, the worker and other tests: generous, but a hang still fails.
+const browserTimeout = 90 * time.Second
+
+// What a person sees in the real Web UI, driven by headless Chromium: the
+// activity summaries in the event history, the current details naming the
+// waiting call with the command that approves it, and the workflow list
+// filtered by our search attributes. Screenshots are kept as artifacts.
+func TestBrowserUIShowsSessionWaitingForApproval(t *testing.T) {
+	t.Parallel()
+	chromium := findChromium()
+	if chromium == "" {
+		t.Skip("chromium not found (set LONGRUN_CHROMIUM or `apt-get install chromium`; .ci/run installs it)")
+	}
+	if !strings.HasPrefix(uiURL, "http") {
+		t.Skipf("the devserver runs without its Web UI (ui=%q)", uiURL)
+	}
+
+	e := newEnv(t,
+		sm.Tools(sm.Call{ID: "c_ls", Name: "list", Arguments: `{"path": "."}`}),
+		sm.Tools(sm.Call{ID: "c_sh", Name: "shell", Arguments: `{"command": "go test ./..."}`}),
+		sm.Text("ok"),
+	)
+	// Through the starter, so the session has the static summary and
+	// details a person starting it by hand gets.
+	id := "e2e-browser-" + randHex(4)
+	out, err := e.starter("start", "--id", id, "run the tests")
+	require.NoError(t, err, out)
+	waitPending(t, id, 1)
+	desc, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+	require.NoError(t, err)
+	runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	base := fmt.Sprintf("%s/namespaces/default/workflows", uiURL)
+	art := artifactDir(t)
+
+	ctx := newBrowser(t, chromium)
+
+	// The event history: each scheduled activity shows its summary.
+	b := page{t: t, ctx: ctx, art: art}
+	b.open(fmt.Sprintf("%s/%s/%s/history", base, url.PathEscape(id), runID))
+	b.waitBodyText("model: default model (turn 1)", "list: .", "model: scripted-test (turn 2)")
+	b.screenshot("history")
+
+	// The current details: markdown rendered by the UI in a same-origin
+	// iframe, fetched with the __temporal_workflow_metadata query.
+	b.open(fmt.Sprintf("%s/%s/%s/user-metadata", base, url.PathEscape(id), runID))
+	b.waitFrameText("#user-metadata-summary", "run the tests")
+	b.waitFrameText("#user-metadata-current-details",
+		"waiting-approval",
+		"c_sh",
+		`temporal workflow signal --workflow-id `+id+` --name approval --input '{"call_id":"c_sh","decision":"approve"}'`,
+	)
+	b.screenshot("current-details")
+
+	// The list, filtered by the search attributes a person would use to
+	// find "sessions waiting for me".
+	waiting := `LongrunPhase="waiting-approval" AND LongrunPendingApprovals > 0`
+	b.open(base + "?query=" + url.QueryEscape(waiting))
+	b.waitRowFor(id)
+	b.screenshot("list-waiting")
+
+	// And the filter really filters: the same session is not "done".
+	b.open(base + "?query=" + url.QueryEscape(`LongrunPhase="done" AND WorkflowId="`+id+`"`))
+	b.waitBodyText("No Workflows Found")
+
+	out, err = e.starter("approve", id)
+	require.NoError(t, err, out)
+	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
+	e.checkSession(id)
+}
+
+// findChromium is LONGRUN_CHROMIUM, else Debian's chromium.
+func findChromium() string {
+	if p := os.Getenv("LONGRUN_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// artifactDir is where screenshots go: LONGRUN_ARTIFACTS, else
+// e2e/artifacts (git-ignored), so CI can keep them and a person can look.
+func artifactDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("LONGRUN_ARTIFACTS")
+	if dir == "" {
+		dir = "artifacts"
+	}
+	dir, err := filepath.Abs(filepath.Join(dir, t.Name()))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+// newBrowser starts headless Chromium for one test. The flags matter here:
+// as root it needs --no-sandbox, and with no network it hangs at start on
+// first-run, sync, component updates and QUIC probes unless they are off.
+// A fresh profile keeps runs independent.
+func newBrowser(t *testing.T, chromium string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelTab()
+		cancelAlloc()
+	})
+	// Start the browser on the long-lived context: chromedp ties the
+	// browser's life to the context of the first action, so starting it
+	// under a per-step timeout would close it when that step returns.
+	require.NoError(t, chromedp.Do(ctx), "start %s", chromium)
+	return ctx
+}
+
+// page drives one browser tab and fails the test with what the page showed
+// when an expectation is not met.
+type page struct {
+	t   *testing.T
+	ctx context.Context
+	art string
+}
+
+func (p page) open(u string) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, browserTimeout)
+	defer cancel()
+	require.NoError(p.t, chromedp.Do(ctx, chromedp.Navigate(u)), "open %s", u)
+}
+
+// poll waits for the JavaScript predicate, checked twice a second (not on
+// every animation frame: the cores are shared), and on timeout fails with
+// the page's text.
+func (p page) poll(what, predicate string) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, browserTimeout+10*time.Second)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](predicate,
+		chromedp.WithPollingInterval(500*time.Millisecond),
+		chromedp.WithPollingTimeout(browserTimeout)))
+	if err != nil {
+		p.screenshot("failed")
+		text, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+		p.t.Fatalf("waiting for %s: %v\npage text:\n%s", what, err, cut(text, 4000))
+	}
+}
+
+// waitBodyText waits until the page's visible text has every want.
+func (p page) waitBodyText(want ...string) {
+	p.t.Helper()
+	p.poll(fmt.Sprintf("page text %q", want),
+		fmt.Sprintf(`%s.every(w => document.body && document.body.innerText.includes(w))`, jsString(want)))
+}
+
+// waitFrameText waits until the iframe sel shows every want; the UI renders
+// markdown (summaries, details) in same-origin iframes.
+func (p page) waitFrameText(sel string, want ...string) {
+	p.t.Helper()
+	p.poll(fmt.Sprintf("%s to show %q", sel, want), fmt.Sprintf(`(() => {
+		const f = document.querySelector(%s);
+		const d = f && f.contentDocument;
+		return !!(d && d.body) && %s.every(w => d.body.innerText.includes(w));
+	})()`, jsString(sel), jsString(want)))
+}
+
+// waitRowFor waits for a row of the workflow list that links to session id.
+func (p page) waitRowFor(id string) {
+	p.t.Helper()
+	p.poll("a list row for "+id, fmt.Sprintf(`[...document.querySelectorAll('tr[data-testid="workflows-summary-configurable-table-row"]')]
+		.some(r => r.innerText.includes(%s))`, jsString(id)))
+}
+
+// screenshot saves the whole page as NAME.png in the artifact directory.
+func (p page) screenshot(name string) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, browserTimeout)
+	defer cancel()
+	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		p.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	path := filepath.Join(p.art, name+".png")
+	require.NoError(p.t, os.WriteFile(path, buf, 0o644))
+	p.t.Logf("screenshot: %s", path)
+}
+
+// jsString is v as a JavaScript literal (JSON is valid JavaScript).
+func jsString(v any) string {
+	b, _ := json.Marshal(v) // strings and string slices always encode
+	return string(b)
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
