@@ -49,6 +49,8 @@ type ShellConfig struct {
 	// SecretPatterns are glob patterns (path.Match syntax, case-insensitive)
 	// of environment variable names withheld from commands.
 	SecretPatterns []string
+	// Sandbox says whether commands run inside bubblewrap; empty is auto.
+	Sandbox SandboxMode
 }
 
 // DefaultShellConfig returns the defaults: long enough for a test suite,
@@ -59,6 +61,7 @@ func DefaultShellConfig() ShellConfig {
 		MaxTimeout:     10 * time.Minute,
 		OutputLimit:    30000,
 		SecretPatterns: []string{"*_KEY", "*_TOKEN", "*_SECRET", "*PASSWORD*"},
+		Sandbox:        SandboxAuto,
 	}
 }
 
@@ -73,6 +76,11 @@ type ShellParams struct {
 // needs approval and runs at most once.
 type Shell struct {
 	cfg ShellConfig
+	// probe replaces the machine's sandbox probe in tests.
+	probe func() sandboxProbe
+	// onStart, when set (tests), is told the process group each command
+	// runs in, so a test can check by pgid that none of it survives.
+	onStart func(pgid int)
 }
 
 // NewShell returns the shell tool; zero fields of cfg take their defaults.
@@ -146,26 +154,59 @@ func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 	if ctx.Err() != nil {
 		return Errorf("[cancelled before start]"), nil
 	}
+	sb, err := s.sandbox()
+	if err != nil {
+		return Result{}, fmt.Errorf("tool shell: %w", err)
+	}
 
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return Result{}, fmt.Errorf("create output pipe: %w", err)
 	}
 	defer pr.Close()
-	cmd := exec.Command("bash", "-c", p.Command)
-	cmd.Dir = dir
+	argv := []string{"bash", "-c", p.Command}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = s.environ()
+	var infoR, infoW *os.File
+	if sb != nil {
+		if infoR, infoW, err = os.Pipe(); err != nil {
+			pw.Close()
+			return Result{}, fmt.Errorf("create sandbox info pipe: %w", err)
+		}
+		defer infoR.Close()
+		cmd = exec.Command(sb.bwrap, sb.args(env.Workspace.Root(), dir, env.AllowNetwork, 3, argv)...)
+		cmd.ExtraFiles = []*os.File{infoW} // fd 3
+		cmd.Env = s.environ(sb.env()...)
+	}
+	cmd.Dir = dir
 	cmd.Stdin = nil // the null device
 	cmd.Stdout = pw
 	cmd.Stderr = pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		pw.Close()
-		return Errorf("cannot start bash: %v", err), nil
-	}
+	err = cmd.Start()
 	pw.Close() // the children hold the write end now
+	if infoW != nil {
+		infoW.Close()
+	}
+	if err != nil {
+		return Errorf("cannot start %s: %v", cmd.Args[0], err), nil
+	}
 	pgid := cmd.Process.Pid
+	if sb != nil {
+		// bwrap --new-session puts its init and the command in a new
+		// session, so signals go to that group and not to bwrap itself:
+		// bwrap dies on SIGTERM, and its death would SIGKILL the command
+		// (--die-with-parent) before it had its grace period. If the pid
+		// cannot be read, bwrap failed to set up; its group is the
+		// fallback and its message is in the output.
+		if child, err := readChildPID(infoR); err == nil {
+			pgid = child
+		}
+	}
+	if s.onStart != nil {
+		s.onStart(pgid)
+	}
 
 	out := newCappedBuffer(s.cfg.OutputLimit)
 	// The full output goes to a file too, kept only when the model's copy
@@ -255,14 +296,17 @@ loop:
 		}
 		res = Errorf("%s[killed by %s after timeout %s]", content, sig, timeout)
 	default:
-		res = Result{Content: content + footer(waitErr, elapsed)}
+		res = Result{Content: content + footer(waitErr, elapsed, sb != nil)}
 		res.IsError = waitErr != nil
 	}
 	return res, nil
 }
 
-// footer describes how the command ended.
-func footer(waitErr error, elapsed time.Duration) string {
+// footer describes how the command ended. In the sandbox, bash is not our
+// child and bwrap reports a death by signal N as exit code 128+N, as bash
+// does for $?; the likely signal is named, with a question mark because an
+// explicit `exit 137` looks the same.
+func footer(waitErr error, elapsed time.Duration, sandboxed bool) string {
 	secs := fmt.Sprintf("%.1fs", elapsed.Seconds())
 	var ee *exec.ExitError
 	switch {
@@ -272,28 +316,47 @@ func footer(waitErr error, elapsed time.Duration) string {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			return fmt.Sprintf("[killed by signal %s, %s]", ws.Signal(), secs)
 		}
-		return fmt.Sprintf("[exit code %d, %s]", ee.ExitCode(), secs)
+		code := ee.ExitCode()
+		if sig := syscall.Signal(code - 128); sandboxed && code > 128 && sig < 65 && !strings.HasPrefix(sig.String(), "signal ") {
+			return fmt.Sprintf("[exit code %d (killed by signal %s?), %s]", code, sig, secs)
+		}
+		return fmt.Sprintf("[exit code %d, %s]", code, secs)
 	}
 	return fmt.Sprintf("[failed: %v, %s]", waitErr, secs)
 }
 
 // environ is the worker's environment without secrets, plus settings that
-// stop programs from waiting on a pager or drawing for a terminal.
-func (s *Shell) environ() []string {
+// stop programs from waiting on a pager or drawing for a terminal, and
+// set (NAME=value), which replace the worker's values.
+func (s *Shell) environ(set ...string) []string {
 	patterns := append(append([]string(nil), s.cfg.SecretPatterns...), alwaysSecret...)
+	set = append([]string{"TERM=dumb", "PAGER=cat", "GIT_PAGER=cat"}, set...)
+	replaced := map[string]bool{}
+	for _, kv := range set {
+		name, _, _ := strings.Cut(kv, "=")
+		replaced[name] = true
+	}
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		switch name {
-		case "TERM", "PAGER", "GIT_PAGER":
-			continue
-		}
-		if isSecret(name, patterns) {
+		if replaced[name] || isSecret(name, patterns) {
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, "TERM=dumb", "PAGER=cat", "GIT_PAGER=cat")
+	return append(env, set...)
+}
+
+// sandbox returns the sandbox commands run in, nil when they run
+// unsandboxed, or an error when the configuration requires a sandbox
+// that cannot run: a command is then refused, not run unconfined.
+func (s *Shell) sandbox() (*sandbox, error) {
+	probe := hostSandbox
+	if s.probe != nil {
+		probe = s.probe
+	}
+	sb, _, err := resolveSandbox(s.cfg.Sandbox, probe())
+	return sb, err
 }
 
 func isSecret(name string, patterns []string) bool {

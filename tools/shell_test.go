@@ -42,8 +42,10 @@ func TestShell(t *testing.T) {
 		{name: "truncation keeps head and tail", args: ShellParams{Command: "echo START; seq 1 5000; echo END"},
 			contains: []string{"START\n1\n", "characters dropped] ...", "5000\nEND\n[full output saved to .longrun/tool-output/shell-"},
 			excludes: []string{"\n2500\n"}},
+		// Unsandboxed bash's wait status says signal; in the sandbox bwrap
+		// reports 128+9 and the footer names the likely signal.
 		{name: "killed by signal", args: ShellParams{Command: "kill -KILL $$"}, isError: true,
-			contains: []string{"[killed by signal killed"}},
+			contains: []string{"killed by signal killed"}},
 		{name: "no trailing newline", args: ShellParams{Command: "printf x"}, contains: []string{"x\n[exit code 0"}},
 	}
 	for _, tt := range tests {
@@ -88,6 +90,102 @@ func childPIDs(t *testing.T, out string) []int {
 	return pids
 }
 
+// shellModes are the sandbox modes the process tests run in: always off,
+// and on when bwrap works here, so process-group handling is checked both
+// with bash as our child and with bash inside bwrap's pid namespace.
+func shellModes(t *testing.T) []SandboxMode {
+	t.Helper()
+	if p := hostSandbox(); p.sb == nil {
+		t.Logf("sandboxed variants skipped: %s", p.why)
+		return []SandboxMode{SandboxOff}
+	}
+	return []SandboxMode{SandboxOff, SandboxOn}
+}
+
+// groupMembers returns the live processes whose process group is pgid.
+func groupMembers(pgid int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, en := range entries {
+		pid, err := strconv.Atoi(en.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + en.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
+		rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
+		f := strings.Fields(rest)
+		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// watchGroup makes sh report the process group of the command it runs and
+// records, by polling /proc, every process seen in that group. The
+// returned function stops watching and gives the group and the processes.
+// Host pids are what count: inside the sandbox a command's $$ is a pid of
+// its own namespace.
+func watchGroup(sh *Shell) func() (int, []int) {
+	var (
+		mu   sync.Mutex
+		pgid int
+		seen = map[int]bool{}
+	)
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	sh.onStart = func(g int) {
+		mu.Lock()
+		pgid = g
+		mu.Unlock()
+		go func() {
+			defer close(done)
+			for {
+				for _, p := range groupMembers(g) {
+					mu.Lock()
+					seen[p] = true
+					mu.Unlock()
+				}
+				select {
+				case <-quit:
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
+			}
+		}()
+	}
+	return func() (int, []int) {
+		close(quit)
+		mu.Lock()
+		started := pgid != 0
+		mu.Unlock()
+		if started {
+			<-done
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		var pids []int
+		for p := range seen {
+			pids = append(pids, p)
+		}
+		return pgid, pids
+	}
+}
+
+// requireGroupGone checks that none of the processes seen in the group
+// survives and that the group itself is empty.
+func requireGroupGone(t *testing.T, pgid int, pids []int) {
+	t.Helper()
+	require.NotZero(t, pgid)
+	requireDead(t, pids)
+	require.Eventually(t, func() bool { return len(groupMembers(pgid)) == 0 },
+		3*time.Second, 20*time.Millisecond, "process group %d still has members", pgid)
+}
+
 func requireDead(t *testing.T, pids []int) {
 	t.Helper()
 	require.NotEmpty(t, pids)
@@ -108,41 +206,72 @@ func TestShellTimeoutKillsGroup(t *testing.T) {
 		command string
 		signal  string
 		maxTime time.Duration
+		procs   int // at least this many processes are seen in the group
 	}{
-		{name: "sleep", command: "echo pid $$; sleep 60", signal: "SIGTERM", maxTime: 3 * time.Second},
-		{name: "background child", command: "sleep 60 & echo pid $!; echo pid $$; sleep 60", signal: "SIGTERM", maxTime: 3 * time.Second},
+		// bash execs the last command, so sleep is the only process.
+		{name: "sleep", command: "echo pid $$; sleep 60", signal: "SIGTERM", maxTime: 3 * time.Second, procs: 1},
+		{name: "background child", command: "sleep 60 & echo pid $!; echo pid $$; sleep 60", signal: "SIGTERM", maxTime: 3 * time.Second, procs: 2},
 		{name: "ignores SIGTERM", command: "trap '' TERM; echo pid $$; sleep 60 & echo pid $!; while :; do sleep 0.1; done",
-			signal: "SIGKILL", maxTime: 5 * time.Second},
+			signal: "SIGKILL", maxTime: 5 * time.Second, procs: 2},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			ws := testWorkspace(t, nil)
-			start := time.Now()
-			res := runTool(t, context.Background(), NewShell(DefaultShellConfig()), Env{Workspace: ws},
-				ShellParams{Command: tt.command, Timeout: 1})
-			require.Less(t, time.Since(start), tt.maxTime)
-			require.True(t, res.IsError)
-			require.Contains(t, res.Content, "[killed by "+tt.signal+" after timeout 1s]")
-			requireDead(t, childPIDs(t, res.Content))
-		})
+	for _, mode := range shellModes(t) {
+		for _, tt := range tests {
+			t.Run(string(mode)+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				ws := testWorkspace(t, nil)
+				sh := NewShell(ShellConfig{Sandbox: mode})
+				watched := watchGroup(sh)
+				start := time.Now()
+				res := runTool(t, context.Background(), sh, Env{Workspace: ws},
+					ShellParams{Command: tt.command, Timeout: 1})
+				require.Less(t, time.Since(start), tt.maxTime)
+				require.True(t, res.IsError)
+				require.Contains(t, res.Content, "[killed by "+tt.signal+" after timeout 1s]")
+				pgid, pids := watched()
+				require.GreaterOrEqual(t, len(pids), tt.procs, "processes seen in group %d", pgid)
+				requireGroupGone(t, pgid, pids)
+				if mode == SandboxOff {
+					requireDead(t, childPIDs(t, res.Content))
+				}
+			})
+		}
 	}
 }
 
 func TestShellBackgroundChildDiesAfterExit(t *testing.T) {
 	t.Parallel()
-	ws := testWorkspace(t, nil)
-	start := time.Now()
-	res := runTool(t, context.Background(), NewShell(DefaultShellConfig()), Env{Workspace: ws},
-		ShellParams{Command: "sleep 60 & echo pid $!; echo started"})
-	require.Less(t, time.Since(start), 3*time.Second)
-	require.False(t, res.IsError, res.Content)
-	require.Contains(t, res.Content, "started\n[exit code 0")
-	requireDead(t, childPIDs(t, res.Content))
+	for _, mode := range shellModes(t) {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			ws := testWorkspace(t, nil)
+			sh := NewShell(ShellConfig{Sandbox: mode})
+			watched := watchGroup(sh)
+			start := time.Now()
+			res := runTool(t, context.Background(), sh, Env{Workspace: ws},
+				ShellParams{Command: "sleep 60 & echo pid $!; sleep 0.2; echo started"})
+			require.Less(t, time.Since(start), 3*time.Second)
+			require.False(t, res.IsError, res.Content)
+			require.Contains(t, res.Content, "started\n[exit code 0")
+			pgid, pids := watched()
+			requireGroupGone(t, pgid, pids)
+			if mode == SandboxOff {
+				requireDead(t, childPIDs(t, res.Content))
+			}
+		})
+	}
 }
 
 func TestShellCancel(t *testing.T) {
 	t.Parallel()
+	for _, mode := range shellModes(t) {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			testShellCancel(t, mode)
+		})
+	}
+}
+
+func testShellCancel(t *testing.T, mode SandboxMode) {
 	ws := testWorkspace(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
@@ -167,12 +296,19 @@ func TestShellCancel(t *testing.T) {
 	start := time.Now()
 	raw, err := json.Marshal(ShellParams{Command: "sleep 60 & echo pid $!; echo pid $$; echo ready; sleep 60"})
 	require.NoError(t, err)
-	res, err := NewShell(DefaultShellConfig()).Run(ctx, env, raw)
+	sh := NewShell(ShellConfig{Sandbox: mode})
+	watched := watchGroup(sh)
+	res, err := sh.Run(ctx, env, raw)
 	require.NoError(t, err)
 	require.Less(t, time.Since(start), 5*time.Second)
 	require.True(t, res.IsError)
 	require.Contains(t, res.Content, "ready\n[cancelled: process group killed]")
-	requireDead(t, childPIDs(t, res.Content))
+	pgid, pids := watched()
+	require.GreaterOrEqual(t, len(pids), 2, "bash and sleep should have been seen in group %d", pgid)
+	requireGroupGone(t, pgid, pids)
+	if mode == SandboxOff {
+		requireDead(t, childPIDs(t, res.Content))
+	}
 }
 
 func TestShellCancelledBeforeStart(t *testing.T) {
@@ -197,16 +333,18 @@ func TestShellSecrets(t *testing.T) {
 	t.Setenv("LONGRUN_VISIBLE", "visible-ok")
 	t.Setenv("PAGER", "less")
 	ws := testWorkspace(t, nil)
-	res := runTool(t, context.Background(), NewShell(DefaultShellConfig()), Env{Workspace: ws},
-		ShellParams{Command: "env"})
-	require.False(t, res.IsError, res.Content)
-	for _, secret := range []string{"tok-123", "sk-456", "tmp-789", "pw-000", "low-111", "PAGER=less"} {
-		require.NotContains(t, res.Content, secret)
+	for _, mode := range shellModes(t) {
+		res := runTool(t, context.Background(), NewShell(ShellConfig{Sandbox: mode}), Env{Workspace: ws},
+			ShellParams{Command: "env"})
+		require.False(t, res.IsError, res.Content)
+		for _, secret := range []string{"tok-123", "sk-456", "tmp-789", "pw-000", "low-111", "PAGER=less"} {
+			require.NotContains(t, res.Content, secret, "sandbox %s", mode)
+		}
+		require.Contains(t, res.Content, "LONGRUN_VISIBLE=visible-ok", "sandbox %s", mode)
 	}
-	require.Contains(t, res.Content, "LONGRUN_VISIBLE=visible-ok")
 
 	// A configuration without patterns still withholds the worker's own keys.
-	res = runTool(t, context.Background(), NewShell(ShellConfig{SecretPatterns: []string{}}), Env{Workspace: ws},
+	res := runTool(t, context.Background(), NewShell(ShellConfig{SecretPatterns: []string{}}), Env{Workspace: ws},
 		ShellParams{Command: "env"})
 	require.Contains(t, res.Content, "tok-123")
 	require.NotContains(t, res.Content, "sk-456")
