@@ -85,6 +85,10 @@ func commands() []command {
 		{"interrupt", "interrupt SESSION", "stop the current turn; unfinished calls get interrupted results", (*app).cmdInterrupt},
 		{"cancel", "cancel SESSION", "cancel a session (pending calls get cancelled results)", (*app).cmdCancel},
 		{"result", "result SESSION", "wait for a session to end and print its result", (*app).cmdResult},
+		{"list", "list [--waiting] [--running] [--phase P] [--query Q] [--limit N] [--quiet]", "list sessions with phase, turns and pending approvals (search attributes)", (*app).cmdList},
+		{"show", "show SESSION [--messages N]", "show a session: status, usage and its last messages", (*app).cmdShow},
+		{"history", "history SESSION [--json]", "print the session's Temporal event history (--json: protojson, replayable)", (*app).cmdHistory},
+		{"completion", "completion bash|zsh", "print a shell completion script", (*app).cmdCompletion},
 	}
 }
 
@@ -251,7 +255,14 @@ Run '%s COMMAND -h' for a command's flags. Put "--" before text that starts with
 }
 
 func (a *app) commandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "Usage: %s %s\n\n%s.\n\nFlags:\n", progName, cmd.synopsis, cmd.summary)
+	fmt.Fprintf(w, "Usage: %s %s\n\n%s.\n", progName, cmd.synopsis, cmd.summary)
+	if ex := examples[cmd.name]; len(ex) > 0 {
+		fmt.Fprintf(w, "\nExamples:\n")
+		for _, e := range ex {
+			fmt.Fprintf(w, "  %s %s\n", progName, e)
+		}
+	}
+	fmt.Fprintf(w, "\nFlags:\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)

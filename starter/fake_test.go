@@ -9,6 +9,7 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -29,6 +30,10 @@ type fakeClient struct {
 	result    func(valuePtr any) error
 	describes int
 	startErr  error
+
+	list   func(*workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
+	lists  []*workflowservice.ListWorkflowExecutionsRequest
+	events []*historypb.HistoryEvent
 }
 
 type startCall struct {
@@ -121,8 +126,30 @@ func (f *fakeClient) DescribeWorkflowExecution(_ context.Context, id, _ string) 
 	}, nil
 }
 
-func (f *fakeClient) ListWorkflow(context.Context, *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
-	return &workflowservice.ListWorkflowExecutionsResponse{}, nil
+// ListWorkflow records each request and answers pages from f.list (none:
+// an empty page).
+func (f *fakeClient) ListWorkflow(_ context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lists = append(f.lists, req)
+	if f.list == nil {
+		return &workflowservice.ListWorkflowExecutionsResponse{}, nil
+	}
+	return f.list(req)
+}
+
+// GetWorkflowHistory iterates over f.events.
+func (f *fakeClient) GetWorkflowHistory(context.Context, string, string, bool, enumspb.HistoryEventFilterType) client.HistoryEventIterator {
+	return &fakeHistory{events: f.events}
+}
+
+type fakeHistory struct{ events []*historypb.HistoryEvent }
+
+func (h *fakeHistory) HasNext() bool { return len(h.events) > 0 }
+func (h *fakeHistory) Next() (*historypb.HistoryEvent, error) {
+	ev := h.events[0]
+	h.events = h.events[1:]
+	return ev, nil
 }
 
 func (f *fakeClient) Close() {}

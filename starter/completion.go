@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// noSessionArg lists the commands whose first argument is not a session id,
+// so completion offers no ids after them.
+var noSessionArg = map[string]bool{"start": true, "list": true, "completion": true}
+
+func (a *app) cmdCompletion(_ context.Context, fs *flag.FlagSet, args []string) error {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("name one shell: bash or zsh")
+	}
+	switch pos[0] {
+	case "bash":
+		return a.writeCompletion(a.stdout, false)
+	case "zsh":
+		return a.writeCompletion(a.stdout, true)
+	default:
+		return usagef("unknown shell %q (have: bash, zsh)", pos[0])
+	}
+}
+
+// commandFlags is every flag a command accepts, found by asking the command
+// itself for --help: each command defines its flags before parsing, so the
+// completion can never drift from the flags that really exist.
+func (a *app) commandFlags(c command) (names []string, takesValue map[string]bool) {
+	quiet := &app{stdout: io.Discard, stderr: io.Discard, getenv: a.getenv, dial: a.dial, cfg: a.cfg}
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	quiet.globalFlags(fs)
+	// The answer is flag.ErrHelp; the flags are defined by then.
+	_ = c.run(quiet, context.Background(), fs, []string{"--help"})
+	takesValue = map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) {
+		names = append(names, "--"+f.Name)
+		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !bf.IsBoolFlag() {
+			takesValue["--"+f.Name] = true
+		}
+	})
+	sort.Strings(names)
+	return names, takesValue
+}
+
+// writeCompletion prints a bash completion script (zsh runs it through
+// bashcompinit). Session ids are completed from `list --quiet --running`,
+// so they come from the same server and environment the command will use.
+func (a *app) writeCompletion(w io.Writer, zsh bool) error {
+	var b strings.Builder
+	fn := "_" + strings.NewReplacer("-", "_", ".", "_").Replace(progName) + "_complete"
+	if zsh {
+		b.WriteString("autoload -U +X bashcompinit && bashcompinit\n")
+	}
+	fmt.Fprintf(&b, "# %s completion; load with: source <(%s completion %s)\n", progName, progName, map[bool]string{false: "bash", true: "zsh"}[zsh])
+	fmt.Fprintf(&b, "%s() {\n", fn)
+	b.WriteString("  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\" cmd=\"\" i npos=0\n")
+
+	var cmdNames []string
+	valueFlags := map[string]bool{}
+	globalNames, globalValues := a.globalFlagNames()
+	for f := range globalValues {
+		valueFlags[f] = true
+	}
+	type entry struct {
+		name, flags string
+		session     bool
+	}
+	var entries []entry
+	for _, c := range commands() {
+		cmdNames = append(cmdNames, c.name)
+		names, values := a.commandFlags(c)
+		for f := range values {
+			valueFlags[f] = true
+		}
+		entries = append(entries, entry{c.name, strings.Join(names, " "), !noSessionArg[c.name]})
+	}
+	cmdNames = append(cmdNames, "help")
+	var vf []string
+	for f := range valueFlags {
+		vf = append(vf, f)
+	}
+	sort.Strings(vf)
+
+	// Find the command word, skipping flags and the values they take.
+	fmt.Fprintf(&b, "  for ((i=1; i<COMP_CWORD; i++)); do\n")
+	fmt.Fprintf(&b, "    case \"${COMP_WORDS[i]}\" in\n")
+	fmt.Fprintf(&b, "      %s) ((i++)) ;;\n", strings.Join(vf, "|"))
+	fmt.Fprintf(&b, "      -*) ;;\n")
+	fmt.Fprintf(&b, "      *) if [[ -z $cmd ]]; then cmd=\"${COMP_WORDS[i]}\"; else ((npos++)); fi ;;\n")
+	fmt.Fprintf(&b, "    esac\n  done\n")
+	fmt.Fprintf(&b, "  case \"$prev\" in\n    %s) COMPREPLY=(); return ;;\n  esac\n", strings.Join(vf, "|"))
+	fmt.Fprintf(&b, "  if [[ -z $cmd ]]; then\n")
+	fmt.Fprintf(&b, "    COMPREPLY=($(compgen -W %q -- \"$cur\")); return\n  fi\n", strings.Join(cmdNames, " ")+" "+strings.Join(globalNames, " "))
+	fmt.Fprintf(&b, "  local flags=\"\" session=0\n  case \"$cmd\" in\n")
+	for _, e := range entries {
+		s := 0
+		if e.session {
+			s = 1
+		}
+		fmt.Fprintf(&b, "    %s) flags=%q; session=%d ;;\n", e.name, e.flags, s)
+	}
+	fmt.Fprintf(&b, "  esac\n")
+	fmt.Fprintf(&b, "  if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$flags\" -- \"$cur\")); return; fi\n")
+	fmt.Fprintf(&b, "  if [[ $cmd == completion ]]; then COMPREPLY=($(compgen -W \"bash zsh\" -- \"$cur\")); return; fi\n")
+	fmt.Fprintf(&b, "  if [[ $session == 1 && $npos == 0 ]]; then\n")
+	fmt.Fprintf(&b, "    COMPREPLY=($(compgen -W \"$(\"${COMP_WORDS[0]}\" list --quiet --running 2>/dev/null)\" -- \"$cur\"))\n")
+	fmt.Fprintf(&b, "  fi\n}\n")
+	fmt.Fprintf(&b, "complete -F %s %s\n", fn, progName)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (a *app) globalFlagNames() (names []string, takesValue map[string]bool) {
+	fs := flag.NewFlagSet("global", flag.ContinueOnError)
+	cfg := a.cfg
+	(&app{cfg: cfg}).globalFlags(fs)
+	takesValue = map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) {
+		names = append(names, "--"+f.Name)
+		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !bf.IsBoolFlag() {
+			takesValue["--"+f.Name] = true
+		}
+	})
+	return names, takesValue
+}

@@ -1,0 +1,35 @@
+package main
+
+// examples are shown by `COMMAND --help`, one command line each, without
+// the program name. Every command has some: people learn a CLI from its
+// examples before its flags.
+var examples = map[string][]string{
+	"start": {
+		`start "fix the failing test in tools/"`,
+		`start --profile plan --id review-1 "review the last commit"`,
+		`start --allow 'shell:go test *' --wait "make the tests pass"`,
+		`start --approval none --max-turns 20 "update the docs"   # unattended: asks are denied`,
+	},
+	"send":    {`send session-1 "now run the tests"`, `send session-1 -- "-v is not a flag here"`},
+	"approve": {`approve session-1 call_abc`, `approve session-1 --all`, `approve session-1 call_abc --remember --pattern 'go test *'`},
+	"deny":    {`deny session-1 call_abc --feedback "don't touch go.mod"`, `deny session-1 --all --feedback "stop and explain"`},
+	"pending": {`pending session-1`, `pending --all`, `pending session-1 --json | jq -r '.[].call_id'`},
+	"status":  {`status session-1`, `status session-1 --json`},
+	"conversation": {
+		`conversation session-1`, `conversation session-1 --json | jq '.[-1]'`,
+	},
+	"watch":     {`watch session-1`, `watch session-1 --json   # one JSON event a line`},
+	"interrupt": {`interrupt session-1`},
+	"cancel":    {`cancel session-1`},
+	"result":    {`result session-1`, `result session-1 --json`},
+	"list": {
+		`list`,
+		`list --waiting                      # sessions needing a person`,
+		`list --running --json`,
+		`list --phase waiting-input`,
+		`list --query 'LongrunTokens > 100000'`,
+	},
+	"show":       {`show session-1`, `show session-1 --messages 20`, `show session-1 --json`},
+	"history":    {`history session-1`, `history session-1 --json > session-1.json   # replayable with worker.NewWorkflowReplayer`},
+	"completion": {`completion bash > /etc/bash_completion.d/starter`, `source <(starter completion bash)`, `source <(starter completion zsh)`},
+}
