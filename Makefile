@@ -4,7 +4,7 @@
 BIN      := $(CURDIR)/.longrun-bin
 DEVSERVER := $(BIN)/devserver
 
-.PHONY: all build devserver test demo vet fuzz clean
+.PHONY: all build devserver test demo vet fuzz clean record-histories
 
 # Every parser and matcher has a fuzz target; CI runs each for a bounded time.
 FUZZTIME ?= 10s
@@ -35,6 +35,12 @@ test: devserver vet
 fuzz:
 	@for f in $(FUZZ_TOOLS); do echo "fuzz $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./tools || exit 1; done
 	@for f in $(FUZZ_SHELLCMD); do echo "fuzz $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./shellcmd || exit 1; done
+
+# Re-record the replay corpus from real sessions on the embedded server.
+# Old histories stay: they prove sessions started by earlier code replay.
+record-histories: devserver
+	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_RECORD_HISTORIES=$(CURDIR)/workflows/testdata \
+		go test -count=1 -run 'TestBatchReadsOverlapAndBarrierWaits|TestStaleWriteGuardAcrossWorkerRestart|TestCancelWhileShellRuns' ./e2e
 
 demo: build
 	./scripts/demo.sh

@@ -29,6 +29,12 @@ type ToolRequest struct {
 	// WorkDir is the session's working directory, relative to the worker's
 	// workspace root.
 	WorkDir string `json:"workdir,omitempty"`
+	// GuardWrites and Seen carry the session's stale-write guard to tools
+	// that change files (tools.Env); Seen is only sent to those.
+	GuardWrites bool              `json:"guard_writes,omitempty"`
+	Seen        map[string]string `json:"seen,omitempty"`
+	// AllowNetwork lets a sandboxed command reach the network.
+	AllowNetwork bool `json:"allow_network,omitempty"`
 }
 
 // RunTool runs one tool call in the session's working directory. Failures
@@ -69,7 +75,10 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 		}
 	}()
 	env := tools.Env{
-		Workspace: ws,
+		Workspace:    ws,
+		GuardWrites:  req.GuardWrites,
+		Seen:         req.Seen,
+		AllowNetwork: req.AllowNetwork,
 		Heartbeat: func(p string) {
 			mu.Lock()
 			progress = p

@@ -162,19 +162,35 @@ func (e *env) startWorker() {
 	cmd.Stdout, cmd.Stderr = e.logs, e.logs
 	require.NoError(e.t, cmd.Start())
 	e.worker = cmd
+	logs := e.logs
 	e.t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-		}
+		stopProcess(cmd)
 		if e.t.Failed() {
-			e.t.Logf("worker log:\n%s", e.logs.String())
+			e.t.Logf("worker log:\n%s", logs.String())
 		}
 	})
+}
+
+// stopWorker shuts the current worker process down as an operator would
+// (SIGINT, then SIGKILL after 10 s), so a test can start another.
+func (e *env) stopWorker() {
+	e.t.Helper()
+	stopProcess(e.worker)
+}
+
+func stopProcess(cmd *exec.Cmd) {
+	if cmd.ProcessState != nil {
+		return // already waited for
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
 }
 
 // start starts a session through the SDK client and returns its id.
@@ -252,6 +268,20 @@ func history(t *testing.T, id string) *historypb.History {
 		h.Events = append(h.Events, ev)
 	}
 	return h
+}
+
+// recordHistory saves the session's history as
+// $LONGRUN_RECORD_HISTORIES/name.json when that is set (make
+// record-histories), for the replay corpus in workflows/testdata.
+func recordHistory(t *testing.T, id, name string) {
+	t.Helper()
+	dir := os.Getenv("LONGRUN_RECORD_HISTORIES")
+	if dir == "" {
+		return
+	}
+	raw, err := protojson.MarshalOptions{Indent: "  "}.Marshal(history(t, id))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".json"), raw, 0o644))
 }
 
 // checkSession asserts what must hold for every session: every tool call

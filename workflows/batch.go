@@ -35,6 +35,9 @@ type callState struct {
 	requestedAt time.Time
 	result      *conversation.ToolResult
 	perm        permission.Call // how the permission engine saw it
+	index       int             // its place in the model's call order
+	deps        []int           // the batch plan: calls it waits for
+	queued      bool            // approved (or needing none), waiting for its deps or a pool slot
 }
 
 func (c *callState) finish(r conversation.ToolResult) {
@@ -53,7 +56,7 @@ func (s *session) runBatch(ctx workflow.Context, calls []conversation.ToolCall) 
 	s.batch = make([]*callState, len(calls))
 	now := workflow.Now(ctx)
 	for i, c := range calls {
-		cs := &callState{call: c, requestedAt: now}
+		cs := &callState{call: c, requestedAt: now, index: i}
 		s.batch[i] = cs
 		spec, ok := s.specs[c.Name]
 		switch {
@@ -83,6 +86,15 @@ func (s *session) runBatch(ctx workflow.Context, calls []conversation.ToolCall) 
 				cs.state = stateWaiting
 				cs.why = fmt.Sprintf("%s changes the workspace or runs commands; it needs approval", c.Name)
 			}
+		}
+	}
+	if s.planned {
+		plan := make([]plannedCall, len(s.batch))
+		for i, cs := range s.batch {
+			plan[i] = planFor(cs.spec, cs.call.Name, cs.call.Arguments)
+		}
+		for i, deps := range planBatch(plan) {
+			s.batch[i].deps = deps
 		}
 	}
 	if s.hasWaiting() {
@@ -132,17 +144,7 @@ func (s *session) runCall(ctx workflow.Context, cs *callState) {
 			return
 		}
 		if err != nil {
-			if s.interrupted {
-				cs.finish(conversation.ToolResult{
-					Content: "interrupted by the user before it ran: it did not run. Do not treat it as done; wait for the user's next message.",
-					IsError: true, Reason: conversation.ReasonInterrupted,
-				})
-				return
-			}
-			cs.finish(conversation.ToolResult{
-				Content: "cancelled before it ran: the session was cancelled while this call waited for approval; nothing ran.",
-				IsError: true, Reason: conversation.ReasonCancelledBeforeRun,
-			})
+			cs.finish(s.notRun("waited for approval"))
 			return
 		}
 		if cs.decision.Decision == DecisionDeny {
@@ -153,8 +155,16 @@ func (s *session) runCall(ctx workflow.Context, cs *callState) {
 		cs.state = stateRunning
 		s.afterDecision(ctx)
 	}
+	if err := s.admit(ctx, cs); err != nil {
+		cs.finish(s.notRun("waited for the calls before it"))
+		return
+	}
+	defer s.release(cs)
 	s.lastTool = callSummary(cs.call)
 	res, err := s.execute(ctx, cs)
+	if err == nil {
+		s.recordFiles(res.Files)
+	}
 	switch {
 	case err == nil:
 		r := conversation.ToolResult{Content: res.Content, IsError: res.IsError, Reason: conversation.ReasonRan}
@@ -180,6 +190,87 @@ func (s *session) runCall(ctx workflow.Context, cs *callState) {
 		}
 		cs.finish(conversation.ToolResult{Content: failureText(cs, err), IsError: true, Reason: reason})
 		s.lastErr = fmt.Sprintf("turn %d: %s %s: %s", s.turn, cs.call.Name, cs.call.ID, rootMessage(err))
+	}
+}
+
+// notRun is the synthetic result of a call stopped before it started.
+func (s *session) notRun(waited string) conversation.ToolResult {
+	if s.interrupted {
+		return conversation.ToolResult{
+			Content: "interrupted by the user before it ran: it did not run. Do not treat it as done; wait for the user's next message.",
+			IsError: true, Reason: conversation.ReasonInterrupted,
+		}
+	}
+	return conversation.ToolResult{
+		Content: "cancelled before it ran: the session was cancelled while this call " + waited + "; nothing ran.",
+		IsError: true, Reason: conversation.ReasonCancelledBeforeRun,
+	}
+}
+
+// admit waits until the batch plan lets cs start: every call it depends on
+// is done and the pool has a free slot. Among calls ready at once the
+// model's order goes first. Sessions recorded before the planner start
+// every call at once.
+func (s *session) admit(ctx workflow.Context, cs *callState) error {
+	if !s.planned {
+		return nil
+	}
+	cs.queued = true
+	err := workflow.Await(ctx, func() bool { return s.canStart(cs) })
+	cs.queued = false
+	if err != nil {
+		return err
+	}
+	s.running++
+	return nil
+}
+
+func (s *session) release(*callState) {
+	if s.planned {
+		s.running--
+	}
+}
+
+func (s *session) canStart(cs *callState) bool {
+	if s.running >= s.maxParallel() || !s.depsDone(cs) {
+		return false
+	}
+	for _, o := range s.batch[:cs.index] {
+		if o.queued && s.depsDone(o) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *session) depsDone(cs *callState) bool {
+	for _, d := range cs.deps {
+		if s.batch[d].state != stateDone {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *session) maxParallel() int {
+	if s.in.MaxParallelTools > 0 {
+		return s.in.MaxParallelTools
+	}
+	return DefaultMaxParallelTools
+}
+
+// recordFiles keeps the stale-write guard's record: the latest hash of
+// every file a tool read or wrote, or none for a deleted one.
+func (s *session) recordFiles(files []tools.FileVersion) {
+	for _, f := range files {
+		if s.seen == nil {
+			s.seen = map[string]string{}
+		}
+		if f.SHA256 == "" {
+			delete(s.seen, f.Path)
+		} else {
+			s.seen[f.Path] = f.SHA256
+		}
 	}
 }
 
@@ -227,7 +318,19 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 		},
 		Summary: callSummary(cs.call),
 	})
-	req := activities.ToolRequest{CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir}
+	req := activities.ToolRequest{
+		CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir,
+		AllowNetwork: s.in.Network,
+	}
+	if s.guardWrites && cs.spec.EditsFiles {
+		// The whole record goes along: which files a patch touches is the
+		// tool's to work out. JSON encodes the map in sorted key order, so
+		// the input is the same on every replay.
+		req.GuardWrites, req.Seen = true, make(map[string]string, len(s.seen))
+		for k, v := range s.seen {
+			req.Seen[k] = v
+		}
+	}
 	var res tools.Result
 	err := workflow.ExecuteActivity(actx, a.RunTool, req).Get(ctx, &res)
 	return res, err

@@ -58,7 +58,18 @@ type SessionInput struct {
 	// workspace's .longrun/permissions.json, e.g.
 	// [{"tool": "shell", "pattern": "go test *", "action": "allow"}].
 	Rules []permission.Rule `json:"rules,omitempty"`
+	// MaxParallelTools bounds how many tool calls of one model reply run
+	// at once; 0 = DefaultMaxParallelTools.
+	MaxParallelTools int `json:"max_parallel_tools,omitempty"`
+	// Network lets sandboxed shell commands reach the network; by default
+	// a sandboxed command has none.
+	Network bool `json:"network,omitempty"`
 }
+
+// DefaultMaxParallelTools is the batch pool's size when the input sets
+// none: enough for a model that fans out reads, few enough that a reply of
+// a hundred calls does not flood the worker.
+const DefaultMaxParallelTools = 10
 
 // Approvers a session can have.
 const (

@@ -43,6 +43,11 @@ type session struct {
 
 	engine *permission.Engine // nil: a session recorded before versionPermissions
 
+	planned     bool              // versionBatchPlan: calls run by the batch plan in a bounded pool
+	running     int               // calls of the batch holding a pool slot
+	guardWrites bool              // versionStaleWrite: tools that change files get the guard
+	seen        map[string]string // path -> hash this session last read or wrote (stale-write guard)
+
 	cancelTurn  workflow.CancelFunc // cancels the running turn (interrupt)
 	interrupted bool                // the running turn was interrupted
 }
@@ -66,6 +71,8 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 		return SessionResult{}, err
 	}
 	s.visibility = workflow.GetVersion(ctx, versionVisibility, workflow.DefaultVersion, 1) >= 1
+	s.planned = workflow.GetVersion(ctx, versionBatchPlan, workflow.DefaultVersion, 1) >= 1
+	s.guardWrites = workflow.GetVersion(ctx, versionStaleWrite, workflow.DefaultVersion, 1) >= 1
 	s.setPhase(ctx, PhaseRunning)
 
 	if in.SystemPrompt != "" {
