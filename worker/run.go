@@ -44,6 +44,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	fs.StringVar(&m.Scripted, "scripted-model", "", `serve a scripted model in-process instead of OPENAI_BASE_URL ("demo")`)
 	fs.DurationVar(&m.Tools.Shell.DefaultTimeout, "shell-timeout", m.Tools.Shell.DefaultTimeout, "default shell command timeout")
 	fs.DurationVar(&m.Tools.Shell.MaxTimeout, "shell-max-timeout", m.Tools.Shell.MaxTimeout, "largest shell timeout a call may ask for")
+	sandbox := fs.String("sandbox", or(getenv("LONGRUN_SANDBOX"), string(tools.SandboxAuto)), "run shell commands in bubblewrap: auto, on or off (env LONGRUN_SANDBOX)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -54,6 +55,11 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	m.Model.BaseURL = getenv("OPENAI_BASE_URL")
 	m.Model.APIKey = getenv("OPENAI_API_KEY")
 	m.Model.RequestTimeout = 10 * time.Minute
+	mode, err := tools.ParseSandboxMode(*sandbox)
+	if err != nil {
+		return nil, fmt.Errorf("--sandbox: %w", err)
+	}
+	m.Tools.Shell.Sandbox = mode
 	if m.Scripted != "" && m.Scripted != "demo" {
 		return nil, fmt.Errorf("--scripted-model: unknown script %q (have: demo)", m.Scripted)
 	}
@@ -66,6 +72,16 @@ func (m *Main) Run() error {
 	ws, err := tools.NewWorkspace(m.Workspace)
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
+	}
+	// Said at start-up so an operator knows what a command can reach;
+	// mode on refuses to start rather than run commands unconfined.
+	switch sandboxed, why, err := tools.CheckSandbox(m.Tools.Shell); {
+	case err != nil:
+		return fmt.Errorf("--sandbox: %w", err)
+	case sandboxed:
+		logger.Info("shell commands run sandboxed (bubblewrap: workspace writable, rest read-only, no network unless a session allows it)")
+	default:
+		logger.Warn("commands run unsandboxed", "reason", why)
 	}
 	if m.Scripted == "demo" {
 		srv := scriptedmodel.NewResponder(scriptedmodel.Demo())
