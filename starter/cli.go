@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
+
+	"go.temporal.io/sdk/contrib/envconfig"
 
 	"github.com/longrun/longrun/workflows"
 )
@@ -28,13 +29,19 @@ const (
 )
 
 // config is what every subcommand accepts: where Temporal is and how to print.
+// Address and Namespace hold a flag or the environment until connect
+// resolves them with the Temporal client profile; then they are what is
+// dialled, for messages and printed commands.
 type config struct {
-	Address   string
-	Namespace string
-	TaskQueue string
-	APIKey    string
-	TLS       bool
-	JSON      bool
+	Address    string
+	Namespace  string
+	TaskQueue  string
+	ConfigFile string // Temporal's client config file (TOML); empty: TEMPORAL_CONFIG_FILE or the default path
+	Profile    string // profile in that file; empty: TEMPORAL_PROFILE or "default"
+	JSON       bool
+	// client is the resolved Temporal client profile (file, then
+	// environment, then flags), set by connect.
+	client *envconfig.ClientConfigProfile
 }
 
 // app runs one invocation. dial is a field so tests can run every command
@@ -42,6 +49,7 @@ type config struct {
 type app struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	environ        func() []string // for TEMPORAL_GRPC_META_*; nil in tests
 	dial           func(ctx context.Context, cfg config) (sessionClient, error)
 	cfg            config
 	// pollInterval is how often watch polls; zero means defaultPollInterval.
@@ -58,7 +66,7 @@ func (a *app) interval() time.Duration {
 // run is the whole CLI: args excludes the program name. It returns the exit
 // code rather than exiting so tests can call it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr, getenv: os.Getenv, dial: dialTemporal}
+	a := &app{stdout: stdout, stderr: stderr, getenv: os.Getenv, environ: os.Environ, dial: dialTemporal}
 	return a.run(ctx, args)
 }
 
@@ -163,23 +171,15 @@ func (a *app) exitCode(cmd *command, fs *flag.FlagSet, err error) int {
 }
 
 // defaultConfig reads the environment the temporal CLI and the worker read,
-// so one exported TEMPORAL_ADDRESS serves all three.
+// so one exported TEMPORAL_ADDRESS serves all three. The rest of Temporal's
+// client settings (API key, TLS, profiles) are read at connect.
 func (a *app) defaultConfig() config {
 	cfg := config{
-		Address:   a.getenv("TEMPORAL_ADDRESS"),
-		Namespace: a.getenv("TEMPORAL_NAMESPACE"),
-		TaskQueue: a.getenv("LONGRUN_TASK_QUEUE"),
-		APIKey:    a.getenv("TEMPORAL_API_KEY"),
-	}
-	switch strings.ToLower(a.getenv("TEMPORAL_TLS")) {
-	case "1", "true", "yes":
-		cfg.TLS = true
-	}
-	if cfg.Address == "" {
-		cfg.Address = "localhost:7233"
-	}
-	if cfg.Namespace == "" {
-		cfg.Namespace = "default"
+		Address:    a.getenv("TEMPORAL_ADDRESS"),
+		Namespace:  a.getenv("TEMPORAL_NAMESPACE"),
+		TaskQueue:  a.getenv("LONGRUN_TASK_QUEUE"),
+		ConfigFile: a.getenv("TEMPORAL_CONFIG_FILE"),
+		Profile:    a.getenv("TEMPORAL_PROFILE"),
 	}
 	if cfg.TaskQueue == "" {
 		cfg.TaskQueue = workflows.DefaultTaskQueue
@@ -191,8 +191,10 @@ func (a *app) defaultConfig() config {
 // the current values, so flags given before the subcommand survive being
 // defined again on the subcommand's set.
 func (a *app) globalFlags(fs *flag.FlagSet) {
-	fs.StringVar(&a.cfg.Address, "address", a.cfg.Address, "Temporal frontend host:port (env TEMPORAL_ADDRESS)")
-	fs.StringVar(&a.cfg.Namespace, "namespace", a.cfg.Namespace, "Temporal namespace (env TEMPORAL_NAMESPACE)")
+	fs.StringVar(&a.cfg.Address, "address", a.cfg.Address, "Temporal frontend host:port (env TEMPORAL_ADDRESS, else the profile's, else localhost:7233)")
+	fs.StringVar(&a.cfg.Namespace, "namespace", a.cfg.Namespace, "Temporal namespace (env TEMPORAL_NAMESPACE, else the profile's, else default)")
+	fs.StringVar(&a.cfg.ConfigFile, "config-file", a.cfg.ConfigFile, "Temporal client config file, TOML (env TEMPORAL_CONFIG_FILE, default ~/.config/temporalio/temporal.toml)")
+	fs.StringVar(&a.cfg.Profile, "temporal-profile", a.cfg.Profile, "profile in the Temporal config file (env TEMPORAL_PROFILE, default default)")
 	fs.StringVar(&a.cfg.TaskQueue, "task-queue", a.cfg.TaskQueue, "task queue the worker polls (env LONGRUN_TASK_QUEUE)")
 	fs.BoolVar(&a.cfg.JSON, "json", a.cfg.JSON, "print JSON instead of text")
 }
@@ -244,11 +246,15 @@ func (a *app) usage(w io.Writer) {
 	}
 	fmt.Fprintf(w, `
 Global flags (before or after the command):
-  --address HOST:PORT   Temporal frontend (env TEMPORAL_ADDRESS, default localhost:7233)
-  --namespace NS        namespace (env TEMPORAL_NAMESPACE, default default)
-  --task-queue Q        worker task queue (env LONGRUN_TASK_QUEUE, default %s)
-  --json                print JSON
-TEMPORAL_API_KEY, if set, is sent as a bearer token over TLS.
+  --address HOST:PORT      Temporal frontend (env TEMPORAL_ADDRESS, default localhost:7233)
+  --namespace NS           namespace (env TEMPORAL_NAMESPACE, default default)
+  --task-queue Q           worker task queue (env LONGRUN_TASK_QUEUE, default %s)
+  --config-file FILE       Temporal client config (env TEMPORAL_CONFIG_FILE)
+  --temporal-profile NAME  profile in it (env TEMPORAL_PROFILE, default default)
+  --json                   print JSON
+Connection settings follow the temporal CLI: flags, then TEMPORAL_* variables
+(TEMPORAL_API_KEY sends a bearer token over TLS; TEMPORAL_TLS, TEMPORAL_TLS_*
+certificates), then the profile.
 
 Run '%s COMMAND -h' for a command's flags. Put "--" before text that starts with "-".
 `, workflows.DefaultTaskQueue, progName)

@@ -2,14 +2,18 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/contrib/envconfig"
 
 	"github.com/longrun/longrun/workflows"
 )
@@ -109,7 +113,7 @@ func TestConfigFromEnvAndFlags(t *testing.T) {
 	var got config
 	a := &app{
 		stdout: io.Discard, stderr: io.Discard,
-		getenv: func(k string) string { return env[k] },
+		getenv: func(k string) string { return cmp.Or(env[k], noEnv(k)) },
 		dial: func(_ context.Context, cfg config) (sessionClient, error) {
 			got = cfg
 			return nil, errors.New("stop here")
@@ -118,13 +122,94 @@ func TestConfigFromEnvAndFlags(t *testing.T) {
 	// --namespace before the command, --task-queue after it: both apply.
 	code := a.run(context.Background(), []string{"--namespace", "flagns", "status", "s1", "--task-queue", "q-flag", "--json"})
 	require.Equal(t, exitFailure, code)
-	require.Equal(t, config{Address: "temporal.example:7233", Namespace: "flagns", TaskQueue: "q-flag", APIKey: "k", JSON: true}, got)
+	require.Equal(t, "temporal.example:7233", got.Address)
+	require.Equal(t, "flagns", got.Namespace)
+	require.Equal(t, "q-flag", got.TaskQueue)
+	require.True(t, got.JSON)
+	opts, err := got.client.ToClientOptions(envconfig.ToClientOptionsRequest{})
+	require.NoError(t, err)
+	require.Equal(t, "temporal.example:7233", opts.HostPort)
+	require.Equal(t, "flagns", opts.Namespace)
+	require.NotNil(t, opts.Credentials, "TEMPORAL_API_KEY is sent")
+	require.NotNil(t, opts.ConnectionOptions.TLS, "an API key turns TLS on")
+}
+
+// resolve runs the CLI with env and returns the config it would dial.
+func resolve(t *testing.T, env map[string]string, args ...string) (config, int, string) {
+	t.Helper()
+	var got config
+	var errb bytes.Buffer
+	a := &app{
+		stdout: io.Discard, stderr: &errb,
+		getenv: func(k string) string { return cmp.Or(env[k], noEnv(k)) },
+		dial: func(_ context.Context, cfg config) (sessionClient, error) {
+			got = cfg
+			return nil, errors.New("stop here")
+		},
+	}
+	code := a.run(context.Background(), append(args, "status", "s1"))
+	return got, code, errb.String()
 }
 
 func TestDefaultConfig(t *testing.T) {
 	t.Parallel()
-	a := &app{getenv: func(string) string { return "" }}
-	require.Equal(t, config{Address: "localhost:7233", Namespace: "default", TaskQueue: "longrun"}, a.defaultConfig())
+	// An empty config file, so the test does not read the user's own.
+	got, _, _ := resolve(t, map[string]string{"TEMPORAL_CONFIG_FILE": filepath.Join(t.TempDir(), "none.toml")})
+	require.Equal(t, "localhost:7233", got.Address)
+	require.Equal(t, "default", got.Namespace)
+	require.Equal(t, "longrun", got.TaskQueue)
+	opts, err := got.client.ToClientOptions(envconfig.ToClientOptionsRequest{})
+	require.NoError(t, err)
+	require.Nil(t, opts.ConnectionOptions.TLS)
+	require.Nil(t, opts.Credentials)
+}
+
+// The temporal CLI's config file and profiles work, with the environment
+// over the file and flags over both, as in the temporal CLI.
+func TestConfigProfiles(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "temporal.toml")
+	require.NoError(t, os.WriteFile(file, []byte(`
+[profile.default]
+address = "file-default:7233"
+namespace = "ns-default"
+
+[profile.cloud]
+address = "my-ns.a1b2c.tmprl.cloud:7233"
+namespace = "my-ns.a1b2c"
+api_key = "file-key"
+`), 0o600))
+
+	got, _, _ := resolve(t, map[string]string{"TEMPORAL_CONFIG_FILE": file})
+	require.Equal(t, "file-default:7233", got.Address)
+	require.Equal(t, "ns-default", got.Namespace)
+
+	got, _, _ = resolve(t, map[string]string{"TEMPORAL_CONFIG_FILE": file, "TEMPORAL_PROFILE": "cloud", "TEMPORAL_NAMESPACE": "env-ns"})
+	require.Equal(t, "my-ns.a1b2c.tmprl.cloud:7233", got.Address)
+	require.Equal(t, "env-ns", got.Namespace, "environment over file")
+	require.Equal(t, "file-key", got.client.APIKey)
+
+	got, _, _ = resolve(t, map[string]string{}, "--config-file", file, "--temporal-profile", "cloud", "--address", "flag:1")
+	require.Equal(t, "flag:1", got.Address, "flag over file")
+	require.Equal(t, "my-ns.a1b2c", got.Namespace)
+
+	_, code, stderr := resolve(t, map[string]string{"TEMPORAL_CONFIG_FILE": file, "TEMPORAL_PROFILE": "nope"})
+	require.Equal(t, exitFailure, code)
+	require.Contains(t, stderr, "unable to find profile nope")
+}
+
+// TEMPORAL_TLS=yes turned TLS on before envconfig, which knows only
+// true/false/1/0: it still does.
+func TestTLSFromEnvironment(t *testing.T) {
+	t.Parallel()
+	none := filepath.Join(t.TempDir(), "none.toml")
+	for _, v := range []string{"yes", "true", "1"} {
+		got, _, _ := resolve(t, map[string]string{"TEMPORAL_CONFIG_FILE": none, "TEMPORAL_TLS": v, "TEMPORAL_TLS_SERVER_NAME": "tmprl.example"})
+		opts, err := got.client.ToClientOptions(envconfig.ToClientOptionsRequest{})
+		require.NoError(t, err)
+		require.NotNil(t, opts.ConnectionOptions.TLS, v)
+		require.Equal(t, "tmprl.example", opts.ConnectionOptions.TLS.ServerName)
+	}
 }
 
 func TestUsageExitCodes(t *testing.T) {
@@ -154,7 +239,7 @@ func TestUsageExitCodes(t *testing.T) {
 			dialed := false
 			a := &app{
 				stdout: &out, stderr: &errb,
-				getenv: func(string) string { return "" },
+				getenv: noEnv,
 				dial: func(context.Context, config) (sessionClient, error) {
 					dialed = true
 					return nil, errors.New("no server in this test")
@@ -175,7 +260,7 @@ func TestDialErrorIsReported(t *testing.T) {
 	var errb bytes.Buffer
 	a := &app{
 		stdout: io.Discard, stderr: &errb,
-		getenv: func(string) string { return "" },
+		getenv: noEnv,
 		dial:   dialTemporal,
 	}
 	// Port 1 on loopback refuses at once; the message names the address.

@@ -1,17 +1,19 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
 
@@ -39,33 +41,90 @@ type sessionClient interface {
 const dialTimeout = 5 * time.Second
 
 // dialTemporal connects eagerly, so an unreachable server is reported before
-// any command runs.
+// any command runs. cfg.client is set by connect; without it (a caller that
+// skipped connect) the address and namespace alone are dialled.
 func dialTemporal(ctx context.Context, cfg config) (sessionClient, error) {
-	opts := client.Options{
-		HostPort:  cfg.Address,
-		Namespace: cfg.Namespace,
-		// The SDK's default logger writes to stdout, which would corrupt
-		// --json output; the CLI reports errors itself.
-		Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler)),
+	prof := cfg.client
+	if prof == nil {
+		prof = &envconfig.ClientConfigProfile{Address: cfg.Address, Namespace: cfg.Namespace}
 	}
-	if cfg.APIKey != "" {
-		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.APIKey)
+	// The remote codec, when a profile names one, lets the CLI read
+	// encrypted conversations the way the UI does.
+	opts, err := prof.ToClientOptions(envconfig.ToClientOptionsRequest{IncludeRemoteCodec: true})
+	if err != nil {
+		return nil, fmt.Errorf("temporal client config: %w", err)
 	}
-	if cfg.APIKey != "" || cfg.TLS {
-		opts.ConnectionOptions.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
-	}
+	// The SDK's default logger writes to stdout, which would corrupt
+	// --json output; the CLI reports errors itself.
+	opts.Logger = tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	c, err := client.DialContext(dctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach Temporal at %s: %w", cfg.Address, err)
+		return nil, fmt.Errorf("cannot reach Temporal at %s: %w", opts.HostPort, err)
 	}
 	return c, nil
 }
 
-// connect dials with the app's config.
+// connect resolves the Temporal client settings the way the temporal CLI
+// does (profile file, then TEMPORAL_* variables, then flags) and dials.
 func (a *app) connect(ctx context.Context) (sessionClient, error) {
+	if err := a.resolveClient(); err != nil {
+		return nil, err
+	}
 	return a.dial(ctx, a.cfg)
+}
+
+func (a *app) resolveClient() error {
+	if a.cfg.client != nil {
+		return nil
+	}
+	prof, err := envconfig.LoadClientConfigProfile(envconfig.LoadClientConfigProfileOptions{
+		ConfigFilePath:    a.cfg.ConfigFile,
+		ConfigFileProfile: a.cfg.Profile,
+		EnvLookup:         envLookup{a.getenv, a.environ},
+	})
+	if err != nil {
+		return fmt.Errorf("temporal client config: %w", err)
+	}
+	if a.cfg.Address == "" {
+		a.cfg.Address = cmp.Or(prof.Address, defaultAddress)
+	}
+	if a.cfg.Namespace == "" {
+		a.cfg.Namespace = cmp.Or(prof.Namespace, defaultNamespace)
+	}
+	prof.Address, prof.Namespace = a.cfg.Address, a.cfg.Namespace
+	a.cfg.client = &prof
+	return nil
+}
+
+// envLookup gives envconfig the app's environment. An empty variable counts
+// as unset, as it always has for the starter, so `TEMPORAL_ADDRESS=` does
+// not blank a profile's address; TEMPORAL_TLS also takes yes/no, which the
+// starter accepted before it used envconfig.
+type envLookup struct {
+	getenv  func(string) string
+	environ func() []string
+}
+
+func (e envLookup) LookupEnv(k string) (string, bool) {
+	v := e.getenv(k)
+	if k == "TEMPORAL_TLS" {
+		switch strings.ToLower(v) {
+		case "yes":
+			v = "true"
+		case "no":
+			v = "false"
+		}
+	}
+	return v, v != ""
+}
+
+func (e envLookup) Environ() []string {
+	if e.environ == nil {
+		return nil
+	}
+	return e.environ()
 }
 
 // sessionError turns the server's errors about a session into sentences a

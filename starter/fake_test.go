@@ -181,6 +181,15 @@ func (f fakeValue) Get(ptr any) error {
 	return json.Unmarshal(b, ptr)
 }
 
+// noEnv is an empty environment whose Temporal config file does not
+// exist, so no test reads the developer's own profiles.
+func noEnv(k string) string {
+	if k == "TEMPORAL_CONFIG_FILE" {
+		return "/nonexistent/longrun-test/temporal.toml"
+	}
+	return ""
+}
+
 // runFake runs the CLI against f with an empty environment.
 func runFake(t *testing.T, f *fakeClient, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -188,7 +197,7 @@ func runFake(t *testing.T, f *fakeClient, args ...string) (code int, stdout, std
 	a := &app{
 		stdout:       &out,
 		stderr:       &errb,
-		getenv:       func(string) string { return "" },
+		getenv:       noEnv,
 		dial:         func(context.Context, config) (sessionClient, error) { return f, nil },
 		pollInterval: 1,
 	}
