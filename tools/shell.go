@@ -128,7 +128,10 @@ func (s *Shell) Spec() Spec {
 }
 
 // Run executes the command. Cancellation of ctx kills the process group and
-// returns a result saying so with a nil error; the caller checks ctx.
+// returns a result saying so with a nil error; the caller checks ctx. When
+// the sandbox is on, bash runs inside bwrap (see sandbox.args) and the
+// group signalled is the sandbox's, not bwrap's; a sandbox that is
+// required but cannot run is a Go error, and nothing runs.
 func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
 	if env.Workspace == nil {
 		return Result{}, errors.New("tool shell: no workspace")
@@ -192,21 +195,6 @@ func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 	if err != nil {
 		return Errorf("cannot start %s: %v", cmd.Args[0], err), nil
 	}
-	pgid := cmd.Process.Pid
-	if sb != nil {
-		// bwrap --new-session puts its init and the command in a new
-		// session, so signals go to that group and not to bwrap itself:
-		// bwrap dies on SIGTERM, and its death would SIGKILL the command
-		// (--die-with-parent) before it had its grace period. If the pid
-		// cannot be read, bwrap failed to set up; its group is the
-		// fallback and its message is in the output.
-		if child, err := readChildPID(infoR); err == nil {
-			pgid = child
-		}
-	}
-	if s.onStart != nil {
-		s.onStart(pgid)
-	}
 
 	out := newCappedBuffer(s.cfg.OutputLimit)
 	// The full output goes to a file too, kept only when the model's copy
@@ -231,6 +219,21 @@ func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 	}()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	pgid := cmd.Process.Pid
+	if sb != nil {
+		// bwrap --new-session puts its init and the command in a new
+		// session, so signals go to that group and not to bwrap itself:
+		// bwrap dies on SIGTERM, and its death would SIGKILL the command
+		// (--die-with-parent) before it had its grace period. If the pid
+		// cannot be read, bwrap failed to set up; its group is the
+		// fallback and its message is in the output.
+		if child, err := readChildPID(infoR); err == nil {
+			pgid = child
+		}
+	}
+	if s.onStart != nil {
+		s.onStart(pgid)
+	}
 
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
