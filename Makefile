@@ -42,6 +42,18 @@ record-histories: devserver
 	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_RECORD_HISTORIES=$(CURDIR)/workflows/testdata \
 		go test -count=1 -run 'TestBatchReadsOverlapAndBarrierWaits|TestStaleWriteGuardAcrossWorkerRestart|TestCancelWhileShellRuns' ./e2e
 
+# The long chaos run: CHAOS_SESSIONS sessions whose worker is SIGKILLed at
+# random points, and the Temporal server restart (see e2e/chaos_test.go). Each
+# run draws a fresh seed and prints it; CHAOS_SEED=N reruns that one. `make
+# test` runs the short form (5 sessions, seed 1). The e2e harness uses the
+# devserver binary if it is there and builds it only if it is missing.
+CHAOS_SESSIONS ?= 24
+CHAOS_SEED ?= $(shell date +%s)
+.PHONY: chaos
+chaos:
+	LONGRUN_CHAOS_SESSIONS=$(CHAOS_SESSIONS) LONGRUN_CHAOS_SEED=$(CHAOS_SEED) \
+		go test -count=1 -timeout 30m -v -run 'Chaos' ./e2e
+
 demo: build
 	./scripts/demo.sh
 
