@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/longrun/longrun/conversation"
@@ -22,6 +25,12 @@ const (
 	ErrTypeModelRejected = "ModelRequestRejected" // 4xx other than 408/409/429: retrying cannot help
 	ErrTypeModelFault    = "ModelFault"           // 5xx, 429, timeouts, garbage: worth a retry
 	ErrTypeNoModel       = "NoModelConfigured"
+	// ErrTypeContextLength: the request is over the model's context
+	// window. Not retryable as it is; the session shrinks the conversation.
+	ErrTypeContextLength = "ModelContextLengthExceeded"
+	// ErrTypeModelBadReply: the endpoint kept answering something that is
+	// not a chat completion, MaxMalformedAttempts times.
+	ErrTypeModelBadReply = "ModelBadReply"
 )
 
 // ToolDef is a tool as the model sees it: name, description, parameters and
@@ -77,10 +86,10 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 	}
 	comp, err := a.client.Chat.Completions.New(ctx, params)
 	if err != nil {
-		return ModelResponse{}, classify(err)
+		return ModelResponse{}, classify(err, attempt(ctx))
 	}
 	if len(comp.Choices) == 0 {
-		return ModelResponse{}, temporal.NewApplicationError("model returned no choices", ErrTypeModelFault)
+		return ModelResponse{}, badReply(errors.New("the reply has no choices"), attempt(ctx))
 	}
 	ch := comp.Choices[0]
 	msg := conversation.Message{Role: conversation.RoleAssistant, Content: ch.Message.Content}
@@ -144,44 +153,134 @@ func toWireMessages(msgs []conversation.Message) []openai.ChatCompletionMessageP
 
 // classify turns a client error into a Temporal error: requests the model
 // will never accept fail at once, faults are retried by the activity's
-// retry policy, honouring Retry-After.
-func classify(err error) error {
+// retry policy, honouring Retry-After. attempt is the activity's attempt
+// (1-based), for the bound on replies that are not a chat completion.
+func classify(err error, attempt int32) error {
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
 		msg := fmt.Sprintf("model endpoint answered HTTP %d: %s", apiErr.StatusCode, apiErr.Message)
-		switch code := apiErr.StatusCode; {
-		case code == http.StatusRequestTimeout, code == http.StatusConflict, code == http.StatusTooManyRequests, code >= 500:
-			opts := temporal.ApplicationErrorOptions{}
-			if d := retryAfter(apiErr.Response); d > 0 {
-				opts.NextRetryDelay = d
-			}
-			return temporal.NewApplicationErrorWithOptions(msg, ErrTypeModelFault, opts)
-		default:
+		if isContextLength(apiErr) {
+			return temporal.NewNonRetryableApplicationError(
+				msg+" (the conversation does not fit the model's context window)", ErrTypeContextLength, nil)
+		}
+		retry := apiErr.StatusCode == http.StatusRequestTimeout || apiErr.StatusCode == http.StatusConflict ||
+			apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500
+		// x-should-retry is the provider's own verdict (OpenAI sends it);
+		// it overrides the status code, as the official clients do.
+		switch shouldRetryHeader(apiErr.Response) {
+		case "true":
+			retry = true
+		case "false":
+			retry = false
+		}
+		if !retry {
 			return temporal.NewNonRetryableApplicationError(msg, ErrTypeModelRejected, nil)
 		}
+		opts := temporal.ApplicationErrorOptions{}
+		if d := retryAfter(apiErr.Response); d > 0 {
+			opts.NextRetryDelay = d
+		}
+		return temporal.NewApplicationErrorWithOptions(msg, ErrTypeModelFault, opts)
 	}
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	// Transport errors and replies that are not a chat completion (garbage,
-	// truncated JSON) are faults of the endpoint; the error text says which.
+	if malformedReply(err) {
+		return badReply(err, attempt)
+	}
+	// Transport errors (connection refused, reset, a timeout) are faults
+	// of the endpoint or the network; the error text says which.
 	return temporal.NewApplicationError(fmt.Sprintf("model call: %v", err), ErrTypeModelFault)
 }
 
+// badReply is the error for a reply that is not a chat completion
+// (garbage, HTML from a proxy, a body cut off mid-way, no choices). It is
+// worth a few tries, not the full budget a 503 gets: an endpoint that keeps
+// answering garbage is misconfigured, and the person should hear so soon.
+func badReply(err error, attempt int32) error {
+	msg := fmt.Sprintf("model endpoint sent a reply that is not a chat completion (attempt %d of %d): %v", attempt, MaxMalformedAttempts, err)
+	if attempt >= MaxMalformedAttempts {
+		return temporal.NewNonRetryableApplicationError(msg, ErrTypeModelBadReply, nil)
+	}
+	return temporal.NewApplicationError(msg, ErrTypeModelFault)
+}
+
+// attempt is the activity's attempt number, 1 outside an activity.
+func attempt(ctx context.Context) int32 {
+	if !activity.IsActivity(ctx) {
+		return 1
+	}
+	return activity.GetInfo(ctx).Attempt
+}
+
+// MaxMalformedAttempts bounds the attempts of a model call whose replies
+// are not chat completions.
+const MaxMalformedAttempts = 3
+
+// malformedReply reports whether err is a reply that arrived but could not
+// be read as a chat completion: invalid or truncated JSON, or a connection
+// lost in the middle of the body.
+func malformedReply(err error) bool {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	return errors.As(err, &syn) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		strings.Contains(err.Error(), "unexpected end of JSON input")
+}
+
+// contextLengthPhrases are how OpenAI, Azure, vLLM, llama.cpp, OpenRouter
+// and Anthropic-compatible gateways word a request over the context window.
+var contextLengthPhrases = []string{
+	"maximum context length", "context length", "context window", "context size",
+	"maximum model length", "prompt is too long", "too many tokens", "reduce the length of the messages",
+}
+
+// isContextLength recognises the context-length error, which is typed on
+// its own: the session must shrink the conversation, not retry it.
+func isContextLength(e *openai.Error) bool {
+	if e.StatusCode != http.StatusBadRequest && e.StatusCode != http.StatusRequestEntityTooLarge {
+		return false
+	}
+	if e.Code == "context_length_exceeded" || strings.Contains(e.Type, "exceed_context_size") {
+		return true
+	}
+	msg := strings.ToLower(e.Message)
+	for _, p := range contextLengthPhrases {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func shouldRetryHeader(resp *http.Response) string {
+	if resp == nil {
+		return ""
+	}
+	return strings.ToLower(resp.Header.Get("x-should-retry"))
+}
+
+// retryAfter reads retry-after-ms (milliseconds, OpenAI and Azure) or
+// Retry-After (seconds or an HTTP date), capped at ten minutes.
 func retryAfter(resp *http.Response) time.Duration {
 	if resp == nil {
 		return 0
+	}
+	const limit = 10 * time.Minute
+	if v := resp.Header.Get("retry-after-ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return min(time.Duration(ms*float64(time.Millisecond)), limit)
+		}
 	}
 	v := resp.Header.Get("Retry-After")
 	if v == "" {
 		return 0
 	}
-	if s, err := strconv.Atoi(v); err == nil && s > 0 {
-		return min(time.Duration(s)*time.Second, 10*time.Minute)
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
+		return min(time.Duration(s*float64(time.Second)), limit)
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := time.Until(t); d > 0 {
-			return min(d, 10*time.Minute)
+			return min(d, limit)
 		}
 	}
 	return 0

@@ -132,11 +132,20 @@ type env struct {
 	apiKey    string
 	worker    *exec.Cmd
 	logs      *syncBuffer
+	workerEnv []string // extra environment for every worker this env starts
 }
 
 func newEnv(t *testing.T, script ...scriptedmodel.Reply) *env {
 	t.Helper()
+	return newEnvWorkerEnv(t, nil, script...)
+}
+
+// newEnvWorkerEnv is newEnv with extra environment for the worker, e.g.
+// LONGRUN_MODEL_TIMEOUT=1s.
+func newEnvWorkerEnv(t *testing.T, workerEnv []string, script ...scriptedmodel.Reply) *env {
+	t.Helper()
 	e := &env{
+		workerEnv: workerEnv,
 		t:         t,
 		model:     scriptedmodel.New(script...),
 		workspace: t.TempDir(),
@@ -158,6 +167,7 @@ func (e *env) startWorker() {
 		"OPENAI_API_KEY="+e.apiKey,
 		"LONGRUN_MODEL=scripted-test",
 	)
+	cmd.Env = append(cmd.Env, e.workerEnv...)
 	e.logs = &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = e.logs, e.logs
 	require.NoError(e.t, cmd.Start())

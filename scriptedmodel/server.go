@@ -27,6 +27,15 @@ type Reply struct {
 	RawBody   string
 	Delay     time.Duration
 	Usage     *Usage
+	// Header is sent with the reply, e.g. Retry-After or retry-after-ms.
+	Header map[string]string
+	// ErrorMessage and ErrorCode shape the error body of a Status fault
+	// the way a provider words it, e.g. OpenAI's context-length error.
+	ErrorMessage, ErrorCode string
+	// DropAfter > 0 announces the whole body's length, sends only its
+	// first DropAfter bytes and closes the connection: a connection lost
+	// mid-body.
+	DropAfter int
 }
 
 // Call is a scripted tool call. Arguments is raw text, so a script can send
@@ -51,6 +60,7 @@ func Tools(calls ...Call) Reply { return Reply{ToolCalls: calls} }
 // Request is one recorded chat-completions request.
 type Request struct {
 	Header   http.Header
+	At       time.Time // when the request arrived
 	Model    string
 	Messages []Message
 	Tools    []Tool
@@ -157,7 +167,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	req.Header = r.Header.Clone()
+	req.Header, req.At = r.Header.Clone(), time.Now()
 
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
@@ -185,17 +195,43 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	for k, v := range reply.Header {
+		w.Header().Set(k, v)
+	}
 	switch {
+	case reply.DropAfter > 0:
+		dropMidBody(w, completion(req.Model, seq, reply), reply.DropAfter)
 	case reply.RawBody != "":
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(orDefault(reply.Status, http.StatusOK))
 		_, _ = io.WriteString(w, reply.RawBody)
+	case reply.Status != 0 && reply.ErrorMessage != "":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(reply.Status)
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"error": map[string]any{"message": reply.ErrorMessage, "type": "invalid_request_error", "code": reply.ErrorCode},
+		})
 	case reply.Status != 0:
 		writeError(w, reply.Status, fmt.Sprintf("scripted fault %d", reply.Status))
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(completion(req.Model, seq, reply))
 	}
+}
+
+// dropMidBody writes the response by hand on the hijacked connection, so
+// the client sees a Content-Length it never gets.
+func dropMidBody(w http.ResponseWriter, v any, n int) {
+	body, _ := json.Marshal(v)
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "scripted model: cannot drop the connection: "+err.Error())
+		return
+	}
+	defer conn.Close()
+	fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+	_, _ = buf.Write(body[:min(n, len(body)-1)])
+	_ = buf.Flush()
 }
 
 func orDefault(v, d int) int {

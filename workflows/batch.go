@@ -189,7 +189,7 @@ func (s *session) runCall(ctx workflow.Context, cs *callState) {
 			reason = conversation.ReasonWorkerLost
 		}
 		cs.finish(conversation.ToolResult{Content: failureText(cs, err), IsError: true, Reason: reason})
-		s.lastErr = fmt.Sprintf("turn %d: %s %s: %s", s.turn, cs.call.Name, cs.call.ID, rootMessage(err))
+		s.lastErr, s.lastErrType = fmt.Sprintf("turn %d: %s %s: %s", s.turn, cs.call.Name, cs.call.ID, rootMessage(err)), string(reason)
 	}
 }
 

@@ -148,6 +148,10 @@ type Status struct {
 	// LastError is the latest failure the session survived (a model that
 	// kept failing, a tool whose worker was lost), for a person to read.
 	LastError string `json:"last_error,omitempty"`
+	// LastErrorType is the error type behind LastError when it has one:
+	// ModelContextLengthExceeded, ModelRequestRejected, ModelBadReply,
+	// ModelFault, NoModelConfigured.
+	LastErrorType string `json:"last_error_type,omitempty"`
 	// Rejected lists recent signals the session could not use (an unknown
 	// call id, a bad decision), with why.
 	Rejected []string `json:"rejected_signals,omitempty"`

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -34,7 +35,10 @@ type session struct {
 	model    string
 	phase    string
 	lastErr  string
-	rejected []string
+	// lastErrType is the Temporal error type of lastErr's failure, e.g.
+	// ModelContextLengthExceeded, for scripts to branch on.
+	lastErrType string
+	rejected    []string
 
 	workflowID string
 	lastTool   string   // "shell: go test ./..." of the latest call started
@@ -123,7 +127,7 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 				}
 				continue
 			}
-			s.lastErr = fmt.Sprintf("turn %d: model call failed: %s", s.turn, rootMessage(err))
+			s.lastErr, s.lastErrType = modelFailure(s.turn, err)
 			workflow.GetLogger(ctx).Error("model call failed", "turn", s.turn, "error", err)
 			// The conversation is intact; an interactive session waits for
 			// the person to say what to do (a new message retries).
@@ -196,11 +200,17 @@ func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, err
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        time.Minute,
-			MaximumAttempts:        6,
-			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeNoModel},
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+			// About five minutes of a provider's 429s and 5xx before the
+			// turn gives up: a background session should ride out a short
+			// outage, not end on the first blip.
+			MaximumAttempts: 10,
+			NonRetryableErrorTypes: []string{
+				activities.ErrTypeModelRejected, activities.ErrTypeNoModel,
+				activities.ErrTypeContextLength, activities.ErrTypeModelBadReply,
+			},
 		},
 		Summary: fmt.Sprintf("model: %s (turn %d)", label, s.turn),
 	})
@@ -301,8 +311,26 @@ func (s *session) setPhase(ctx workflow.Context, phase string) {
 func (s *session) status() Status {
 	return Status{
 		Phase: s.phase, Turn: s.turn, MaxTurns: s.maxTurns, Model: s.model, Usage: s.usage,
-		PendingApprovals: len(s.pending()), LastError: s.lastErr, Rejected: s.rejected,
+		PendingApprovals: len(s.pending()), LastError: s.lastErr, LastErrorType: s.lastErrType, Rejected: s.rejected,
 	}
+}
+
+// modelFailure words a failed model call for status and the result, and
+// gives its error type. A context-length error says what a person can do,
+// since retrying the same conversation cannot help.
+func modelFailure(turn int, err error) (msg, typ string) {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		typ = appErr.Type()
+	}
+	switch typ {
+	case activities.ErrTypeContextLength:
+		return fmt.Sprintf("turn %d: the conversation no longer fits the model's context window (%s): %s. "+
+			"Send a shorter message, or start a new session with a model that has a larger window.", turn, typ, rootMessage(err)), typ
+	case activities.ErrTypeModelRejected, activities.ErrTypeModelBadReply, activities.ErrTypeNoModel:
+		return fmt.Sprintf("turn %d: model call failed (%s, not retried): %s", turn, typ, rootMessage(err)), typ
+	}
+	return fmt.Sprintf("turn %d: model call failed after retries: %s", turn, rootMessage(err)), typ
 }
 
 func rootMessage(err error) string {
