@@ -64,6 +64,10 @@ type Result struct {
 	// (see FileVersion); the session records them for the stale-write
 	// guard. Never sent to the model.
 	Files []FileVersion `json:"files,omitempty"`
+	// WorkerQueue is the task queue only the worker that ran the call
+	// polls; the activity sets it, so the session can route calls about a
+	// background job to the worker that holds it.
+	WorkerQueue string `json:"worker_queue,omitempty"`
 }
 
 // Env is what a running tool needs from its caller.
@@ -84,6 +88,12 @@ type Env struct {
 	// Seen maps a path (relative to the working directory) to the hash of
 	// the content this session last read or wrote there.
 	Seen map[string]string
+	// Session is the id of the session (workflow) the call belongs to:
+	// background jobs are the session's, and listed and killed by it.
+	Session string
+	// JobID names the background job a `shell` call with background: true
+	// starts; the session assigns it so it is the same on every replay.
+	JobID string
 }
 
 // Tool is one built-in tool.
