@@ -1,10 +1,8 @@
 package main
 
 import (
-	"crypto/tls"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"time"
 
@@ -21,9 +19,8 @@ import (
 
 // Main is the worker's configuration, parsed from flags and environment.
 type Main struct {
-	Address   string
-	Namespace string
-	APIKey    string // TEMPORAL_API_KEY: turns on TLS
+	Temporal  temporalConfig
+	Observe   observability
 	TaskQueue string
 	Workspace string
 	Model     activities.ModelConfig
@@ -36,8 +33,8 @@ type Main struct {
 func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	m := &Main{Tools: tools.DefaultConfig()}
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	fs.StringVar(&m.Address, "address", or(getenv("TEMPORAL_ADDRESS"), "localhost:7233"), "Temporal frontend host:port (env TEMPORAL_ADDRESS)")
-	fs.StringVar(&m.Namespace, "namespace", or(getenv("TEMPORAL_NAMESPACE"), "default"), "Temporal namespace (env TEMPORAL_NAMESPACE)")
+	m.Temporal.bind(fs, getenv, os.Environ)
+	m.Observe.bind(fs, getenv)
 	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
 	fs.StringVar(&m.Workspace, "workspace", or(getenv("LONGRUN_WORKSPACE"), "."), "workspace root every tool is confined to (env LONGRUN_WORKSPACE)")
 	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
@@ -51,7 +48,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	m.APIKey = getenv("TEMPORAL_API_KEY")
+	if err := m.Observe.validate(); err != nil {
+		return nil, err
+	}
 	m.Model.BaseURL = getenv("OPENAI_BASE_URL")
 	m.Model.APIKey = getenv("OPENAI_API_KEY")
 	m.Model.RequestTimeout = 10 * time.Minute
@@ -68,7 +67,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 
 // Run dials Temporal and serves until SIGINT or SIGTERM.
 func (m *Main) Run() error {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger := m.Observe.logger(os.Stderr)
 	ws, err := tools.NewWorkspace(m.Workspace)
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
@@ -92,25 +91,27 @@ func (m *Main) Run() error {
 		}
 		logger.Info("using the scripted demo model, not a live one", "url", srv.URL())
 	}
-	opts := client.Options{
-		HostPort:  m.Address,
-		Namespace: m.Namespace,
-		Logger:    sdklog.NewStructuredLogger(logger),
+	opts, err := m.Temporal.clientOptions()
+	if err != nil {
+		return err
 	}
-	if m.APIKey != "" {
-		opts.Credentials = client.NewAPIKeyStaticCredentials(m.APIKey)
-		opts.ConnectionOptions.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	opts.Logger = sdklog.NewStructuredLogger(logger)
+	metrics, stopMetrics, err := m.Observe.startMetrics(logger)
+	if err != nil {
+		return err
 	}
+	defer stopMetrics()
+	opts.MetricsHandler = metrics
 	c, err := client.Dial(opts)
 	if err != nil {
-		return fmt.Errorf("cannot reach Temporal at %s: %w", m.Address, err)
+		return fmt.Errorf("cannot reach Temporal at %s: %w", opts.HostPort, err)
 	}
 	defer c.Close()
 
 	w := worker.New(c, m.TaskQueue, worker.Options{})
 	w.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
 	w.RegisterActivity(activities.New(m.Model, tools.NewRegistry(tools.Builtin(m.Tools)...), ws))
-	logger.Info("worker started", "address", m.Address, "namespace", m.Namespace, "task_queue", m.TaskQueue, "workspace", ws.Root())
+	logger.Info("worker started", "address", opts.HostPort, "namespace", opts.Namespace, "task_queue", m.TaskQueue, "workspace", ws.Root())
 	return w.Run(worker.InterruptCh())
 }
 
