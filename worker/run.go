@@ -41,6 +41,17 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	fs.StringVar(&m.Scripted, "scripted-model", "", `serve a scripted model in-process instead of OPENAI_BASE_URL ("demo")`)
 	fs.DurationVar(&m.Tools.Shell.DefaultTimeout, "shell-timeout", m.Tools.Shell.DefaultTimeout, "default shell command timeout")
 	fs.DurationVar(&m.Tools.Shell.MaxTimeout, "shell-max-timeout", m.Tools.Shell.MaxTimeout, "largest shell timeout a call may ask for")
+	modelTimeout := 10 * time.Minute
+	if v := getenv("LONGRUN_MODEL_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("LONGRUN_MODEL_TIMEOUT=%q: want a positive duration such as 90s or 10m", v)
+		}
+		modelTimeout = d
+	}
+	// A model that stops answering mid-reply must not hold the turn for the
+	// whole activity timeout: past this the call is a fault and retried.
+	fs.DurationVar(&m.Model.RequestTimeout, "model-timeout", modelTimeout, "longest one model request may take before it is retried (env LONGRUN_MODEL_TIMEOUT)")
 	sandbox := fs.String("sandbox", or(getenv("LONGRUN_SANDBOX"), string(tools.SandboxAuto)), "run shell commands in bubblewrap: auto, on or off (env LONGRUN_SANDBOX)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -53,7 +64,6 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	}
 	m.Model.BaseURL = getenv("OPENAI_BASE_URL")
 	m.Model.APIKey = getenv("OPENAI_API_KEY")
-	m.Model.RequestTimeout = 10 * time.Minute
 	mode, err := tools.ParseSandboxMode(*sandbox)
 	if err != nil {
 		return nil, fmt.Errorf("--sandbox: %w", err)
