@@ -58,7 +58,7 @@ func TestBrowserUIShowsSessionWaitingForApproval(t *testing.T) {
 	ctx := newBrowser(t, chromium)
 
 	// The event history: each scheduled activity shows its summary.
-	b := page{t: t, ctx: ctx, art: art}
+	b := uiPage{t: t, ctx: ctx, art: art}
 	b.open(fmt.Sprintf("%s/%s/%s/history", base, url.PathEscape(id), runID))
 	b.waitBodyText("model: default model (turn 1)", "list: .", "model: scripted-test (turn 2)")
 	b.screenshot("history")
@@ -150,25 +150,28 @@ func newBrowser(t *testing.T, chromium string) context.Context {
 	return ctx
 }
 
-// page drives one browser tab and fails the test with what the page showed
+// uiPage drives one browser tab and fails the test with what the page showed
 // when an expectation is not met.
-type page struct {
+type uiPage struct {
 	t   *testing.T
 	ctx context.Context
 	art string
 }
 
-func (p page) open(u string) {
+func (p uiPage) open(u string) {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, browserTimeout)
 	defer cancel()
 	require.NoError(p.t, chromedp.Do(ctx, chromedp.Navigate(u)), "open %s", u)
 }
 
+// bodyText is the page's visible text, shown when an expectation fails.
+const bodyText = `document.body ? document.body.innerText : ""`
+
 // poll waits for the JavaScript predicate, checked twice a second (not on
 // every animation frame: the cores are shared), and on timeout fails with
-// the page's text.
-func (p page) poll(what, predicate string) {
+// the text the expression shown evaluates to.
+func (p uiPage) poll(what, predicate, shown string) {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, browserTimeout+10*time.Second)
 	defer cancel()
@@ -177,38 +180,39 @@ func (p page) poll(what, predicate string) {
 		chromedp.WithPollingTimeout(browserTimeout)))
 	if err != nil {
 		p.screenshot("failed")
-		text, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
-		p.t.Fatalf("waiting for %s: %v\npage text:\n%s", what, err, cut(text, 4000))
+		tctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+		defer cancel()
+		text, _ := chromedp.Run(tctx, chromedp.Evaluate[string](shown))
+		p.t.Fatalf("waiting for %s: %v\nthe page shows:\n%s", what, err, cutText(text, 4000))
 	}
 }
 
 // waitBodyText waits until the page's visible text has every want.
-func (p page) waitBodyText(want ...string) {
+func (p uiPage) waitBodyText(want ...string) {
 	p.t.Helper()
 	p.poll(fmt.Sprintf("page text %q", want),
-		fmt.Sprintf(`%s.every(w => document.body && document.body.innerText.includes(w))`, jsString(want)))
+		fmt.Sprintf(`%s.every(w => document.body && document.body.innerText.includes(w))`, jsString(want)), bodyText)
 }
 
 // waitFrameText waits until the iframe sel shows every want; the UI renders
 // markdown (summaries, details) in same-origin iframes.
-func (p page) waitFrameText(sel string, want ...string) {
+func (p uiPage) waitFrameText(sel string, want ...string) {
 	p.t.Helper()
-	p.poll(fmt.Sprintf("%s to show %q", sel, want), fmt.Sprintf(`(() => {
-		const f = document.querySelector(%s);
-		const d = f && f.contentDocument;
-		return !!(d && d.body) && %s.every(w => d.body.innerText.includes(w));
-	})()`, jsString(sel), jsString(want)))
+	frame := fmt.Sprintf(`((f) => f && f.contentDocument && f.contentDocument.body)(document.querySelector(%s))`, jsString(sel))
+	p.poll(fmt.Sprintf("%s to show %q", sel, want),
+		fmt.Sprintf(`((b) => !!b && %s.every(w => b.innerText.includes(w)))(%s)`, jsString(want), frame),
+		fmt.Sprintf(`((b) => b ? b.innerText : "(no such frame yet)\n" + document.body.innerText)(%s)`, frame))
 }
 
 // waitRowFor waits for a row of the workflow list that links to session id.
-func (p page) waitRowFor(id string) {
+func (p uiPage) waitRowFor(id string) {
 	p.t.Helper()
 	p.poll("a list row for "+id, fmt.Sprintf(`[...document.querySelectorAll('tr[data-testid="workflows-summary-configurable-table-row"]')]
-		.some(r => r.innerText.includes(%s))`, jsString(id)))
+		.some(r => r.innerText.includes(%s))`, jsString(id)), bodyText)
 }
 
 // screenshot saves the whole page as NAME.png in the artifact directory.
-func (p page) screenshot(name string) {
+func (p uiPage) screenshot(name string) {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, browserTimeout)
 	defer cancel()
@@ -228,7 +232,8 @@ func jsString(v any) string {
 	return string(b)
 }
 
-func cut(s string, n int) string {
+// cutText keeps a failure message readable when the page is long.
+func cutText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
