@@ -24,6 +24,8 @@ type ModelConfig struct {
 	DefaultModel string
 	// RequestTimeout bounds one HTTP request to the model.
 	RequestTimeout time.Duration
+	// Prices estimates each call's cost; nil means DefaultPrices.
+	Prices PriceTable
 }
 
 // Activities holds the dependencies of every activity.
@@ -32,6 +34,9 @@ type Activities struct {
 	client    openai.Client
 	registry  *tools.Registry
 	workspace *tools.Workspace
+	// jobs and workerQueue serve background jobs (SetJobs).
+	jobs        JobKiller
+	workerQueue string
 }
 
 // New returns activities that call the model described by mc and run the

@@ -103,15 +103,25 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 	if msg.Content == "" && len(msg.ToolCalls) == 0 && ch.Message.Refusal != "" {
 		msg.Content = ch.Message.Refusal
 	}
+	usage := conversation.Usage{
+		PromptTokens:     comp.Usage.PromptTokens,
+		CompletionTokens: comp.Usage.CompletionTokens,
+		TotalTokens:      comp.Usage.TotalTokens,
+	}
+	prices := a.model.Prices
+	if prices == nil {
+		prices = DefaultPrices
+	}
+	if cost, ok := prices.Cost(comp.Model, usage); ok {
+		usage.CostUSD = cost
+	} else if cost, ok := prices.Cost(model, usage); ok {
+		usage.CostUSD = cost
+	}
 	return ModelResponse{
 		Model:        comp.Model,
 		Message:      msg,
 		FinishReason: string(ch.FinishReason),
-		Usage: conversation.Usage{
-			PromptTokens:     comp.Usage.PromptTokens,
-			CompletionTokens: comp.Usage.CompletionTokens,
-			TotalTokens:      comp.Usage.TotalTokens,
-		},
+		Usage:        usage,
 	}, nil
 }
 

@@ -68,6 +68,9 @@ type Usage struct {
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
 	TotalTokens      int64 `json:"total_tokens"`
+	// CostUSD is the estimated cost, from the worker's price table; 0 when
+	// the model has no price there.
+	CostUSD float64 `json:"cost_usd,omitempty"`
 }
 
 // Add returns u plus o.
@@ -76,5 +79,6 @@ func (u Usage) Add(o Usage) Usage {
 		PromptTokens:     u.PromptTokens + o.PromptTokens,
 		CompletionTokens: u.CompletionTokens + o.CompletionTokens,
 		TotalTokens:      u.TotalTokens + o.TotalTokens,
+		CostUSD:          u.CostUSD + o.CostUSD,
 	}
 }

@@ -52,6 +52,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	// A model that stops answering mid-reply must not hold the turn for the
 	// whole activity timeout: past this the call is a fault and retried.
 	fs.DurationVar(&m.Model.RequestTimeout, "model-timeout", modelTimeout, "longest one model request may take before it is retried (env LONGRUN_MODEL_TIMEOUT)")
+	prices := fs.String("prices", getenv("LONGRUN_PRICES"), "JSON price table {\"model\": {\"input\": USD/1M tokens, \"output\": ...}} for cost estimates (env LONGRUN_PRICES)")
 	sandbox := fs.String("sandbox", or(getenv("LONGRUN_SANDBOX"), string(tools.SandboxAuto)), "run shell commands in bubblewrap: auto, on or off (env LONGRUN_SANDBOX)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -64,6 +65,13 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	}
 	m.Model.BaseURL = getenv("OPENAI_BASE_URL")
 	m.Model.APIKey = getenv("OPENAI_API_KEY")
+	if *prices != "" {
+		t, err := activities.LoadPrices(*prices)
+		if err != nil {
+			return nil, err
+		}
+		m.Model.Prices = t
+	}
 	mode, err := tools.ParseSandboxMode(*sandbox)
 	if err != nil {
 		return nil, fmt.Errorf("--sandbox: %w", err)

@@ -69,6 +69,9 @@ func (s *session) workspaceLabel() string {
 func (s *session) details() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**phase:** %s · **turn:** %d/%d · **tokens:** %d", s.phase, s.turn, s.maxTurns, s.usage.TotalTokens)
+	if s.usage.CostUSD > 0 {
+		fmt.Fprintf(&b, " · **cost:** ~$%.4f", s.usage.CostUSD)
+	}
 	if s.model != "" {
 		fmt.Fprintf(&b, " · **model:** %s", s.model)
 	}
