@@ -5,7 +5,10 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	sm "github.com/longrun/longrun/scriptedmodel"
 )
@@ -142,7 +145,7 @@ func (p *chaosPlan) placeKill(rng *rand.Rand, kind string, used map[int]bool, hi
 	case killModel:
 		k.After = time.Duration(rng.IntN(2000)) * time.Millisecond // the reply is held for 3 s
 	case killTool:
-		k.After = time.Duration(rng.IntN(2500)) * time.Millisecond // the command sleeps 5 s after its ledger line
+		k.After = time.Duration(rng.IntN(2000)) * time.Millisecond // the command sleeps 5 s after its ledger line
 	case killApproval:
 		k.After = time.Duration(rng.IntN(1000)) * time.Millisecond
 		k.SignalOK = rng.IntN(2) == 0
@@ -287,4 +290,63 @@ func (m *chaosModel) waitArrived(step int, d time.Duration) bool {
 	case <-time.After(d):
 		return false
 	}
+}
+
+// The harness's own logic: a seed gives the same plans every time, every
+// kill has a step it can happen at, and the model answers a retried
+// request the same way and checks the workspace after a lost worker.
+func TestChaosPlanAndModel(t *testing.T) {
+	t.Parallel()
+	kinds := []string{killModel, killTool, killApproval, killAnywhere}
+	for i := range 200 {
+		p := newChaosPlan(rand.New(rand.NewPCG(42, uint64(i))), "s", kinds[i%4], 2, kinds)
+		q := newChaosPlan(rand.New(rand.NewPCG(42, uint64(i))), "s", kinds[i%4], 2, kinds)
+		require.Equal(t, p.String(), q.String(), "same seed, same plan")
+		require.NotEmpty(t, p.Kills, p.String())
+		placed := false
+		for j, k := range p.Kills {
+			placed = placed || k.Kind == kinds[i%4]
+			switch k.Kind {
+			case killApproval:
+				require.Equal(t, stepAsk, p.Steps[k.Step], p.String())
+			case killTool:
+				require.NotEqual(t, stepRead, p.Steps[k.Step], p.String())
+				require.True(t, p.Slow[k.Step], p.String())
+			case killAnywhere:
+				require.Equal(t, len(p.Kills)-1, j, "a kill at a random moment goes last: %s", p)
+			}
+			if j > 0 {
+				require.Less(t, p.Kills[j-1].Step, k.Step, p.String())
+			}
+		}
+		require.True(t, placed, "the primary kind is always placed: %s", p)
+	}
+
+	p := chaosPlan{Name: "s", Steps: []string{stepAuto, stepRead}, Kills: []killEvent{{Step: 0, Kind: killModel}}}
+	m := newChaosModel(p)
+	first, _ := m.respond(sm.Request{Messages: []sm.Message{{Role: "user", Content: "go"}}})
+	retry, _ := m.respond(sm.Request{Messages: []sm.Message{{Role: "user", Content: "go"}}})
+	require.Equal(t, 3*time.Second, first.Delay, "the call a model kill is aimed at is held")
+	require.Zero(t, retry.Delay)
+	require.Equal(t, first.ToolCalls, retry.ToolCalls, "a retried model call gets the same answer")
+	require.True(t, m.waitArrived(0, 0))
+
+	lost := []sm.Message{
+		{Role: "user", Content: "go"},
+		{Role: "assistant", ToolCalls: []sm.WireCall{{ID: p.callID(0, 0)}}},
+		{Role: "tool", ToolCallID: p.callID(0, 0), Content: "the worker running this shell call was lost (activity Heartbeat timeout); it may or may not have taken effect."},
+	}
+	check, _ := m.respond(sm.Request{Messages: lost})
+	require.Len(t, check.ToolCalls, 1)
+	require.Equal(t, "s_k0_check", check.ToolCalls[0].ID)
+	require.Equal(t, "read", check.ToolCalls[0].Name)
+	checked := append(lost,
+		sm.Message{Role: "assistant", ToolCalls: []sm.WireCall{{ID: "s_k0_check"}}},
+		sm.Message{Role: "tool", ToolCallID: "s_k0_check", Content: "1\ts:s_k0_c0"})
+	next, _ := m.respond(sm.Request{Messages: checked})
+	require.Equal(t, p.callID(1, 0), next.ToolCalls[0].ID, "after the check the model goes on with the plan")
+	done, _ := m.respond(sm.Request{Messages: append(checked,
+		sm.Message{Role: "assistant", ToolCalls: []sm.WireCall{{ID: p.callID(1, 0)}}},
+		sm.Message{Role: "tool", ToolCallID: p.callID(1, 0), Content: "chaos notes"})})
+	require.Equal(t, "done s", done.Text)
 }
