@@ -35,6 +35,9 @@ type ToolRequest struct {
 	Seen        map[string]string `json:"seen,omitempty"`
 	// AllowNetwork lets a sandboxed command reach the network.
 	AllowNetwork bool `json:"allow_network,omitempty"`
+	// JobID names the background job a `shell` call with background: true
+	// starts; the session assigns it.
+	JobID string `json:"job_id,omitempty"`
 }
 
 // RunTool runs one tool call in the session's working directory. Failures
@@ -79,6 +82,8 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 		GuardWrites:  req.GuardWrites,
 		Seen:         req.Seen,
 		AllowNetwork: req.AllowNetwork,
+		Session:      sessionID(ctx),
+		JobID:        req.JobID,
 		Heartbeat: func(p string) {
 			mu.Lock()
 			progress = p
@@ -94,5 +99,14 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 		// synthetic result itself.
 		return res, ctx.Err()
 	}
+	res.WorkerQueue = a.workerQueue
 	return res, nil
+}
+
+// sessionID is the id of the workflow the activity runs for: the session.
+func sessionID(ctx context.Context) string {
+	if !activity.IsActivity(ctx) {
+		return ""
+	}
+	return activity.GetInfo(ctx).WorkflowExecution.ID
 }
