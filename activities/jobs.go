@@ -15,12 +15,11 @@ type JobKiller interface {
 // SetJobs connects the worker's job manager and the task queue that only
 // this worker polls. Background jobs live in this process: the session
 // sends every call about a job, and the kill at its end, to that queue.
-func (a *Activities) SetJobs(jobs JobKiller, workerQueue string) {
+// It is a function, not a method: every exported method of Activities is
+// registered as an activity.
+func SetJobs(a *Activities, jobs JobKiller, workerQueue string) {
 	a.jobs, a.workerQueue = jobs, workerQueue
 }
-
-// WorkerQueue is the task queue only this worker polls ("" when none).
-func (a *Activities) WorkerQueue() string { return a.workerQueue }
 
 // KillJobs stops every background job the session still runs on this
 // worker (their logs stay in the workspace) and returns their ids. The
