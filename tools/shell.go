@@ -167,34 +167,11 @@ func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 		return Result{}, fmt.Errorf("create output pipe: %w", err)
 	}
 	defer pr.Close()
-	argv := []string{"bash", "-c", p.Command}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = s.environ()
-	var infoR, infoW *os.File
-	if sb != nil {
-		if infoR, infoW, err = os.Pipe(); err != nil {
-			pw.Close()
-			return Result{}, fmt.Errorf("create sandbox info pipe: %w", err)
-		}
-		defer infoR.Close()
-		cmd = exec.Command(sb.bwrap, sb.args(env.Workspace.Root(), dir, env.AllowNetwork, 3, argv)...)
-		cmd.ExtraFiles = []*os.File{infoW} // fd 3
-		cmd.Env = s.environ(sb.env()...)
-	}
-	cmd.Dir = dir
-	cmd.Stdin = nil // the null device
-	cmd.Stdout = pw
-	cmd.Stderr = pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	start := time.Now()
-	err = cmd.Start()
-	pw.Close() // the children hold the write end now
-	if infoW != nil {
-		infoW.Close()
-	}
+	proc, err := s.start(env, sb, dir, p.Command, pw, false)
 	if err != nil {
-		return Errorf("cannot start %s: %v", cmd.Args[0], err), nil
+		return startFailure(err)
 	}
+	defer proc.close()
 
 	out := newCappedBuffer(s.cfg.OutputLimit)
 	// The full output goes to a file too, kept only when the model's copy
@@ -218,22 +195,14 @@ func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 		}
 	}()
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	pgid := cmd.Process.Pid
-	if sb != nil {
-		// bwrap --new-session puts its init and the command in a new
-		// session, so signals go to that group and not to bwrap itself:
-		// bwrap dies on SIGTERM, and its death would SIGKILL the command
-		// (--die-with-parent) before it had its grace period. If the pid
-		// cannot be read, bwrap failed to set up; its group is the
-		// fallback and its message is in the output.
-		if child, err := readChildPID(infoR); err == nil {
-			pgid = child
-		}
-	}
+	go func() { exited <- proc.cmd.Wait() }()
+	// Only now that the output is drained: a sandbox that fails to set up
+	// writes its complaint to the output, and must not block on a full pipe.
+	pgid := proc.group()
 	if s.onStart != nil {
 		s.onStart(pgid)
 	}
+	start := proc.began
 
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -320,12 +289,19 @@ func footer(waitErr error, elapsed time.Duration, sandboxed bool) string {
 			return fmt.Sprintf("[killed by signal %s, %s]", ws.Signal(), secs)
 		}
 		code := ee.ExitCode()
-		if sig := syscall.Signal(code - 128); sandboxed && code > 128 && sig < 65 && !strings.HasPrefix(sig.String(), "signal ") {
+		if sig, ok := sandboxSignal(code, sandboxed); ok {
 			return fmt.Sprintf("[exit code %d (killed by signal %s?), %s]", code, sig, secs)
 		}
 		return fmt.Sprintf("[exit code %d, %s]", code, secs)
 	}
 	return fmt.Sprintf("[failed: %v, %s]", waitErr, secs)
+}
+
+// sandboxSignal is the signal an exit code of a sandboxed command likely
+// stands for: bwrap reports a death by signal N as 128+N.
+func sandboxSignal(code int, sandboxed bool) (syscall.Signal, bool) {
+	sig := syscall.Signal(code - 128)
+	return sig, sandboxed && code > 128 && sig < 65 && !strings.HasPrefix(sig.String(), "signal ")
 }
 
 // environ is the worker's environment without secrets, plus settings that
