@@ -4,6 +4,11 @@ package tools
 // configuration.
 type Config struct {
 	Shell ShellConfig
+	// Jobs holds the background jobs the shell starts and the job tools
+	// act on. The worker makes one per process, so it can kill a session's
+	// jobs when the session ends and every job at shutdown; nil gives the
+	// tools a private one nobody else can reach (tests, tools listings).
+	Jobs *Jobs
 }
 
 // DefaultConfig returns the configuration used when the worker sets none.
@@ -12,8 +17,16 @@ func DefaultConfig() Config {
 }
 
 // Builtin returns the built-in tools. It is one explicit list, not init()
-// registration, so what a worker offers is visible in one place.
+// registration, so what a worker offers is visible in one place. New tools
+// are appended: the order is part of what models and recorded histories
+// see.
 func Builtin(cfg Config) []Tool {
+	jobs := cfg.Jobs
+	if jobs == nil {
+		jobs = NewJobs()
+	}
+	shell := NewShell(cfg.Shell)
+	shell.jobs = jobs
 	return []Tool{
 		NewRead(),
 		NewList(),
@@ -22,6 +35,9 @@ func Builtin(cfg Config) []Tool {
 		NewWrite(),
 		NewEdit(),
 		NewApplyPatch(),
-		NewShell(cfg.Shell),
+		shell,
+		NewJobOutput(jobs, shell.cfg.OutputLimit),
+		NewJobList(jobs),
+		NewJobKill(jobs),
 	}
 }

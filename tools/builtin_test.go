@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -40,13 +41,50 @@ func TestBuiltinSpecs(t *testing.T) {
 			}
 		})
 	}
-	require.Equal(t, map[string]bool{ReadName: true, ListName: true, GlobName: true, GrepName: true, WriteName: true, EditName: true, PatchName: true, ShellName: true}, names)
+	require.Equal(t, map[string]bool{ReadName: true, ListName: true, GlobName: true, GrepName: true, WriteName: true, EditName: true, PatchName: true, ShellName: true,
+		JobOutputName: true, JobListName: true, JobKillName: true}, names)
 	require.NotPanics(t, func() { NewRegistry(tools...) })
 	require.Equal(t, 600, NewShell(DefaultShellConfig()).Spec().TimeoutSeconds)
 	require.True(t, NewRead().Spec().ReadOnly)
 	require.True(t, NewList().Spec().ReadOnly)
 	require.False(t, NewWrite().Spec().ReadOnly)
 	require.False(t, NewShell(DefaultShellConfig()).Spec().ReadOnly)
+	// The job tools touch only the session's own jobs and are safe to
+	// retry: none of them asks for approval.
+	for _, tool := range tools[len(tools)-3:] {
+		require.True(t, tool.Spec().ReadOnly, tool.Spec().Name)
+	}
+}
+
+// TestBuiltinOrder pins the order models and recorded histories see: new
+// tools are appended, never inserted.
+func TestBuiltinOrder(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for _, tool := range Builtin(DefaultConfig()) {
+		names = append(names, tool.Spec().Name)
+	}
+	require.Equal(t, []string{ReadName, ListName, GlobName, GrepName, WriteName, EditName, PatchName, ShellName,
+		JobOutputName, JobListName, JobKillName}, names)
+}
+
+// TestBuiltinSharesJobs checks that Builtin wires the shell and the job
+// tools to the worker's job manager, so KillSession reaches what shell
+// started.
+func TestBuiltinSharesJobs(t *testing.T) {
+	t.Parallel()
+	jobs := NewJobs()
+	t.Cleanup(jobs.Close)
+	ts := Builtin(Config{Jobs: jobs, Shell: ShellConfig{Sandbox: SandboxOff}})
+	reg := NewRegistry(ts...)
+	shell, _ := reg.Lookup(ShellName)
+	list, _ := reg.Lookup(JobListName)
+	ws := testWorkspace(t, nil)
+	env := Env{Workspace: ws, Session: "s", JobID: "job-1"}
+	res := runTool(t, context.Background(), shell, env, ShellParams{Command: "sleep 30", Background: true})
+	require.False(t, res.IsError, res.Content)
+	require.Contains(t, runTool(t, context.Background(), list, env, struct{}{}).Content, "job-1  running for ")
+	require.Equal(t, []string{"job-1"}, jobs.KillSession("s"))
 }
 
 func TestValidateBuiltinArguments(t *testing.T) {
@@ -68,6 +106,13 @@ func TestValidateBuiltinArguments(t *testing.T) {
 		{name: "list empty ok", spec: NewList().Spec(), args: ``},
 		{name: "shell timeout max", spec: shell, args: `{"command":"ls","timeout":601}`, want: []string{"field `timeout`:"}},
 		{name: "shell ok", spec: shell, args: `{"command":"ls","timeout":600,"workdir":"x"}`},
+		{name: "shell background", spec: shell, args: `{"command":"ls","background":true}`},
+		{name: "shell background type", spec: shell, args: `{"command":"ls","background":"yes"}`, want: []string{"field `background`:"}},
+		{name: "job_output ok", spec: NewJobOutput(nil, 0).Spec(), args: `{"id":"job-1","tail":5}`},
+		{name: "job_output missing id", spec: NewJobOutput(nil, 0).Spec(), args: `{}`, want: []string{"field `id`: required"}},
+		{name: "job_output tail zero", spec: NewJobOutput(nil, 0).Spec(), args: `{"id":"job-1","tail":0}`, want: []string{"field `tail`:"}},
+		{name: "job_list empty ok", spec: NewJobList(nil).Spec(), args: ``},
+		{name: "job_kill missing id", spec: NewJobKill(nil).Spec(), args: `{}`, want: []string{"field `id`: required"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -70,6 +70,9 @@ type ShellParams struct {
 	Command string `json:"command"`
 	Workdir string `json:"workdir,omitempty"`
 	Timeout int    `json:"timeout,omitempty"` // seconds
+	// Background starts the command as a job of the session and returns at
+	// once (see Jobs); Timeout does not apply to it.
+	Background bool `json:"background,omitempty"`
 }
 
 // Shell runs a bash command in the workspace. It can do anything, so it
@@ -81,6 +84,9 @@ type Shell struct {
 	// onStart, when set (tests), is told the process group each command
 	// runs in, so a test can check by pgid that none of it survives.
 	onStart func(pgid int)
+	// jobs holds the background jobs this shell starts; Builtin shares it
+	// with the job tools.
+	jobs *Jobs
 }
 
 // NewShell returns the shell tool; zero fields of cfg take their defaults.
@@ -113,7 +119,8 @@ func (s *Shell) Spec() Spec {
   "properties": {
     "command": {"type": "string", "minLength": 1, "description": "The bash command line to run."},
     "workdir": {"type": "string", "description": "Directory to run in, relative to the workspace root. Default: the root."},
-    "timeout": {"type": "integer", "minimum": 1, "maximum": %d, "description": "Timeout in seconds. Default %d, at most %d."}
+    "timeout": {"type": "integer", "minimum": 1, "maximum": %d, "description": "Timeout in seconds. Default %d, at most %d. Does not apply to background jobs."},
+    "background": {"type": "boolean", "description": "Start the command as a background job of this session and return at once with its id, for servers, watchers and long builds. Read its output with job_output, stop it with job_kill. No timeout applies: it runs until it exits, is killed, or the session ends."}
   },
   "required": ["command"],
   "additionalProperties": false
@@ -160,6 +167,10 @@ func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 	sb, err := s.sandbox()
 	if err != nil {
 		return Result{}, fmt.Errorf("tool shell: %w", err)
+	}
+
+	if p.Background {
+		return s.runBackground(env, p, dir, sb)
 	}
 
 	pr, pw, err := os.Pipe()

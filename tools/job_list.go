@@ -1,0 +1,55 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// JobListName is the name the model calls the job_list tool by.
+const JobListName = "job_list"
+
+//go:embed job_list.md
+var jobListDescription string
+
+// JobList lists the session's background jobs on this worker. It is
+// read-only.
+type JobList struct{ jobs *Jobs }
+
+// NewJobList returns the job_list tool over jobs.
+func NewJobList(jobs *Jobs) *JobList { return &JobList{jobs: jobs} }
+
+// Spec describes the job_list tool.
+func (*JobList) Spec() Spec {
+	return Spec{
+		Name:        JobListName,
+		Description: jobListDescription,
+		Parameters: json.RawMessage(`{
+  "type": "object",
+  "properties": {},
+  "required": [],
+  "additionalProperties": false
+}`),
+		ReadOnly:       true,
+		TimeoutSeconds: jobToolTimeout,
+	}
+}
+
+// Run lists the jobs, one line each in start order: id, status, command,
+// log. One line a job lets the session merge the lists of several workers.
+func (t *JobList) Run(_ context.Context, env Env, _ json.RawMessage) (Result, error) {
+	if env.Session == "" {
+		return Errorf("background jobs need a session, and this call has none"), nil
+	}
+	jobs := t.jobs.list(env.Session)
+	if len(jobs) == 0 {
+		return Result{Content: "no background jobs in this session on this worker"}, nil
+	}
+	var b strings.Builder
+	for _, jb := range jobs {
+		fmt.Fprintf(&b, "%s  %s  %s  (log %s)\n", jb.id, jb.status(), oneLine(jb.command), jb.logRel)
+	}
+	return Result{Content: strings.TrimRight(b.String(), "\n")}, nil
+}

@@ -1,0 +1,79 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// runBackground starts p.Command as the session's job env.JobID and
+// returns at once. The job runs as a foreground command would (Shell.start)
+// but with its output going straight to its log file, so nothing in the
+// worker has to keep reading it, and without a timeout: it runs until it
+// exits, job_kill stops it, or the session ends.
+func (s *Shell) runBackground(env Env, p ShellParams, dir string, sb *sandbox) (Result, error) {
+	if env.Session == "" || env.JobID == "" {
+		return Errorf("background jobs need a session: this call has no session or job id, so nothing could list, read or kill the job. Run the command without background."), nil
+	}
+	if s.jobs == nil {
+		return Result{}, errors.New("tool shell: background jobs need a job manager (tools.Config.Jobs)")
+	}
+	return s.jobs.startJob(env.Session, env.JobID, func() (*job, Result, error) {
+		abs, rel, err := jobLogPath(env.Workspace, env.Session, env.JobID)
+		if err != nil {
+			return nil, Errorf("cannot create the log of background job %s: %v", env.JobID, err), nil
+		}
+		// Truncated, not appended: a log holds one job's output, also when
+		// a new session reuses an old one's id.
+		f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, Errorf("cannot create the log of background job %s: %v", env.JobID, err), nil
+		}
+		pr, err := s.start(env, sb, dir, p.Command, f, true)
+		if err != nil {
+			res, err := startFailure(err)
+			return nil, res, err
+		}
+		jb := &job{
+			id: env.JobID, session: env.Session, command: p.Command,
+			logPath: abs, logRel: rel, sandboxed: sb != nil,
+			began: pr.began, done: make(chan struct{}),
+		}
+		jb.pgid = pr.group()
+		go jb.watch(pr.cmd)
+		if s.onStart != nil {
+			s.onStart(jb.pgid)
+		}
+		return jb, Result{Content: startText(jb, p.Timeout > 0)}, nil
+	})
+}
+
+// startText is shell's answer for a background job: what runs, where its
+// output goes and the exact calls that read and stop it.
+func startText(jb *job, timeoutGiven bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "started background job %s: %s\n", jb.id, oneLine(jb.command))
+	fmt.Fprintf(&b, "its output goes to %s (kept after the job ends; open it with read)\n", jb.logRel)
+	fmt.Fprintf(&b, "new output: job_output {\"id\": %q}; the last lines: job_output {\"id\": %q, \"tail\": 20}; stop it: job_kill {\"id\": %q}\n", jb.id, jb.id, jb.id)
+	b.WriteString("it runs until it exits, is killed, or the session ends")
+	if timeoutGiven {
+		b.WriteString("; the timeout you gave does not apply to background jobs")
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// oneLine shortens a command for a one-line mention: its first line, at
+// most 200 characters, with "…" when something was left out.
+func oneLine(cmd string) string {
+	line, _, multi := strings.Cut(strings.TrimSpace(cmd), "\n")
+	line = strings.TrimSpace(line)
+	if r := []rune(line); len(r) > 200 {
+		line, multi = string(r[:200]), true
+	}
+	if multi {
+		line += " …"
+	}
+	return line
+}
