@@ -17,9 +17,11 @@ import (
 )
 
 // Reply is one scripted answer. A zero Status answers 200 with a chat
-// completion built from Text and ToolCalls; a non-zero Status answers that
-// HTTP status with an OpenAI-style error body (a fault). RawBody, when set,
-// is sent verbatim instead (garbage, truncated JSON).
+// completion built from Text and ToolCalls (streamed as server-sent events
+// when the request asks for a stream); a non-zero Status answers that HTTP
+// status with an OpenAI-style error body (a fault), before any stream
+// starts. RawBody, when set, is sent verbatim instead (garbage, truncated
+// JSON, or hand-written "data: ..." events).
 type Reply struct {
 	Text      string
 	ToolCalls []Call
@@ -32,10 +34,17 @@ type Reply struct {
 	// ErrorMessage and ErrorCode shape the error body of a Status fault
 	// the way a provider words it, e.g. OpenAI's context-length error.
 	ErrorMessage, ErrorCode string
-	// DropAfter > 0 announces the whole body's length, sends only its
-	// first DropAfter bytes and closes the connection: a connection lost
-	// mid-body.
+	// DropAfter > 0 sends only the first DropAfter bytes of the body and
+	// closes the connection: a connection lost mid-body. A plain reply
+	// announces the whole body's length first; a stream is cut after the
+	// events those bytes hold (and part of the next).
 	DropAfter int
+	// ChunkDelay is the pause between the events of a stream, so a test can
+	// watch a reply being written. Delay still comes before the first one.
+	ChunkDelay time.Duration
+	// OmitUsage leaves the usage chunk out of a stream even when the
+	// request asks for it, as some proxies do.
+	OmitUsage bool
 }
 
 // Call is a scripted tool call. Arguments is raw text, so a script can send
@@ -64,7 +73,10 @@ type Request struct {
 	Model    string
 	Messages []Message
 	Tools    []Tool
-	Raw      json.RawMessage
+	// Stream and IncludeUsage are the request's stream and
+	// stream_options.include_usage.
+	Stream, IncludeUsage bool
+	Raw                  json.RawMessage
 }
 
 // Message is a request message, decoded loosely: content may be a string or
@@ -199,6 +211,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(k, v)
 	}
 	switch {
+	case req.Stream && reply.RawBody == "" && reply.Status == 0:
+		s.stream(w, r, req, seq, reply)
 	case reply.DropAfter > 0:
 		dropMidBody(w, completion(req.Model, seq, reply), reply.DropAfter)
 	case reply.RawBody != "":
@@ -251,14 +265,19 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 
 func decodeRequest(body []byte) (Request, error) {
 	var wire struct {
-		Model    string            `json:"model"`
-		Messages []json.RawMessage `json:"messages"`
-		Tools    []Tool            `json:"tools"`
+		Model         string            `json:"model"`
+		Messages      []json.RawMessage `json:"messages"`
+		Tools         []Tool            `json:"tools"`
+		Stream        bool              `json:"stream"`
+		StreamOptions struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
 	}
 	if err := json.Unmarshal(body, &wire); err != nil {
 		return Request{}, fmt.Errorf("request is not valid JSON: %w", err)
 	}
-	req := Request{Model: wire.Model, Tools: wire.Tools, Raw: body}
+	req := Request{Model: wire.Model, Tools: wire.Tools, Raw: body,
+		Stream: wire.Stream, IncludeUsage: wire.StreamOptions.IncludeUsage}
 	for i, raw := range wire.Messages {
 		var m Message
 		if err := json.Unmarshal(raw, &m); err != nil {
@@ -295,41 +314,61 @@ func contentText(raw json.RawMessage) string {
 
 func completion(model string, seq int, r Reply) map[string]any {
 	msg := map[string]any{"role": "assistant", "content": r.Text}
-	finish := "stop"
 	if len(r.ToolCalls) > 0 {
-		finish = "tool_calls"
 		calls := make([]map[string]any, len(r.ToolCalls))
 		for i, c := range r.ToolCalls {
-			id := c.ID
-			if id == "" {
-				id = fmt.Sprintf("call_%d_%d", seq, i)
-			}
 			calls[i] = map[string]any{
-				"id":       id,
+				"id":       callID(seq, i, c),
 				"type":     "function",
 				"function": map[string]any{"name": c.Name, "arguments": c.Arguments},
 			}
 		}
 		msg["tool_calls"] = calls
 	}
-	u := Usage{PromptTokens: 100, CompletionTokens: 20}
-	if r.Usage != nil {
-		u = *r.Usage
-	}
-	if model == "" {
-		model = "scripted"
-	}
 	return map[string]any{
 		"id":      fmt.Sprintf("chatcmpl-scripted-%d", seq),
 		"object":  "chat.completion",
 		"created": 1700000000 + seq,
-		"model":   model,
-		"choices": []map[string]any{{"index": 0, "message": msg, "finish_reason": finish}},
-		"usage": map[string]any{
-			"prompt_tokens":     u.PromptTokens,
-			"completion_tokens": u.CompletionTokens,
-			"total_tokens":      u.PromptTokens + u.CompletionTokens,
-		},
+		"model":   modelName(model),
+		"choices": []map[string]any{{"index": 0, "message": msg, "finish_reason": finishReason(r)}},
+		"usage":   usage(r),
+	}
+}
+
+// callID is the call's scripted id, or one made up from the request's
+// sequence number and the call's position.
+func callID(seq, i int, c Call) string {
+	if c.ID != "" {
+		return c.ID
+	}
+	return fmt.Sprintf("call_%d_%d", seq, i)
+}
+
+func finishReason(r Reply) string {
+	if len(r.ToolCalls) > 0 {
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+func modelName(model string) string {
+	if model == "" {
+		return "scripted"
+	}
+	return model
+}
+
+// usage is the reply's usage on the wire: the scripted one, or 100 prompt
+// and 20 completion tokens.
+func usage(r Reply) map[string]any {
+	u := Usage{PromptTokens: 100, CompletionTokens: 20}
+	if r.Usage != nil {
+		u = *r.Usage
+	}
+	return map[string]any{
+		"prompt_tokens":     u.PromptTokens,
+		"completion_tokens": u.CompletionTokens,
+		"total_tokens":      u.PromptTokens + u.CompletionTokens,
 	}
 }
 
