@@ -26,6 +26,9 @@ type ModelConfig struct {
 	RequestTimeout time.Duration
 	// Prices estimates each call's cost; nil means DefaultPrices.
 	Prices PriceTable
+	// NoStream sends plain requests instead of streamed ones, for
+	// endpoints (some proxies) that cannot stream (LONGRUN_MODEL_STREAM=off).
+	NoStream bool
 }
 
 // Activities holds the dependencies of every activity.

@@ -58,7 +58,10 @@ type ModelResponse struct {
 	FinishReason string               `json:"finish_reason"`
 }
 
-// CallModel sends the conversation to the model and returns its reply.
+// CallModel sends the conversation to the model and returns its reply. It
+// streams unless the worker turned streaming off (ModelConfig.NoStream),
+// heartbeating the text written so far, so a person watching the pending
+// activity in the Temporal UI sees the reply being written.
 func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResponse, error) {
 	model := req.Model
 	if model == "" {
@@ -84,12 +87,30 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 			Parameters:  schema,
 		}))
 	}
-	comp, err := a.client.Chat.Completions.New(ctx, params)
+	// The heartbeat runs whether the endpoint streams or not: it is how a
+	// cancel reaches the call and how Temporal notices a lost worker
+	// within the heartbeat timeout instead of the whole start-to-close one.
+	progress := startProgress(ctx, !a.model.NoStream)
+	defer progress.stop()
+	var comp *openai.ChatCompletion
+	var err error
+	if a.model.NoStream {
+		comp, err = a.client.Chat.Completions.New(ctx, params)
+	} else {
+		comp, err = a.stream(ctx, params, progress)
+	}
 	if err != nil {
 		return ModelResponse{}, classify(err, attempt(ctx))
 	}
+	return a.response(model, comp, attempt(ctx))
+}
+
+// response turns a chat completion, whole or accumulated from a stream,
+// into our own ModelResponse, priced. requested is the model the request
+// named, for pricing when the reply names none we know.
+func (a *Activities) response(requested string, comp *openai.ChatCompletion, attempt int32) (ModelResponse, error) {
 	if len(comp.Choices) == 0 {
-		return ModelResponse{}, badReply(errors.New("the reply has no choices"), attempt(ctx))
+		return ModelResponse{}, badReply(errors.New("the reply has no choices"), attempt)
 	}
 	ch := comp.Choices[0]
 	msg := conversation.Message{Role: conversation.RoleAssistant, Content: ch.Message.Content}
@@ -114,7 +135,7 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 	}
 	if cost, ok := prices.Cost(comp.Model, usage); ok {
 		usage.CostUSD = cost
-	} else if cost, ok := prices.Cost(model, usage); ok {
+	} else if cost, ok := prices.Cost(requested, usage); ok {
 		usage.CostUSD = cost
 	}
 	return ModelResponse{
@@ -228,12 +249,13 @@ func attempt(ctx context.Context) int32 {
 const MaxMalformedAttempts = 3
 
 // malformedReply reports whether err is a reply that arrived but could not
-// be read as a chat completion: invalid or truncated JSON, or a connection
-// lost in the middle of the body.
+// be read as a chat completion: invalid or truncated JSON, a connection
+// lost in the middle of the body, or a stream that is not a whole reply.
 func malformedReply(err error) bool {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	return errors.As(err, &syn) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, errMalformedStream) ||
 		strings.Contains(err.Error(), "unexpected end of JSON input")
 }
 
