@@ -140,6 +140,22 @@ func newEnv(t *testing.T, script ...scriptedmodel.Reply) *env {
 	return newEnvWorkerEnv(t, nil, script...)
 }
 
+// newEnvResponder is newEnv with a model that answers from each request
+// (a scriptedmodel.Responder) once the script, if any, is used up.
+func newEnvResponder(t *testing.T, r scriptedmodel.Responder) *env {
+	t.Helper()
+	e := &env{
+		t:         t,
+		model:     scriptedmodel.NewResponder(r),
+		workspace: t.TempDir(),
+		taskQueue: "e2e-" + randHex(6),
+		apiKey:    "sk-test-" + randHex(16),
+	}
+	t.Cleanup(e.model.Close)
+	e.startWorker()
+	return e
+}
+
 // newEnvWorkerEnv is newEnv with extra environment for the worker, e.g.
 // LONGRUN_MODEL_TIMEOUT=1s.
 func newEnvWorkerEnv(t *testing.T, workerEnv []string, script ...scriptedmodel.Reply) *env {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"crypto/rand"
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -52,6 +55,13 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	// A model that stops answering mid-reply must not hold the turn for the
 	// whole activity timeout: past this the call is a fault and retried.
 	fs.DurationVar(&m.Model.RequestTimeout, "model-timeout", modelTimeout, "longest one model request may take before it is retried (env LONGRUN_MODEL_TIMEOUT)")
+	// Some proxies cannot stream; off falls back to plain requests (no
+	// partial text in the heartbeats, everything else the same).
+	stream, err := parseOnOff(or(getenv("LONGRUN_MODEL_STREAM"), "on"))
+	if err != nil {
+		return nil, fmt.Errorf("LONGRUN_MODEL_STREAM: %w", err)
+	}
+	fs.BoolVar(&stream, "model-stream", stream, "stream model replies, so heartbeats show the partial text (env LONGRUN_MODEL_STREAM=on|off)")
 	prices := fs.String("prices", getenv("LONGRUN_PRICES"), "JSON price table {\"model\": {\"input\": USD/1M tokens, \"output\": ...}} for cost estimates (env LONGRUN_PRICES)")
 	sandbox := fs.String("sandbox", or(getenv("LONGRUN_SANDBOX"), string(tools.SandboxAuto)), "run shell commands in bubblewrap: auto, on or off (env LONGRUN_SANDBOX)")
 	if err := fs.Parse(args); err != nil {
@@ -63,6 +73,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	if err := m.Observe.validate(); err != nil {
 		return nil, err
 	}
+	m.Model.NoStream = !stream
 	m.Model.BaseURL = getenv("OPENAI_BASE_URL")
 	m.Model.APIKey = getenv("OPENAI_API_KEY")
 	if *prices != "" {
@@ -126,11 +137,52 @@ func (m *Main) Run() error {
 	}
 	defer c.Close()
 
+	// Background jobs are processes of this worker: they die with it, and
+	// calls about them come to a task queue only this worker polls.
+	jobs := tools.NewJobs()
+	defer jobs.Close()
+	m.Tools.Jobs = jobs
+	acts := activities.New(m.Model, tools.NewRegistry(tools.Builtin(m.Tools)...), ws)
+	own := ownQueue(m.TaskQueue)
+	activities.SetJobs(acts, jobs, own)
+
 	w := worker.New(c, m.TaskQueue, worker.Options{})
 	w.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
-	w.RegisterActivity(activities.New(m.Model, tools.NewRegistry(tools.Builtin(m.Tools)...), ws))
-	logger.Info("worker started", "address", opts.HostPort, "namespace", opts.Namespace, "task_queue", m.TaskQueue, "workspace", ws.Root())
+	w.RegisterActivity(acts)
+	ow := worker.New(c, own, worker.Options{})
+	ow.RegisterActivity(acts)
+	if err := ow.Start(); err != nil {
+		return fmt.Errorf("start the worker's own queue %s: %w", own, err)
+	}
+	defer ow.Stop()
+	logger.Info("worker started", "address", opts.HostPort, "namespace", opts.Namespace, "task_queue", m.TaskQueue,
+		"own_task_queue", own, "workspace", ws.Root())
 	return w.Run(worker.InterruptCh())
+}
+
+// ownQueue names the task queue only this worker process polls: the
+// shared queue's name, the host and a random suffix, so two workers on one
+// host, or one restarted, never share it.
+func ownQueue(shared string) string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s-worker-%s-%x", shared, host, b)
+}
+
+// parseOnOff reads on/off as well as what strconv.ParseBool accepts.
+func parseOnOff(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "on", "yes":
+		return true, nil
+	case "off", "no":
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%q: want on or off", v)
+	}
+	return b, nil
 }
 
 func or(v, def string) string {

@@ -38,6 +38,7 @@ type callState struct {
 	index       int             // its place in the model's call order
 	deps        []int           // the batch plan: calls it waits for
 	queued      bool            // approved (or needing none), waiting for its deps or a pool slot
+	workerLost  bool            // the worker it had to run on is gone (background jobs)
 }
 
 func (c *callState) finish(r conversation.ToolResult) {
@@ -122,6 +123,7 @@ func (s *session) runBatch(ctx workflow.Context, calls []conversation.ToolCall) 
 	}
 	for _, cs := range s.batch {
 		s.messages = append(s.messages, conversation.ToolMessage(*cs.result))
+		s.logger(ctx).Info("tool call", "call_id", cs.call.ID, "tool", cs.call.Name, "reason", cs.result.Reason)
 	}
 	s.batch = nil
 	if err != nil {
@@ -168,7 +170,10 @@ func (s *session) runCall(ctx workflow.Context, cs *callState) {
 	switch {
 	case err == nil:
 		r := conversation.ToolResult{Content: res.Content, IsError: res.IsError, Reason: conversation.ReasonRan}
-		if res.IsError {
+		switch {
+		case cs.workerLost:
+			r.Reason = conversation.ReasonWorkerLost
+		case res.IsError:
 			r.Reason = conversation.ReasonFailed
 		}
 		cs.finish(r)
@@ -300,6 +305,12 @@ func (s *session) afterDecision(ctx workflow.Context) {
 // change things run at most once: a retry after a lost worker could run a
 // command twice, so that failure goes back to the model instead.
 func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, error) {
+	switch cs.call.Name {
+	case toolJobOutput, toolJobKill:
+		return s.executeJobCall(ctx, cs)
+	case toolJobList:
+		return s.executeJobList(ctx, cs)
+	}
 	timeout := time.Duration(cs.spec.TimeoutSeconds) * time.Second
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
@@ -331,8 +342,21 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 			req.Seen[k] = v
 		}
 	}
+	command, background := backgroundCommand(cs.call)
+	if background {
+		// The session names the job, so an activity retry finds the job
+		// it started instead of starting another.
+		req.JobID = fmt.Sprintf("job-%d", len(s.jobs)+s.failedJobs+1)
+	}
 	var res tools.Result
 	err := workflow.ExecuteActivity(actx, a.RunTool, req).Get(ctx, &res)
+	if background {
+		if err == nil && !res.IsError && res.WorkerQueue != "" {
+			s.jobs = append(s.jobs, jobRoute{ID: req.JobID, Queue: res.WorkerQueue, Command: command})
+		} else {
+			s.failedJobs++ // its id is spent: a retry of the start must not reuse it
+		}
+	}
 	return res, err
 }
 
@@ -382,7 +406,8 @@ func failureText(cs *callState, err error) string {
 func callSummary(c conversation.ToolCall) string {
 	var args map[string]any
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
-	key := map[string]string{"shell": "command", "read": "path", "write": "path", "list": "path", "edit": "path", "glob": "pattern", "grep": "pattern"}[c.Name]
+	key := map[string]string{"shell": "command", "read": "path", "write": "path", "list": "path", "edit": "path", "glob": "pattern", "grep": "pattern",
+		toolJobOutput: "id", toolJobKill: "id"}[c.Name]
 	if v, ok := args[key].(string); ok && v != "" {
 		return truncate(c.Name+": "+strings.ReplaceAll(v, "\n", " "), 100)
 	}

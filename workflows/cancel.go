@@ -24,6 +24,7 @@ func (s *session) closeCancelled(ctx workflow.Context) error {
 		// SideEffect writes the value into a MarkerRecorded event; no I/O.
 		_ = workflow.SideEffect(dctx, func(workflow.Context) any { return synthetic })
 	}
+	s.killJobs(dctx)
 	s.setPhase(dctx, PhaseDone)
 	return temporal.NewCanceledError("session cancelled")
 }

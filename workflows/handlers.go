@@ -173,7 +173,7 @@ func callIDs(cs []*callState) []string {
 }
 
 func (s *session) reject(ctx workflow.Context, msg string) {
-	workflow.GetLogger(ctx).Warn("signal rejected", "reason", msg)
+	s.logger(ctx).Warn("signal rejected", "reason", msg)
 	s.rejected = append(s.rejected, msg)
 	if len(s.rejected) > maxRejected {
 		s.rejected = s.rejected[len(s.rejected)-maxRejected:]

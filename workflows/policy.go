@@ -77,7 +77,13 @@ func permissionCall(c conversation.ToolCall, spec tools.Spec) permission.Call {
 		subject = v
 	}
 	canonical, _ := json.Marshal(args) // map keys are sorted: a stable key
-	return permission.Call{Tool: c.Name, ReadOnly: spec.ReadOnly, Subject: subject, ArgsKey: string(canonical)}
+	argsKey := string(canonical)
+	if c.Name == tools.JobOutputName || c.Name == tools.JobListName {
+		// Polling a job repeats the same arguments by design, and each
+		// answer is new output: no doom loop to catch.
+		argsKey = ""
+	}
+	return permission.Call{Tool: c.Name, ReadOnly: spec.ReadOnly, Subject: subject, ArgsKey: argsKey}
 }
 
 // decide classifies one validated call with the engine: it runs, waits for

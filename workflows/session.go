@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -51,6 +52,8 @@ type session struct {
 	running     int               // calls of the batch holding a pool slot
 	guardWrites bool              // versionStaleWrite: tools that change files get the guard
 	seen        map[string]string // path -> hash this session last read or wrote (stale-write guard)
+	jobs        []jobRoute        // background jobs, in start order, and the worker holding each
+	failedJobs  int               // job ids spent on starts that failed
 
 	cancelTurn  workflow.CancelFunc // cancels the running turn (interrupt)
 	interrupted bool                // the running turn was interrupted
@@ -90,6 +93,7 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 	if err != nil && temporal.IsCanceledError(err) && ctx.Err() != nil {
 		return SessionResult{}, s.closeCancelled(ctx)
 	}
+	s.killJobs(ctx)
 	s.setPhase(ctx, PhaseDone)
 	return res, err
 }
@@ -112,6 +116,7 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 			return s.result(ResultMaxTurns, fmt.Sprintf("stopped after %d model turns (max_turns)", s.maxTurns)), nil
 		}
 		s.turn++
+		s.logger(ctx).Info("turn", "model", s.model, "messages", len(s.messages))
 		// Each turn runs under its own context so an interrupt can stop it
 		// without ending the session.
 		turnCtx, cancelTurn := workflow.WithCancel(ctx)
@@ -128,7 +133,7 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 				continue
 			}
 			s.lastErr, s.lastErrType = modelFailure(s.turn, err)
-			workflow.GetLogger(ctx).Error("model call failed", "turn", s.turn, "error", err)
+			s.logger(ctx).Error("model call failed", "error", err)
 			// The conversation is intact; an interactive session waits for
 			// the person to say what to do (a new message retries).
 			if ok, werr := s.waitForInput(ctx); werr != nil || !ok {
@@ -199,6 +204,13 @@ func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, err
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
+		// CallModel heartbeats every second from a ticker, streaming or
+		// not (the workflow cannot know which the worker does), so this
+		// bounds how long a lost worker holds the turn, not how long the
+		// model may think before its first token. It also sets how often
+		// the SDK sends the partial text to the server (80% of it), so a
+		// person watching sees the reply grow every eight seconds.
+		HeartbeatTimeout: 10 * activities.HeartbeatEvery,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    time.Second,
 			BackoffCoefficient: 2,
@@ -302,7 +314,7 @@ func (s *session) setPhase(ctx workflow.Context, phase string) {
 		s.publish(ctx)
 	case changed:
 		if err := workflow.UpsertTypedSearchAttributes(ctx, PhaseKey.ValueSet(phase)); err != nil {
-			workflow.GetLogger(ctx).Warn("upsert LongrunPhase", "error", err)
+			s.logger(ctx).Warn("upsert LongrunPhase", "error", err)
 		}
 	}
 	workflow.SetCurrentDetails(ctx, s.details())
@@ -313,6 +325,13 @@ func (s *session) status() Status {
 		Phase: s.phase, Turn: s.turn, MaxTurns: s.maxTurns, Model: s.model, Usage: s.usage,
 		PendingApprovals: len(s.pending()), LastError: s.lastErr, LastErrorType: s.lastErrType, Rejected: s.rejected,
 	}
+}
+
+// logger is the replay-safe workflow logger (it drops lines while
+// replaying) with the session and turn on every line, so an operator can
+// follow one session through a worker's JSON logs.
+func (s *session) logger(ctx workflow.Context) log.Logger {
+	return log.With(workflow.GetLogger(ctx), "session", s.workflowID, "turn", s.turn)
 }
 
 // modelFailure words a failed model call for status and the result, and

@@ -50,7 +50,7 @@ func (s *session) publish(ctx workflow.Context) {
 		updates = append(updates, ModelKey.ValueSet(now.model))
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
-		workflow.GetLogger(ctx).Warn("upsert search attributes", "error", err)
+		s.logger(ctx).Warn("upsert search attributes", "error", err)
 		return
 	}
 	s.published = &now
