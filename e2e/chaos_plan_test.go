@@ -279,11 +279,23 @@ func (m *chaosModel) stepCalls(step int) []sm.Call {
 	}
 }
 
+// requests is how many model requests asked for step.
+func (m *chaosModel) requests(step int) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seen[step]
+}
+
 // waitArrived waits for the first model request of step.
 func (m *chaosModel) waitArrived(step int, d time.Duration) bool {
 	m.mu.Lock()
 	ch := m.arrived[step]
 	m.mu.Unlock()
+	select {
+	case <-ch:
+		return true
+	default:
+	}
 	select {
 	case <-ch:
 		return true
@@ -330,6 +342,7 @@ func TestChaosPlanAndModel(t *testing.T) {
 	require.Zero(t, retry.Delay)
 	require.Equal(t, first.ToolCalls, retry.ToolCalls, "a retried model call gets the same answer")
 	require.True(t, m.waitArrived(0, 0))
+	require.Equal(t, 2, m.requests(0))
 
 	lost := []sm.Message{
 		{Role: "user", Content: "go"},

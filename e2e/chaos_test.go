@@ -267,6 +267,12 @@ func (s *chaosSession) finish(ctx context.Context) chaosCounts {
 			if r := results[cid]; r.Reason != conversation.ReasonWorkerLost || ledger[cid] != 1 {
 				bad = append(bad, fmt.Sprintf("call %s killed while running: reason %q (want worker_lost), ledger %d (want 1)", cid, r.Reason, ledger[cid]))
 			}
+		case killModel:
+			// The answer was held until after the kill: the call must have
+			// been asked again, not lost with the worker.
+			if n := s.model.requests(k.Step); n < 2 {
+				bad = append(bad, fmt.Sprintf("model call of step %d killed in flight was sent %d times (want a retry)", k.Step, n))
+			}
 		case killApproval:
 			if r := results[cid]; r.Reason != conversation.ReasonRan || ledger[cid] != 1 {
 				bad = append(bad, fmt.Sprintf("call %s approved across a kill: reason %q (want ran), ledger %d (want 1)", cid, r.Reason, ledger[cid]))
@@ -325,7 +331,7 @@ func (s *chaosSession) inflict(ctx context.Context) {
 			ok = pollUntil(ctx, triggerWait, func() bool { return s.isPending(ctx, cid) })
 		}
 		if !ok {
-			s.errorf("kill %s: its trigger did not come within %s", k, triggerWait)
+			s.errorf("kill %s: its trigger did not come within %s (is the session stuck after an earlier kill? see its result below)", k, triggerWait)
 			s.release() // let the session finish without the rest of the plan
 			return
 		}
