@@ -159,9 +159,9 @@ func renderUsage(u conversation.Usage) string {
 	return fmt.Sprintf("%d (prompt %d, completion %d)", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
 }
 
-func renderStatus(w io.Writer, session string, st workflows.Status) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "session\t%s\n", session)
+// statusRows writes the status query's fields as tab-separated rows, for
+// status and show alike.
+func statusRows(tw io.Writer, st workflows.Status) {
 	fmt.Fprintf(tw, "phase\t%s\n", st.Phase)
 	fmt.Fprintf(tw, "turn\t%d/%d\n", st.Turn, st.MaxTurns)
 	if st.Model != "" {
@@ -172,6 +172,12 @@ func renderStatus(w io.Writer, session string, st workflows.Status) {
 	if st.LastError != "" {
 		fmt.Fprintf(tw, "last error\t%s\n", oneLine(st.LastError))
 	}
+}
+
+func renderStatus(w io.Writer, session string, st workflows.Status) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "session\t%s\n", session)
+	statusRows(tw, st)
 	tw.Flush()
 	if len(st.Rejected) > 0 {
 		fmt.Fprintln(w, "rejected signals:")

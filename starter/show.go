@@ -100,16 +100,7 @@ func renderShow(w io.Writer, v sessionView) {
 		fmt.Fprintf(tw, "closed\t%s (after %s)\n", v.Close.Local().Format(time.DateTime), v.Close.Sub(v.Start).Round(time.Second))
 	}
 	if st := v.State; st != nil {
-		fmt.Fprintf(tw, "phase\t%s\n", st.Phase)
-		fmt.Fprintf(tw, "turn\t%d/%d\n", st.Turn, st.MaxTurns)
-		if st.Model != "" {
-			fmt.Fprintf(tw, "model\t%s\n", st.Model)
-		}
-		fmt.Fprintf(tw, "tokens\t%s\n", renderUsage(st.Usage))
-		fmt.Fprintf(tw, "pending approvals\t%d\n", st.PendingApprovals)
-		if st.LastError != "" {
-			fmt.Fprintf(tw, "last error\t%s\n", oneLine(st.LastError))
-		}
+		statusRows(tw, *st)
 	}
 	tw.Flush()
 	if len(v.Messages) > 0 {

@@ -109,8 +109,12 @@ func (j *Jobs) find(session, id string) *job {
 }
 
 // lookup returns the session's job, or the error result that lists the
-// jobs the session has on this worker.
+// jobs the session has on this worker (or says the call has no session).
 func (j *Jobs) lookup(session, id string) (*job, *Result) {
+	if session == "" {
+		res := Errorf("background jobs need a session, and this call has none")
+		return nil, &res
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if jb := j.find(session, id); jb != nil {
