@@ -146,10 +146,15 @@ func (m *Main) Run() error {
 	own := ownQueue(m.TaskQueue)
 	activities.SetJobs(acts, jobs, own)
 
-	w := worker.New(c, m.TaskQueue, worker.Options{})
+	// Heartbeats carry the live output of tools and the partial text of a
+	// streaming model; the SDK forwards them at most this often (by default
+	// 80% of the heartbeat timeout, 8 s), so the Web UI shows progress
+	// every couple of seconds instead.
+	wopts := worker.Options{MaxHeartbeatThrottleInterval: 2 * time.Second}
+	w := worker.New(c, m.TaskQueue, wopts)
 	w.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
 	w.RegisterActivity(acts)
-	ow := worker.New(c, own, worker.Options{})
+	ow := worker.New(c, own, wopts)
 	ow.RegisterActivity(acts)
 	if err := ow.Start(); err != nil {
 		return fmt.Errorf("start the worker's own queue %s: %w", own, err)

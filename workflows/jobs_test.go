@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/mock"
@@ -20,6 +21,7 @@ import (
 func TestBackgroundJobRouting(t *testing.T) {
 	t.Parallel()
 	type ran struct{ id, queue, jobID string }
+	var mu sync.Mutex // job_output and job_list run at once
 	var runs []ran
 	var killedOn []string
 	h := newHarness(t, []activities.ModelResponse{
@@ -31,7 +33,9 @@ func TestBackgroundJobRouting(t *testing.T) {
 		),
 		textReply("done"),
 	}, func(ctx context.Context, r activities.ToolRequest) (tools.Result, error) {
+		mu.Lock()
 		runs = append(runs, ran{r.CallID, activity.GetInfo(ctx).TaskQueue, r.JobID})
+		mu.Unlock()
 		res := tools.Result{Content: "ok " + r.CallID}
 		if r.CallID == "c_bg" {
 			res.WorkerQueue = "longrun-worker-a"

@@ -96,6 +96,7 @@ func TestBatchPlanOrdersConflictingCalls(t *testing.T) {
 // Only tools that change files get the guard's record.
 func TestSeenGoesOnlyToFileEditingTools(t *testing.T) {
 	t.Parallel()
+	var mu sync.Mutex
 	var reqs []activities.ToolRequest
 	h := newHarnessWith(t, activities.WorkspaceConfig{}, []activities.ModelResponse{
 		toolReply(conversation.ToolCall{ID: "c1", Name: "read", Arguments: `{"path":"a.go"}`}),
@@ -105,6 +106,8 @@ func TestSeenGoesOnlyToFileEditingTools(t *testing.T) {
 		),
 		textReply("done"),
 	}, func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		reqs = append(reqs, r)
 		return tools.Result{Content: "ok", Files: []tools.FileVersion{{Path: "a.go", SHA256: "h1"}}}, nil
 	})

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +37,7 @@ func textReply(s string) activities.ModelResponse {
 type harness struct {
 	env      *testsuite.TestWorkflowEnvironment
 	requests []activities.ModelRequest
+	mu       sync.Mutex
 	ran      []string // tool call ids, in the order their activities ran
 }
 
@@ -72,7 +74,10 @@ func newHarnessWith(t *testing.T, wc activities.WorkspaceConfig, replies []activ
 	}
 	h.env.OnActivity(a.RunTool, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, r activities.ToolRequest) (tools.Result, error) {
+			// The batch plan runs calls of one reply at once.
+			h.mu.Lock()
 			h.ran = append(h.ran, r.CallID)
+			h.mu.Unlock()
 			return run(ctx, r)
 		})
 	return h
