@@ -15,6 +15,7 @@ require (
 	go.temporal.io/sdk/contrib/envconfig v1.0.2
 	go.temporal.io/sdk/contrib/tally v0.2.0
 	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/term v0.46.0
 	google.golang.org/protobuf v1.36.11
 	mvdan.cc/sh/v3 v3.14.1
 )

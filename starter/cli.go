@@ -47,6 +47,7 @@ type config struct {
 // app runs one invocation. dial is a field so tests can run every command
 // against a fake client without a server.
 type app struct {
+	stdin          io.Reader // answers to watch's approval prompt
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	environ        func() []string // for TEMPORAL_GRPC_META_*; nil in tests
@@ -54,6 +55,14 @@ type app struct {
 	cfg            config
 	// pollInterval is how often watch polls; zero means defaultPollInterval.
 	pollInterval time.Duration
+	// isTerminal replaces the check that stdin or stdout is a terminal;
+	// nil asks the operating system.
+	isTerminal func(any) bool
+	// ui is how watch draws and whether it prompts, set by resolveUI.
+	ui watchUI
+	// answers reads stdin for the approval prompt, made on first use so a
+	// watch that never asks leaves stdin alone.
+	answers lineReader
 }
 
 func (a *app) interval() time.Duration {
@@ -66,7 +75,7 @@ func (a *app) interval() time.Duration {
 // run is the whole CLI: args excludes the program name. It returns the exit
 // code rather than exiting so tests can call it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr, getenv: os.Getenv, environ: os.Environ, dial: dialTemporal}
+	a := &app{stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, environ: os.Environ, dial: dialTemporal}
 	return a.run(ctx, args)
 }
 
@@ -82,14 +91,14 @@ type command struct {
 // commands is the explicit list of subcommands, in the order usage shows them.
 func commands() []command {
 	return []command{
-		{"start", "start [--profile P] [--allow TOOL:PATTERN] [--model M] [--system S] [--max-turns N] [--workdir DIR] [--idle-timeout D] [--approval person|none] [--approval-timeout D] [--id ID] [--wait] PROMPT...", "start a session and print its id", (*app).cmdStart},
+		{"start", "start [--profile P] [--allow TOOL:PATTERN] [--model M] [--system S] [--max-turns N] [--workdir DIR] [--idle-timeout D] [--approval person|none] [--approval-timeout D] [--id ID] [--wait [--no-interactive] [--no-color]] PROMPT...", "start a session and print its id", (*app).cmdStart},
 		{"send", "send SESSION TEXT...", "send the session a user message", (*app).cmdSend},
 		{"approve", "approve SESSION [CALL_ID...] [--all] [--feedback F]", "approve pending tool calls", (*app).cmdApprove},
 		{"deny", "deny SESSION [CALL_ID...] [--all] --feedback F", "deny pending tool calls, telling the model why", (*app).cmdDeny},
 		{"pending", "pending SESSION | pending --all", "list tool calls waiting for approval", (*app).cmdPending},
 		{"status", "status SESSION", "show phase, turn, usage and last error", (*app).cmdStatus},
 		{"conversation", "conversation SESSION", "print the conversation so far", (*app).cmdConversation},
-		{"watch", "watch SESSION", "follow a session until it ends", (*app).cmdWatch},
+		{"watch", "watch SESSION [--interactive|--no-interactive] [--no-color]", "follow a session until it ends; on a terminal, approve or deny as calls wait", (*app).cmdWatch},
 		{"interrupt", "interrupt SESSION", "stop the current turn; unfinished calls get interrupted results", (*app).cmdInterrupt},
 		{"cancel", "cancel SESSION", "cancel a session (pending calls get cancelled results)", (*app).cmdCancel},
 		{"result", "result SESSION", "wait for a session to end and print its result", (*app).cmdResult},

@@ -92,9 +92,15 @@ func (a *app) startWorkflowOptions(o startOptions) client.StartWorkflowOptions {
 }
 
 func (a *app) cmdStart(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	uf := a.uiFlags(fs) // --wait follows the session like watch
 	o, err := parseStart(fs, args)
 	if err != nil {
 		return err
+	}
+	if o.wait {
+		if a.ui, err = a.resolveUI(uf); err != nil {
+			return err
+		}
 	}
 	if o.id == "" {
 		o.id = newSessionID(time.Now())
@@ -235,27 +241,12 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 	}
 	var done []sent
 	for _, p := range picked {
-		// The approve update, unlike the signal, is validated by the
-		// session: a call decided meanwhile is an error here, not a
-		// silently ignored signal. The update id is a business key, so a
-		// retried command is answered with the first outcome.
 		ap := workflows.Approval{CallID: p.CallID, Decision: decision, Feedback: feedback, Pattern: pattern}
 		if remember {
 			ap.Remember = workflows.RememberSession
 		}
-		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-			WorkflowID:   session,
-			UpdateID:     decision + ":" + p.CallID,
-			UpdateName:   workflows.UpdateApprove,
-			Args:         []any{ap},
-			WaitForStage: client.WorkflowUpdateStageCompleted,
-		})
-		if err != nil {
-			return sessionError(err, "update "+workflows.UpdateApprove, session, a.cfg.Namespace)
-		}
-		var outcome workflows.ApprovalOutcome
-		if err := h.Get(ctx, &outcome); err != nil {
-			return fmt.Errorf("session %s refused the %s of %s: %w", session, decision, p.CallID, err)
+		if err := a.sendDecision(ctx, c, session, ap); err != nil {
+			return err
 		}
 		done = append(done, sent{p.CallID, p.Tool, decision})
 		if !a.cfg.JSON {
@@ -268,6 +259,29 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 	}
 	if a.cfg.JSON {
 		return a.printJSON(done)
+	}
+	return nil
+}
+
+// sendDecision sends one decision with the approve update and waits for
+// the session's answer. The update, unlike the signal, is validated by the
+// session: a call decided meanwhile is an error here, not a silently
+// ignored signal. The update id is a business key, so a retried command is
+// answered with the first outcome.
+func (a *app) sendDecision(ctx context.Context, c sessionClient, session string, ap workflows.Approval) error {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   session,
+		UpdateID:     ap.Decision + ":" + ap.CallID,
+		UpdateName:   workflows.UpdateApprove,
+		Args:         []any{ap},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return sessionError(err, "update "+workflows.UpdateApprove, session, a.cfg.Namespace)
+	}
+	var outcome workflows.ApprovalOutcome
+	if err := h.Get(ctx, &outcome); err != nil {
+		return fmt.Errorf("session %s refused the %s of %s: %w", session, ap.Decision, ap.CallID, err)
 	}
 	return nil
 }
@@ -340,9 +354,20 @@ func (a *app) cmdConversation(ctx context.Context, fs *flag.FlagSet, args []stri
 }
 
 func (a *app) cmdWatch(ctx context.Context, fs *flag.FlagSet, args []string) error {
-	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
-		return a.watch(ctx, c, session, a.interval())
-	})
+	uf := a.uiFlags(fs)
+	session, err := onlySession(fs, args)
+	if err != nil {
+		return err
+	}
+	if a.ui, err = a.resolveUI(uf); err != nil {
+		return err
+	}
+	c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return a.watch(ctx, c, session, a.interval())
 }
 
 func (a *app) cmdCancel(ctx context.Context, fs *flag.FlagSet, args []string) error {

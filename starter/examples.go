@@ -18,7 +18,12 @@ var examples = map[string][]string{
 	"conversation": {
 		`conversation session-1`, `conversation session-1 --json | jq '.[-1]'`,
 	},
-	"watch":     {`watch session-1`, `watch session-1 --json   # one JSON event a line`},
+	"watch": {
+		`watch session-1                     # on a terminal: colour, a spinner, and y/n/f/s for each approval`,
+		`watch session-1 --no-interactive    # only announce approvals; decide them elsewhere`,
+		`watch session-1 --json              # one JSON event a line`,
+		`watch session-1 | tee session-1.log # piped: plain text, no prompt`,
+	},
 	"interrupt": {`interrupt session-1`},
 	"cancel":    {`cancel session-1`},
 	"result":    {`result session-1`, `result session-1 --json`},

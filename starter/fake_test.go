@@ -30,6 +30,9 @@ type fakeClient struct {
 	result    func(valuePtr any) error
 	describes int
 	startErr  error
+	// updateErr, when set, is the session's answer to each approve
+	// update (nil accepts it), as the update's validator would refuse.
+	updateErr func(arg any) error
 
 	list   func(*workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
 	lists  []*workflowservice.ListWorkflowExecutionsRequest
@@ -77,15 +80,19 @@ func (f *fakeClient) UpdateWorkflow(_ context.Context, o client.UpdateWorkflowOp
 		arg = o.Args[0]
 	}
 	f.signals = append(f.signals, signalCall{o.WorkflowID, o.UpdateName, arg})
-	return fakeUpdate{}, nil
+	var err error
+	if f.updateErr != nil {
+		err = f.updateErr(arg)
+	}
+	return fakeUpdate{err}, nil
 }
 
-type fakeUpdate struct{}
+type fakeUpdate struct{ err error }
 
-func (fakeUpdate) WorkflowID() string                 { return "" }
-func (fakeUpdate) RunID() string                      { return "" }
-func (fakeUpdate) UpdateID() string                   { return "" }
-func (fakeUpdate) Get(_ context.Context, _ any) error { return nil }
+func (fakeUpdate) WorkflowID() string                   { return "" }
+func (fakeUpdate) RunID() string                        { return "" }
+func (fakeUpdate) UpdateID() string                     { return "" }
+func (u fakeUpdate) Get(_ context.Context, _ any) error { return u.err }
 
 func (f *fakeClient) CancelWorkflow(_ context.Context, id, _ string) error {
 	f.mu.Lock()

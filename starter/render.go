@@ -51,40 +51,10 @@ func indentRest(s string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+continuationSpace)
 }
 
-// renderMessage is one conversation message as a person reads it. User and
-// assistant text is shown whole (it is the conversation); tool traffic is
-// previewed.
+// renderMessage is one conversation message as plain text: see
+// style.message.
 func renderMessage(m conversation.Message) []string {
-	var lines []string
-	switch m.Role {
-	case conversation.RoleSystem:
-		lines = append(lines, "system: "+cut(oneLine(m.Content), maxSystemPreview))
-	case conversation.RoleUser:
-		lines = append(lines, "user: "+indentRest(m.Content))
-	case conversation.RoleAssistant:
-		if m.Content != "" || len(m.ToolCalls) == 0 {
-			lines = append(lines, "assistant: "+indentRest(m.Content))
-		}
-		for _, tc := range m.ToolCalls {
-			lines = append(lines, fmt.Sprintf("→ tool call %s %s [%s]", tc.Name, cut(oneLine(tc.Arguments), maxArgsPreview), tc.ID))
-		}
-	case conversation.RoleTool:
-		if r := m.Result; r != nil {
-			reason := string(r.Reason)
-			if reason == "" {
-				reason = "unknown"
-			}
-			if r.IsError {
-				reason += ", error"
-			}
-			lines = append(lines, fmt.Sprintf("← result [%s] (%s): %s", r.CallID, reason, cut(oneLine(r.Content), maxResultPreview)))
-		} else {
-			lines = append(lines, "← result: "+cut(oneLine(m.Content), maxResultPreview))
-		}
-	default:
-		lines = append(lines, m.Role+": "+indentRest(m.Content))
-	}
-	return lines
+	return style{}.message(m)
 }
 
 func renderConversation(w io.Writer, msgs []conversation.Message) {
@@ -144,15 +114,10 @@ func renderPending(w io.Writer, cfg config, session string, pending []workflows.
 	}
 }
 
-// renderApprovalRequest is how watch announces a call that now waits.
+// renderApprovalRequest is how watch announces a call that now waits, in
+// plain text.
 func renderApprovalRequest(w io.Writer, session string, p workflows.PendingApproval) {
-	fmt.Fprintf(w, "⏸ approval needed [%s] %s %s", p.CallID, p.Tool, cut(oneLine(p.Arguments), maxArgsPreview))
-	if p.Reason != "" {
-		fmt.Fprintf(w, " (%s)", oneLine(p.Reason))
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  %s approve %s %s   |   %s deny %s %s --feedback \"...\"\n",
-		progName, shellQuote(session), shellQuote(p.CallID), progName, shellQuote(session), shellQuote(p.CallID))
+	style{}.approvalRequest(w, session, p)
 }
 
 func renderUsage(u conversation.Usage) string {

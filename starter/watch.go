@@ -51,12 +51,17 @@ type watchState struct {
 	shownMsgs int
 	shownApp  map[string]bool
 	lastWarn  string
+	spin      spinner
+	// noPrompt is set once stdin has ended: later approvals are only
+	// announced.
+	noPrompt bool
 }
 
 // warn reports a transient failure once, not every half second.
 func (a *app) warn(w *watchState, err error) {
 	if msg := err.Error(); msg != w.lastWarn {
 		w.lastWarn = msg
+		a.clearSpin(w)
 		fmt.Fprintf(a.stderr, "%s watch: %s (still watching)\n", progName, msg)
 	}
 }
@@ -72,6 +77,7 @@ func (a *app) watch(ctx context.Context, c sessionClient, session string, interv
 		cancel()
 		switch {
 		case ctx.Err() != nil:
+			a.clearSpin(w)
 			return a.interrupted(session)
 		case err != nil:
 			var nf *serviceerror.NotFound
@@ -87,13 +93,13 @@ func (a *app) watch(ctx context.Context, c sessionClient, session string, interv
 			// by replay) shows the final messages before the outcome.
 			a.poll(ctx, c, w)
 			if !open {
+				a.clearSpin(w)
 				return a.outcome(ctx, c, session, info.GetExecution().GetRunId(), true)
 			}
 		}
-		select {
-		case <-ctx.Done():
+		if !a.pause(ctx, w, interval) {
+			a.clearSpin(w)
 			return a.interrupted(session)
-		case <-time.After(interval):
 		}
 	}
 }
@@ -102,7 +108,9 @@ func (a *app) interrupted(session string) error {
 	return exitError{exitInterrupted, fmt.Sprintf("stopped watching; %s keeps running (%s watch %s)", session, progName, shellQuote(session))}
 }
 
-// poll shows what is new since the last round.
+// poll shows what is new since the last round, prompts for new approvals
+// when interactive, and on a terminal sets the spinner to what the session
+// is busy with.
 func (a *app) poll(ctx context.Context, c sessionClient, w *watchState) {
 	qctx, cancel := context.WithTimeout(ctx, watchPollTimeout)
 	defer cancel()
@@ -128,12 +136,16 @@ func (a *app) poll(ctx context.Context, c sessionClient, w *watchState) {
 		// keep following from where it is rather than repeating it.
 		w.shownMsgs = len(msgs)
 	}
+	printed := len(msgs) > w.shownMsgs
+	if printed && !a.cfg.JSON {
+		a.clearSpin(w)
+	}
 	for i := w.shownMsgs; i < len(msgs); i++ {
 		if a.cfg.JSON {
 			_ = a.printEvent(event{Type: "message", SessionID: w.session, Index: &i, Message: &msgs[i]})
 			continue
 		}
-		for _, l := range renderMessage(msgs[i]) {
+		for _, l := range a.ui.message(msgs[i]) {
 			fmt.Fprintln(a.stdout, l)
 		}
 	}
@@ -150,7 +162,29 @@ func (a *app) poll(ctx context.Context, c sessionClient, w *watchState) {
 			_ = a.printEvent(event{Type: "approval", SessionID: w.session, Approval: &p})
 			continue
 		}
-		renderApprovalRequest(a.stdout, w.session, p)
+		printed = true
+		a.clearSpin(w)
+		if !a.ui.interactive || w.noPrompt {
+			a.ui.approvalRequest(a.stdout, w.session, p)
+			continue
+		}
+		switch err := a.prompt(ctx, c, w.session, p); {
+		case errors.Is(err, errStopPrompting):
+			w.noPrompt = true
+		case err != nil:
+			return // watching stops; the loop reports it
+		}
+	}
+	if a.ui.live {
+		var text string
+		// A fresh deadline: answering a prompt may have outlasted qctx.
+		sctx, cancel := context.WithTimeout(ctx, watchPollTimeout)
+		st, err := a.queryStatus(sctx, c, w.session)
+		cancel()
+		if err == nil {
+			text = activity(msgs, len(pending), st.Phase)
+		}
+		a.setSpin(w, text, printed)
 	}
 }
 

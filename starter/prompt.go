@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/longrun/longrun/workflows"
+)
+
+// promptQuestion is what watch asks for each new pending call.
+const promptQuestion = "approve? [y]es / [n]o / [f]eedback / [s]kip: "
+
+// maxPromptArg is how much of one argument the prompt shows. A person
+// deciding needs the whole command or most of the file; past this the
+// rest is in `pending --json`.
+const maxPromptArg = 2000
+
+// lineReader gives the person's answers one line at a time, without the
+// newline. It is an interface so tests script the answers; ctx lets a
+// prompt give up when Ctrl-C stops watching.
+type lineReader interface {
+	ReadLine(ctx context.Context) (string, error)
+}
+
+// lines is the lineReader over stdin. A read from a terminal blocks until
+// Enter and cannot be cancelled, so one goroutine reads and ReadLine waits
+// for it or for ctx: Ctrl-C still stops watch at once.
+type lines struct {
+	ch chan lineResult
+}
+
+type lineResult struct {
+	line string
+	err  error
+}
+
+func newLines(r io.Reader) *lines {
+	l := &lines{ch: make(chan lineResult)}
+	go func() {
+		br := bufio.NewReader(r)
+		for {
+			s, err := br.ReadString('\n')
+			if err != nil && s == "" {
+				l.ch <- lineResult{err: err}
+				close(l.ch)
+				return
+			}
+			l.ch <- lineResult{line: strings.TrimRight(s, "\r\n")}
+		}
+	}()
+	return l
+}
+
+// ReadLine returns the next line, io.EOF once stdin is closed, or ctx's
+// error.
+func (l *lines) ReadLine(ctx context.Context) (string, error) {
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case r, ok := <-l.ch:
+		if !ok {
+			return "", io.EOF
+		}
+		return r.line, r.err
+	}
+}
+
+func (a *app) lineReader() lineReader {
+	if a.answers == nil {
+		a.answers = newLines(a.stdin)
+	}
+	return a.answers
+}
+
+// answer is what a person chose for one call.
+type answer int
+
+const (
+	answerSkip answer = iota
+	answerApprove
+	answerDeny
+)
+
+// parseAnswer reads one reply to promptQuestion. "f text" gives the
+// feedback on the same line. ok is false for anything else, which is asked
+// again rather than guessed: a typo must never approve a shell command.
+func parseAnswer(s string) (a answer, feedback string, wantFeedback, ok bool) {
+	word, rest, _ := strings.Cut(strings.TrimSpace(s), " ")
+	switch strings.ToLower(word) {
+	case "y", "yes":
+		return answerApprove, "", false, rest == ""
+	case "n", "no":
+		return answerDeny, "", false, rest == ""
+	case "f", "feedback":
+		rest = strings.TrimSpace(rest)
+		return answerDeny, rest, rest == "", true
+	case "s", "skip":
+		return answerSkip, "", false, rest == ""
+	}
+	return answerSkip, "", false, false
+}
+
+// errStopPrompting is returned by prompt when stdin has ended: watch then
+// only announces calls, as it does without a terminal.
+var errStopPrompting = errors.New("no more answers on stdin")
+
+// prompt shows one pending call, asks until it gets a usable answer, and
+// sends the decision with the same approve update as `approve`/`deny`. A
+// refused decision (someone else decided first, the call is gone) is
+// shown and not an error: watching goes on. It returns ctx's error when
+// watching stops, and errStopPrompting when stdin is closed.
+func (a *app) prompt(ctx context.Context, c sessionClient, session string, p workflows.PendingApproval) error {
+	st := a.ui.style
+	a.approvalPrompt(p)
+	in := a.lineReader()
+	for {
+		fmt.Fprint(a.stdout, st.paint(promptQuestion, sgrBold))
+		line, err := in.ReadLine(ctx)
+		if err != nil {
+			return a.endPrompt(ctx, err, session, p)
+		}
+		ans, feedback, wantFeedback, ok := parseAnswer(line)
+		if !ok {
+			fmt.Fprintf(a.stdout, "answer y, n, f or s (not %q)\n", strings.TrimSpace(line))
+			continue
+		}
+		if wantFeedback {
+			fmt.Fprint(a.stdout, st.paint("feedback for the model: ", sgrBold))
+			feedback, err = in.ReadLine(ctx)
+			if err != nil {
+				return a.endPrompt(ctx, err, session, p)
+			}
+			if feedback = strings.TrimSpace(feedback); feedback == "" {
+				fmt.Fprintln(a.stdout, "no feedback given; nothing sent")
+				continue
+			}
+		}
+		switch ans {
+		case answerSkip:
+			fmt.Fprintf(a.stdout, "skipped %s (%s); decide later with:\n", p.CallID, p.Tool)
+			a.laterHint(session, p)
+			return nil
+		case answerApprove:
+			a.promptDecision(ctx, c, session, p, workflows.Approval{CallID: p.CallID, Decision: workflows.DecisionApprove})
+		case answerDeny:
+			a.promptDecision(ctx, c, session, p, workflows.Approval{CallID: p.CallID, Decision: workflows.DecisionDeny, Feedback: feedback})
+		}
+		return nil
+	}
+}
+
+// endPrompt ends a prompt whose answer could not be read: watching
+// stopped (ctx), or stdin ended and the call is left for later.
+func (a *app) endPrompt(ctx context.Context, err error, session string, p workflows.PendingApproval) error {
+	fmt.Fprintln(a.stdout)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	fmt.Fprintf(a.stdout, "no more answers (%v); %s is left waiting:\n", err, p.CallID)
+	a.laterHint(session, p)
+	return errStopPrompting
+}
+
+// promptDecision sends one answer and prints its outcome. An error is the
+// session's or the server's word on this call only, so it is shown and the
+// prompt moves on.
+func (a *app) promptDecision(ctx context.Context, c sessionClient, session string, p workflows.PendingApproval, ap workflows.Approval) {
+	st := a.ui.style
+	if err := a.sendDecision(ctx, c, session, ap); err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		fmt.Fprintf(a.stdout, "%s %v\n", st.paint("✗", sgrBold, sgrRed), st.paint(err.Error(), sgrRed))
+		return
+	}
+	verb, code := "approved", sgrGreen
+	if ap.Decision == workflows.DecisionDeny {
+		verb, code = "denied", sgrRed
+	}
+	fmt.Fprintf(a.stdout, "%s %s (%s)\n", st.paint(verb, sgrBold, code), p.CallID, p.Tool)
+}
+
+// laterHint names the commands that decide a call from another terminal.
+func (a *app) laterHint(session string, p workflows.PendingApproval) {
+	fmt.Fprintf(a.stdout, "  %s approve %s %s   |   %s deny %s %s --feedback \"...\"\n",
+		progName, shellQuote(session), shellQuote(p.CallID), progName, shellQuote(session), shellQuote(p.CallID))
+}
+
+// approvalPrompt shows a call in full enough to decide it: the tool, why
+// it asks, and each argument on its own line (a shell command, a path, a
+// patch coloured as a diff) rather than one cut line of JSON.
+func (a *app) approvalPrompt(p workflows.PendingApproval) {
+	st := a.ui.style
+	fmt.Fprintf(a.stdout, "%s %s %s", st.paint("⏸ approval needed", sgrBold, sgrYellow), st.paint("["+p.CallID+"]", sgrDim), st.paint(p.Tool, sgrBold))
+	if p.Reason != "" {
+		fmt.Fprintf(a.stdout, " (%s)", oneLine(p.Reason))
+	}
+	fmt.Fprintln(a.stdout)
+	for _, l := range st.arguments(p.Arguments) {
+		fmt.Fprintln(a.stdout, continuationSpace+l)
+	}
+}
+
+// arguments lays out a call's JSON arguments one field a line, in key
+// order so the layout is stable. Arguments that are not a JSON object are
+// shown as they are.
+func (st style) arguments(args string) []string {
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(args), &obj); err != nil {
+		return []string{cut(oneLine(args), maxPromptArg)}
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		v, ok := obj[k].(string)
+		if !ok {
+			b, _ := json.Marshal(obj[k]) // decoded from JSON, so it encodes
+			v = string(b)
+		}
+		v = cut(strings.TrimRight(v, "\n"), maxPromptArg)
+		vl := strings.Split(strings.ReplaceAll(v, "\r\n", "\n"), "\n")
+		if len(vl) == 1 {
+			out = append(out, st.paint(k+":", sgrDim)+" "+v)
+			continue
+		}
+		isDiff := diffStart(vl) >= 0 || strings.HasPrefix(vl[0], "*** Begin Patch")
+		out = append(out, st.paint(k+":", sgrDim))
+		for _, l := range vl {
+			if isDiff {
+				l = st.diffLine(l)
+			}
+			out = append(out, continuationSpace+l)
+		}
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/workflows"
+)
+
+// SGR codes watch paints with. The 16 basic colours only: they follow the
+// person's terminal theme, where 256-colour picks clash with some.
+const (
+	sgrReset   = "\x1b[0m"
+	sgrBold    = "1"
+	sgrDim     = "2"
+	sgrRed     = "31"
+	sgrGreen   = "32"
+	sgrYellow  = "33"
+	sgrBlue    = "34"
+	sgrMagenta = "35"
+	sgrCyan    = "36"
+)
+
+// maxDiffLines is how much of a diff watch shows under a result: enough for
+// a typical edit, and the whole of it is in `conversation --json`.
+const maxDiffLines = 40
+
+// style is how watch draws on a terminal. The zero style is the plain
+// text every other command and a piped watch print, byte for byte, so
+// scripts reading watch's output never see escape codes.
+type style struct {
+	color bool // ANSI colours
+	// blocks shows a unified diff in a tool result as its own lines
+	// instead of folding it onto one: a person at a terminal reads the
+	// change, a log keeps one line per message.
+	blocks bool
+}
+
+// paint wraps s in the SGR codes, or returns it as it is without colour.
+func (st style) paint(s string, codes ...string) string {
+	if !st.color || s == "" || len(codes) == 0 {
+		return s
+	}
+	return "\x1b[" + strings.Join(codes, ";") + "m" + s + sgrReset
+}
+
+// diffLine colours one line of a unified diff the way git does.
+func (st style) diffLine(l string) string {
+	switch {
+	case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
+		return st.paint(l, sgrBold)
+	case strings.HasPrefix(l, "@@"):
+		return st.paint(l, sgrCyan)
+	case strings.HasPrefix(l, "+"):
+		return st.paint(l, sgrGreen)
+	case strings.HasPrefix(l, "-"):
+		return st.paint(l, sgrRed)
+	}
+	return l
+}
+
+// diffStart is the index of the line where a unified diff begins in s's
+// lines ("--- a/x" followed by "+++ b/x", or a bare "@@" hunk), or -1. The
+// edit and write tools put such a diff after a one-line summary.
+func diffStart(lines []string) int {
+	for i, l := range lines {
+		if strings.HasPrefix(l, "--- ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "+++ ") {
+			return i
+		}
+		if strings.HasPrefix(l, "@@ -") {
+			return i
+		}
+	}
+	return -1
+}
+
+// message is one conversation message as a person reads it. User and
+// assistant text is shown whole (it is the conversation); tool traffic is
+// previewed.
+func (st style) message(m conversation.Message) []string {
+	var lines []string
+	switch m.Role {
+	case conversation.RoleSystem:
+		lines = append(lines, st.paint("system:", sgrDim)+" "+st.paint(cut(oneLine(m.Content), maxSystemPreview), sgrDim))
+	case conversation.RoleUser:
+		lines = append(lines, st.paint("user:", sgrBold, sgrGreen)+" "+indentRest(m.Content))
+	case conversation.RoleAssistant:
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			lines = append(lines, st.paint("assistant:", sgrBold, sgrMagenta)+" "+indentRest(m.Content))
+		}
+		for _, tc := range m.ToolCalls {
+			lines = append(lines, fmt.Sprintf("%s %s %s %s", st.paint("→ tool call", sgrYellow), st.paint(tc.Name, sgrBold, sgrYellow),
+				cut(oneLine(tc.Arguments), maxArgsPreview), st.paint("["+tc.ID+"]", sgrDim)))
+		}
+	case conversation.RoleTool:
+		lines = st.result(m)
+	default:
+		lines = append(lines, st.paint(m.Role+":", sgrBold)+" "+indentRest(m.Content))
+	}
+	return lines
+}
+
+// result is a tool message: one line, and with blocks the diff it carries
+// below it, coloured.
+func (st style) result(m conversation.Message) []string {
+	r := m.Result
+	if r == nil {
+		return []string{st.paint("← result:", sgrDim) + " " + cut(oneLine(m.Content), maxResultPreview)}
+	}
+	reason := string(r.Reason)
+	if reason == "" {
+		reason = "unknown"
+	}
+	content, codes := r.Content, []string(nil)
+	if r.IsError {
+		reason += ", error"
+		codes = []string{sgrRed}
+	}
+	var diff []string
+	if st.blocks {
+		all := strings.Split(strings.ReplaceAll(strings.TrimRight(content, "\n"), "\r\n", "\n"), "\n")
+		if i := diffStart(all); i >= 0 {
+			content, diff = strings.Join(all[:i], "\n"), all[i:]
+		}
+	}
+	head := fmt.Sprintf("%s %s %s:", st.paint("← result", sgrDim), st.paint("["+r.CallID+"]", sgrDim), st.paint("("+reason+")", codes...))
+	if content != "" || diff == nil {
+		head += " " + st.paint(cut(oneLine(content), maxResultPreview), codes...)
+	}
+	lines := []string{head}
+	for i, l := range diff {
+		if i == maxDiffLines {
+			lines = append(lines, continuationSpace+st.paint(fmt.Sprintf("… %d more lines (%s conversation --json has them)", len(diff)-i, progName), sgrDim))
+			break
+		}
+		lines = append(lines, continuationSpace+st.diffLine(l))
+	}
+	return lines
+}
+
+// approvalRequest is how watch announces a call that now waits, with the
+// commands that answer it from another terminal.
+func (st style) approvalRequest(w io.Writer, session string, p workflows.PendingApproval) {
+	fmt.Fprintf(w, "%s %s %s %s", st.paint("⏸ approval needed", sgrBold, sgrYellow), st.paint("["+p.CallID+"]", sgrDim),
+		st.paint(p.Tool, sgrBold), cut(oneLine(p.Arguments), maxArgsPreview))
+	if p.Reason != "" {
+		fmt.Fprintf(w, " (%s)", oneLine(p.Reason))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  %s approve %s %s   |   %s deny %s %s --feedback \"...\"\n",
+		progName, shellQuote(session), shellQuote(p.CallID), progName, shellQuote(session), shellQuote(p.CallID))
+}
