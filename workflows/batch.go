@@ -409,7 +409,26 @@ func callSummary(c conversation.ToolCall) string {
 	key := map[string]string{"shell": "command", "read": "path", "write": "path", "list": "path", "edit": "path", "glob": "pattern", "grep": "pattern",
 		toolJobOutput: "id", toolJobKill: "id"}[c.Name]
 	if v, ok := args[key].(string); ok && v != "" {
-		return truncate(c.Name+": "+strings.ReplaceAll(v, "\n", " "), 100)
+		return truncate(c.Name+": "+strings.ReplaceAll(v, "\n", " ")+readRange(c.Name, args), 100)
 	}
 	return c.Name
+}
+
+// readRange is the line range of a read that asks for one: " [1-200]".
+func readRange(tool string, args map[string]any) string {
+	if tool != tools.ReadName {
+		return ""
+	}
+	offset, hasOffset := args["offset"].(float64)
+	limit, hasLimit := args["limit"].(float64)
+	if !hasOffset && !hasLimit {
+		return ""
+	}
+	if !hasOffset || offset < 1 {
+		offset = 1
+	}
+	if !hasLimit {
+		return fmt.Sprintf(" [%d-]", int(offset))
+	}
+	return fmt.Sprintf(" [%d-%d]", int(offset), int(offset+limit)-1)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/tools"
 )
 
@@ -75,4 +76,18 @@ func TestPlanBatch(t *testing.T) {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+func TestCallSummary(t *testing.T) {
+	t.Parallel()
+	for args, want := range map[string]string{
+		`{"path":"README.md","offset":1,"limit":200}`: "read: README.md [1-200]",
+		`{"path":"README.md","offset":50}`:            "read: README.md [50-]",
+		`{"path":"README.md","limit":10}`:             "read: README.md [1-10]",
+		`{"path":"README.md"}`:                        "read: README.md",
+	} {
+		require.Equal(t, want, callSummary(conversation.ToolCall{Name: "read", Arguments: args}))
+	}
+	require.Equal(t, "shell: go test ./...", callSummary(conversation.ToolCall{Name: "shell", Arguments: `{"command":"go test ./..."}`}))
+	require.Equal(t, "job_output: job-1", callSummary(conversation.ToolCall{Name: "job_output", Arguments: `{"id":"job-1"}`}))
 }
