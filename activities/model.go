@@ -43,7 +43,11 @@ type ToolDef struct {
 
 // ModelRequest is the input of CallModel.
 type ModelRequest struct {
-	Model    string                 `json:"model,omitempty"` // empty: the worker's LONGRUN_MODEL
+	Model string `json:"model,omitempty"` // empty: the worker's LONGRUN_MODEL
+	// Head is the transcript reference of the conversation so far (see
+	// package transcript); Messages are the messages after it. Empty Head:
+	// Messages is the whole conversation.
+	Head     string                 `json:"head,omitempty"`
 	Messages []conversation.Message `json:"messages"`
 	Tools    []ToolDef              `json:"tools,omitempty"`
 	Turn     int                    `json:"turn"`
@@ -52,6 +56,11 @@ type ModelRequest struct {
 // ModelResponse is the output of CallModel: the assistant's message, our
 // own struct, plus usage.
 type ModelResponse struct {
+	// Head is the transcript reference of the conversation the model was
+	// sent (the request's Head plus its Messages), when the worker keeps a
+	// transcript; the session then holds only this reference and what
+	// comes after. Empty: the worker keeps none, the session keeps it all.
+	Head         string               `json:"head,omitempty"`
 	Model        string               `json:"model"`
 	Message      conversation.Message `json:"message"`
 	Usage        conversation.Usage   `json:"usage"`

@@ -39,6 +39,10 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// Result is set on tool messages: the one result for one call.
 	Result *ToolResult `json:"result,omitempty"`
+	// Compacted is set on the summary a compaction put in place of older
+	// messages: the transcript reference of the messages it replaced, so
+	// the originals can still be shown.
+	Compacted string `json:"compacted,omitempty"`
 }
 
 // ToolCall is one call the model asked for. ID is the model's own id; it is
