@@ -1,0 +1,150 @@
+// Package transcript keeps a session's messages outside Temporal's history,
+// content-addressed, so a long session's history holds a reference per turn
+// instead of the whole conversation (which grows the history
+// quadratically). A conversation is a chain of segments: each holds the
+// messages of one step and the reference of the segment before it.
+package transcript
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Store holds blobs by the SHA-256 of their content. Put of content already
+// held is a no-op and returns the same reference, which is what makes a
+// retried activity idempotent. Get returns exactly the bytes that hash to
+// ref, or an error: a store never hands back content that does not match
+// its reference.
+type Store interface {
+	Put(ctx context.Context, data []byte) (string, error)
+	Get(ctx context.Context, ref string) ([]byte, error)
+}
+
+// refPrefix names the hash in every reference, so another one can be
+// introduced later without ambiguity.
+const refPrefix = "sha256:"
+
+var (
+	// ErrCorrupt marks stored content that no longer hashes to its
+	// reference.
+	ErrCorrupt = errors.New("content does not match its reference (corrupted)")
+	// ErrBadRef marks a reference that is not sha256:<64 hex digits>.
+	ErrBadRef = errors.New("not a transcript reference (want sha256:<64 hex digits>)")
+)
+
+// Ref is the reference of data: "sha256:" and the hex digest.
+func Ref(data []byte) string {
+	sum := sha256.Sum256(data)
+	return refPrefix + hex.EncodeToString(sum[:])
+}
+
+// parseRef returns the hex digest of ref, checked: a reference becomes a
+// file name, so anything but 64 lower-case hex digits is refused (no path
+// can be smuggled in).
+func parseRef(ref string) (string, error) {
+	h, ok := strings.CutPrefix(ref, refPrefix)
+	if !ok || len(h) != sha256.Size*2 {
+		return "", fmt.Errorf("%q: %w", ref, ErrBadRef)
+	}
+	for _, c := range h {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", fmt.Errorf("%q: %w", ref, ErrBadRef)
+		}
+	}
+	return h, nil
+}
+
+// Dir is a Store in a local directory: each blob is the file
+// <dir>/<first 2 hex digits>/<hex digest>. It serves one machine. Workers
+// on several machines must share the store, since a session's next turn
+// may run on any of them: mount one directory on all of them, or use an
+// S3-compatible bucket (the intended option; not built here).
+type Dir struct {
+	dir string
+}
+
+// NewDir returns the store in dir, creating the directory if needed.
+func NewDir(dir string) (*Dir, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("transcript store %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("transcript store: %w", err)
+	}
+	return &Dir{dir: abs}, nil
+}
+
+// Path returns the directory the store keeps its files in.
+func (d *Dir) Path() string { return d.dir }
+
+func (d *Dir) file(h string) string { return filepath.Join(d.dir, h[:2], h) }
+
+// Put stores data unless a file of the same size is already there. It
+// writes a temporary file, syncs it and renames it into place, so a crash
+// never leaves a partial blob under a reference: the reference goes into
+// the session's history as soon as Put returns, and must then be readable.
+func (d *Dir) Put(ctx context.Context, data []byte) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	ref := Ref(data)
+	path := d.file(ref[len(refPrefix):])
+	// Same size is enough to skip: a file with the right name holds what
+	// hashes to it unless it was damaged, and Get catches damage.
+	if fi, err := os.Stat(path); err == nil && fi.Size() == int64(len(data)) {
+		return ref, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("store %s: %w", ref, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("store %s: %w", ref, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return "", fmt.Errorf("store %s at %s: %w", ref, path, err)
+	}
+	return ref, nil
+}
+
+// Get reads the blob ref names and checks that it still hashes to ref.
+func (d *Dir) Get(ctx context.Context, ref string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	h, err := parseRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	path := d.file(h)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", ref, err)
+	}
+	if got := Ref(data); got != ref {
+		return nil, fmt.Errorf("read %s at %s: %w: it hashes to %s", ref, path, ErrCorrupt, got)
+	}
+	return data, nil
+}

@@ -1,0 +1,87 @@
+package transcript
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestDirRoundTripAndDedup(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, err := NewDir(filepath.Join(t.TempDir(), "transcript"))
+	require.NoError(t, err)
+	ref, err := d.Put(ctx, []byte("hello"))
+	require.NoError(t, err)
+	require.Equal(t, "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", ref)
+	got, err := d.Get(ctx, ref)
+	require.NoError(t, err)
+	require.Equal(t, "hello", string(got))
+
+	path := filepath.Join(d.Path(), "2c", strings.TrimPrefix(ref, "sha256:"))
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
+	di, err := os.Stat(filepath.Dir(path))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o755), di.Mode().Perm())
+
+	// A second Put of the same content writes nothing: the file keeps its
+	// modification time and no temporary file is left behind.
+	before := fi.ModTime()
+	require.NoError(t, os.Chtimes(path, before.Add(-1e9), before.Add(-1e9)))
+	again, err := d.Put(ctx, []byte("hello"))
+	require.NoError(t, err)
+	require.Equal(t, ref, again)
+	fi, err = os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, before.Add(-1e9), fi.ModTime())
+	entries, err := os.ReadDir(filepath.Dir(path))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+}
+
+func TestDirDetectsCorruption(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, err := NewDir(t.TempDir())
+	require.NoError(t, err)
+	ref, err := d.Put(ctx, []byte("the original text"))
+	require.NoError(t, err)
+	path := filepath.Join(d.Path(), strings.TrimPrefix(ref, "sha256:")[:2], strings.TrimPrefix(ref, "sha256:"))
+	require.NoError(t, os.WriteFile(path, []byte("the damaged! text"), 0o644))
+	_, err = d.Get(ctx, ref)
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorContains(t, err, ref)
+	require.ErrorContains(t, err, path)
+
+	// Put of the same content repairs a damaged file of another size.
+	require.NoError(t, os.WriteFile(path, []byte("cut"), 0o644))
+	_, err = d.Put(ctx, []byte("the original text"))
+	require.NoError(t, err)
+	got, err := d.Get(ctx, ref)
+	require.NoError(t, err)
+	require.Equal(t, "the original text", string(got))
+}
+
+func TestDirRefusesBadRefs(t *testing.T) {
+	t.Parallel()
+	d, err := NewDir(t.TempDir())
+	require.NoError(t, err)
+	for _, ref := range []string{
+		"", "abc", "sha256:", "md5:2cf24dba5fb0a30e26e83b2ac5b9e29e",
+		"sha256:../../../../../../etc/passwd",
+		"sha256:2CF24DBA5FB0A30E26E83B2AC5B9E29E1B161E5C1FA7425E73043362938B9824",
+		"sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b982",
+	} {
+		_, err := d.Get(context.Background(), ref)
+		require.ErrorIs(t, err, ErrBadRef, ref)
+	}
+	_, err = d.Get(context.Background(), Ref([]byte("never stored")))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.ErrorContains(t, err, Ref([]byte("never stored")))
+}
