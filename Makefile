@@ -10,6 +10,7 @@ DEVSERVER := $(BIN)/devserver
 FUZZTIME ?= 10s
 FUZZ_TOOLS := FuzzResolve FuzzParsePatch FuzzApplyPatch FuzzGitignore FuzzUnifiedDiff FuzzEditMatch
 FUZZ_SHELLCMD := FuzzAnalyze
+FUZZ_TOOLCALLS := FuzzParse
 
 all: build
 
@@ -35,6 +36,7 @@ test: devserver vet
 fuzz:
 	@for f in $(FUZZ_TOOLS); do echo "fuzz $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./tools || exit 1; done
 	@for f in $(FUZZ_SHELLCMD); do echo "fuzz $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./shellcmd || exit 1; done
+	@for f in $(FUZZ_TOOLCALLS); do echo "fuzz $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./toolcalls || exit 1; done
 
 # Re-record the replay corpus from real sessions on the embedded server.
 # Old histories stay: they prove sessions started by earlier code replay.
