@@ -56,6 +56,14 @@ chaos:
 	LONGRUN_CHAOS_SESSIONS=$(CHAOS_SESSIONS) LONGRUN_CHAOS_SEED=$(CHAOS_SEED) \
 		go test -count=1 -timeout 30m -v -run 'Chaos' ./e2e
 
+# The cost of durability (docs/BENCHMARKS.md): the turn loop in-process vs
+# AgentSession on the prebuilt devserver, per-turn overhead, replay and
+# concurrent sessions. Takes about four minutes on two cores.
+BENCH_ARGS ?= -scenario all -runs 5
+.PHONY: bench-durability
+bench-durability:
+	LONGRUN_DEVSERVER=$(DEVSERVER) go run ./bench $(BENCH_ARGS)
+
 demo: build
 	./scripts/demo.sh
 

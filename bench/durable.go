@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"regexp"
+	"sync/atomic"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/workflows"
+)
+
+// server is the Temporal server the durable runs use: a devserver this
+// command started, or one at -address.
+type server struct {
+	addr string
+	cmd  *exec.Cmd
+}
+
+var readyLine = regexp.MustCompile(`devserver ready: temporal=(\S+)`)
+
+// startServer starts the prebuilt devserver in memory with the given
+// dynamic config values, or uses addr when set.
+func startServer(bin, addr string, dynamic []string) (*server, error) {
+	if addr != "" {
+		return &server{addr: addr}, nil
+	}
+	args := []string{"--memory", "--port", "0", "--ui-port", "0"}
+	for _, d := range dynamic {
+		args = append(args, "--dynamic-config-value", d)
+	}
+	cmd := exec.Command(bin, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start devserver %s: %w", bin, err)
+	}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := readyLine.FindStringSubmatch(sc.Text()); m != nil {
+				ready <- m[1]
+			}
+		}
+	}()
+	select {
+	case a := <-ready:
+		return &server{addr: a, cmd: cmd}, nil
+	case <-time.After(90 * time.Second):
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("devserver not ready after 90s")
+	}
+}
+
+func (s *server) stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// pid is the devserver's process id, 0 for a server at -address.
+func (s *server) pid() int {
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// durable is a client and an in-process worker on a task queue of their own.
+type durable struct {
+	c     client.Client
+	w     worker.Worker
+	queue string
+	opts  runOptions
+	seq   atomic.Int64
+}
+
+var quiet = sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
+
+func newDurable(addr string, wd *world, o runOptions) (*durable, error) {
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: quiet})
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	queue := fmt.Sprintf("bench-%d", time.Now().UnixNano())
+	wo := worker.Options{
+		MaxConcurrentWorkflowTaskPollers: o.WFTPollers,
+		MaxConcurrentActivityTaskPollers: o.ActPollers,
+		DisableEagerActivities:           !o.Eager,
+	}
+	w := worker.New(c, queue, wo)
+	w.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
+	w.RegisterActivity(wd.acts)
+	if err := w.Start(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	return &durable{c: c, w: w, queue: queue, opts: o}, nil
+}
+
+func (d *durable) close() {
+	d.w.Stop()
+	d.c.Close()
+}
+
+// session runs one AgentSession of turns tool turns and returns its wall
+// time (start request to result) and workflow id.
+func (d *durable) session(ctx context.Context, turns int) (time.Duration, string, error) {
+	return d.sessionCalls(ctx, turns, 1)
+}
+
+// sessionCalls is session with calls tool calls per turn.
+func (d *durable) sessionCalls(ctx context.Context, turns, calls int) (time.Duration, string, error) {
+	id := fmt.Sprintf("%s-%d", d.queue, d.seq.Add(1))
+	start := time.Now()
+	run, err := d.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: id, TaskQueue: d.queue, EnableEagerStart: d.opts.EagerStart,
+	}, workflows.WorkflowType, workflows.SessionInput{Prompt: prompt(turns, calls), Profile: "auto", MaxTurns: turns + 1})
+	if err != nil {
+		return 0, id, fmt.Errorf("start session: %w", err)
+	}
+	var res workflows.SessionResult
+	if err := run.Get(ctx, &res); err != nil {
+		return 0, id, fmt.Errorf("session %s: %w", id, err)
+	}
+	wall := time.Since(start)
+	if res.Status != workflows.ResultCompleted || res.Turns != turns+1 {
+		return wall, id, fmt.Errorf("session %s: status %s after %d turns, want completed after %d", id, res.Status, res.Turns, turns+1)
+	}
+	return wall, id, nil
+}
+
+// history fetches a closed session's whole history.
+func (d *durable) history(ctx context.Context, id string) (*historypb.History, error) {
+	it := d.c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	h := &historypb.History{}
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return nil, fmt.Errorf("history of %s: %w", id, err)
+		}
+		h.Events = append(h.Events, ev)
+	}
+	return h, nil
+}

@@ -1,0 +1,23 @@
+// Command bench measures what durability costs: the session's turn loop run
+// in-process with no Temporal against the same loop as an AgentSession on
+// the embedded Temporal server, per-turn overhead with its breakdown from
+// the workflow history, replay of a long history, and concurrent sessions.
+// It prints tables; docs/BENCHMARKS.md records them with the command.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	cfg, err := ParseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	if err := Run(cfg, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}

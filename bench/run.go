@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// runOptions are the worker and client options a durable run uses; none
+// changes workflow code.
+type runOptions struct {
+	WFTPollers, ActPollers int  // 0: the SDK's defaults
+	Eager                  bool // eager activity execution (server dynamic config plus worker)
+	EagerStart             bool // eager workflow start
+}
+
+// Config is what to measure and how.
+type Config struct {
+	Scenarios   []string
+	Runs        int
+	Turns       int
+	Latency     time.Duration
+	Address     string
+	Devserver   string
+	ServerFlags []string // extra --dynamic-config-value KEY=JSON for a started devserver
+	Opts        runOptions
+	ReplayTurns int
+	ReplayCalls int
+	HistoryFile string
+	Sessions    []int
+	ConcTurns   int
+}
+
+// Scenario names, in the order "all" runs them.
+var allScenarios = []string{"ratio", "overhead", "replay", "concurrency"}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// ParseFlags reads the command line.
+func ParseFlags(args []string) (Config, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	var c Config
+	scen := fs.String("scenario", "ratio,overhead", "comma-separated: ratio, overhead, replay, concurrency, or all")
+	fs.IntVar(&c.Runs, "runs", 5, "runs of each measurement (figures are the median with min and max)")
+	fs.IntVar(&c.Turns, "turns", 20, "tool turns per session (ratio, overhead); the session makes one more model call for its final text")
+	fs.DurationVar(&c.Latency, "latency", 200*time.Millisecond, "scripted model latency for the ratio scenario")
+	fs.StringVar(&c.Address, "address", "", "a running Temporal server host:port (empty: start the devserver in memory)")
+	def := os.Getenv("LONGRUN_DEVSERVER")
+	if def == "" {
+		def = filepath.Join(".longrun-bin", "devserver")
+	}
+	fs.StringVar(&c.Devserver, "devserver", def, "the prebuilt devserver binary (env LONGRUN_DEVSERVER)")
+	var dyn multiFlag
+	fs.Var(&dyn, "server-config", "dynamic config KEY=JSON for the started devserver (repeatable)")
+	fs.IntVar(&c.Opts.WFTPollers, "wft-pollers", 0, "worker workflow task pollers (0: SDK default)")
+	fs.IntVar(&c.Opts.ActPollers, "activity-pollers", 0, "worker activity task pollers (0: SDK default)")
+	fs.BoolVar(&c.Opts.Eager, "eager", false, "eager activity execution: enable it on the started devserver and the worker")
+	fs.BoolVar(&c.Opts.EagerStart, "eager-start", false, "eager workflow start")
+	fs.IntVar(&c.ReplayTurns, "replay-turns", 25, "tool turns of the session whose history the replay scenario replays")
+	fs.IntVar(&c.ReplayCalls, "replay-calls", 100, "tool calls per turn of that session (many calls over few turns reach 10,000 events inside the server's 50 MB history limit)")
+	fs.StringVar(&c.HistoryFile, "history", filepath.Join(os.TempDir(), "longrun-bench-history.json"), "where the replay scenario saves the long history (JSON)")
+	sessions := fs.String("sessions", "10,50", "concurrent sessions, comma-separated (concurrency)")
+	fs.IntVar(&c.ConcTurns, "concurrency-turns", 20, "tool turns per session in the concurrency scenario")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	for _, s := range strings.Split(*scen, ",") {
+		s = strings.TrimSpace(s)
+		switch s {
+		case "all":
+			c.Scenarios = append(c.Scenarios, allScenarios...)
+		case "ratio", "overhead", "replay", "concurrency":
+			c.Scenarios = append(c.Scenarios, s)
+		default:
+			return c, fmt.Errorf("-scenario: unknown %q (have ratio, overhead, replay, concurrency, all)", s)
+		}
+	}
+	for _, s := range strings.Split(*sessions, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return c, fmt.Errorf("-sessions: %q is not a positive number", s)
+		}
+		c.Sessions = append(c.Sessions, n)
+	}
+	if c.Runs <= 0 || c.Turns <= 0 {
+		return c, errors.New("-runs and -turns must be positive")
+	}
+	c.ServerFlags = dyn
+	if c.Opts.Eager {
+		c.ServerFlags = append(c.ServerFlags, "system.enableActivityEagerExecution=true")
+	}
+	return c, nil
+}
+
+// Run starts (or reaches) the server and runs each scenario, printing its
+// table to out.
+func Run(c Config, out io.Writer) error {
+	ctx := context.Background()
+	fmt.Fprintf(out, "machine: %s\nload before: %s\noptions: %+v server-config: %v\n\n", machine(), loadavg(), c.Opts, c.ServerFlags)
+	srv, err := startServer(c.Devserver, c.Address, c.ServerFlags)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	for _, s := range c.Scenarios {
+		var err error
+		switch s {
+		case "ratio":
+			err = ratio(ctx, c, srv, out)
+		case "overhead":
+			err = overhead(ctx, c, srv, out)
+		case "replay":
+			err = replay(ctx, c, srv, out)
+		case "concurrency":
+			err = concurrency(ctx, c, srv, out)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	fmt.Fprintf(out, "load after: %s\n", loadavg())
+	return nil
+}

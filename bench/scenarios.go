@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/longrun/longrun/workflows"
+)
+
+// pair sets up one world and one durable worker on it, and warms both up
+// with a two-turn session each so the first measured run pays no
+// connection or cache set-up.
+func pair(ctx context.Context, c Config, srv *server, latency time.Duration) (*world, *durable, error) {
+	wd, err := newWorld(latency)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := newDurable(srv.addr, wd, c.Opts)
+	if err != nil {
+		wd.close()
+		return nil, nil, err
+	}
+	if _, err := runBaseline(ctx, wd.acts, 2); err != nil {
+		return nil, nil, fmt.Errorf("warm-up baseline: %w", err)
+	}
+	if _, _, err := d.session(ctx, 2); err != nil {
+		return nil, nil, fmt.Errorf("warm-up session: %w", err)
+	}
+	return wd, d, nil
+}
+
+// ratio: the same session, baseline and durable, runs times, alternating
+// which goes first.
+func ratio(ctx context.Context, c Config, srv *server, out io.Writer) error {
+	wd, d, err := pair(ctx, c, srv, c.Latency)
+	if err != nil {
+		return err
+	}
+	defer wd.close()
+	defer d.close()
+	var base, dur, rat []float64
+	for i := 0; i < c.Runs; i++ {
+		var b loopResult
+		var dw time.Duration
+		runB := func() error { var err error; b, err = runBaseline(ctx, wd.acts, c.Turns); return err }
+		runD := func() error { var err error; dw, _, err = d.session(ctx, c.Turns); return err }
+		first, second := runB, runD
+		if i%2 == 1 {
+			first, second = runD, runB
+		}
+		if err := first(); err != nil {
+			return err
+		}
+		if err := second(); err != nil {
+			return err
+		}
+		base, dur, rat = append(base, ms(b.Wall)), append(dur, ms(dw)), append(rat, ms(dw)/ms(b.Wall))
+	}
+	fmt.Fprintf(out, "### durable vs baseline: %d tool turns + final text, model latency %s, %d runs\n\n", c.Turns, c.Latency, c.Runs)
+	fmt.Fprintf(out, "| loop | wall ms, median (min–max) |\n|---|---:|\n")
+	fmt.Fprintf(out, "| baseline (in-process, no Temporal) | %s |\n", summarize(base).cell(0))
+	fmt.Fprintf(out, "| durable (AgentSession) | %s |\n", summarize(dur).cell(0))
+	fmt.Fprintf(out, "| **ratio durable/baseline** (goal ≤ 1.05) | %s |\n\n", summarize(rat).cell(3))
+	return nil
+}
+
+// overhead: zero-latency model; per-turn times of both loops and where
+// the durable turn's time goes, from its history.
+func overhead(ctx context.Context, c Config, srv *server, out io.Writer) error {
+	wd, d, err := pair(ctx, c, srv, 0)
+	if err != nil {
+		return err
+	}
+	defer wd.close()
+	defer d.close()
+	var (
+		bMed, bP95, dMed, dP95, diff                             []float64
+		wfts, events, upserts                                    []float64
+		wftQ, wftR, modelQ, modelR, toolQ, toolR, wallPerTurnRun []float64
+	)
+	for i := 0; i < c.Runs; i++ {
+		b, err := runBaseline(ctx, wd.acts, c.Turns)
+		if err != nil {
+			return err
+		}
+		dw, id, err := d.session(ctx, c.Turns)
+		if err != nil {
+			return err
+		}
+		h, err := d.history(ctx, id)
+		if err != nil {
+			return err
+		}
+		turns := breakdown(h)
+		if len(turns) != c.Turns {
+			return fmt.Errorf("history of %s has %d tool turns, want %d", id, len(turns), c.Turns)
+		}
+		var walls []time.Duration
+		med := func(f func(t turnCost) float64) float64 {
+			xs := make([]float64, len(turns))
+			for i, t := range turns {
+				xs[i] = f(t)
+			}
+			return summarize(xs).Med
+		}
+		for _, t := range turns {
+			walls = append(walls, t.Wall)
+		}
+		bt := b.perTurn()
+		bMed, bP95 = append(bMed, durQuantile(bt, 0.5)), append(bP95, durQuantile(bt, 0.95))
+		dMed, dP95 = append(dMed, durQuantile(walls, 0.5)), append(dP95, durQuantile(walls, 0.95))
+		diff = append(diff, durQuantile(walls, 0.5)-durQuantile(bt, 0.5))
+		wallPerTurnRun = append(wallPerTurnRun, ms(dw)/float64(c.Turns+1))
+		wfts = append(wfts, med(func(t turnCost) float64 { return float64(t.WFTs) }))
+		events = append(events, med(func(t turnCost) float64 { return float64(t.Events) }))
+		upserts = append(upserts, med(func(t turnCost) float64 { return float64(t.Upserts) }))
+		wftQ = append(wftQ, med(func(t turnCost) float64 { return ms(t.WFTQueue) }))
+		wftR = append(wftR, med(func(t turnCost) float64 { return ms(t.WFTRun) }))
+		modelQ = append(modelQ, med(func(t turnCost) float64 { return ms(t.ModelQueue) }))
+		modelR = append(modelR, med(func(t turnCost) float64 { return ms(t.ModelRun) }))
+		toolQ = append(toolQ, med(func(t turnCost) float64 { return ms(t.ToolQueue) }))
+		toolR = append(toolR, med(func(t turnCost) float64 { return ms(t.ToolRun) }))
+	}
+	fmt.Fprintf(out, "### per-turn overhead: zero-latency model, %d tool turns, %d runs\n\n", c.Turns, c.Runs)
+	fmt.Fprintf(out, "Each cell: median over runs (min–max) of that run's per-turn figure.\n\n")
+	fmt.Fprintf(out, "| figure | ms |\n|---|---:|\n")
+	fmt.Fprintf(out, "| baseline turn, median | %s |\n", summarize(bMed).cell(2))
+	fmt.Fprintf(out, "| baseline turn, p95 | %s |\n", summarize(bP95).cell(2))
+	fmt.Fprintf(out, "| durable turn, median | %s |\n", summarize(dMed).cell(2))
+	fmt.Fprintf(out, "| durable turn, p95 | %s |\n", summarize(dP95).cell(2))
+	fmt.Fprintf(out, "| **durable − baseline, median** (goal ≤ 10) | %s |\n", summarize(diff).cell(2))
+	fmt.Fprintf(out, "| durable session wall / model calls | %s |\n\n", summarize(wallPerTurnRun).cell(2))
+	fmt.Fprintf(out, "Breakdown of a durable turn from history event times (median turn of each run; sums per turn):\n\n")
+	fmt.Fprintf(out, "| part | per turn |\n|---|---:|\n")
+	fmt.Fprintf(out, "| workflow tasks | %s |\n", summarize(wfts).cell(1))
+	fmt.Fprintf(out, "| history events | %s |\n", summarize(events).cell(1))
+	fmt.Fprintf(out, "| search attribute upserts | %s |\n", summarize(upserts).cell(1))
+	fmt.Fprintf(out, "| workflow task scheduled→started ms | %s |\n", summarize(wftQ).cell(2))
+	fmt.Fprintf(out, "| workflow task started→completed ms | %s |\n", summarize(wftR).cell(2))
+	fmt.Fprintf(out, "| model activity scheduled→started ms | %s |\n", summarize(modelQ).cell(2))
+	fmt.Fprintf(out, "| model activity started→completed ms | %s |\n", summarize(modelR).cell(2))
+	fmt.Fprintf(out, "| tool activity scheduled→started ms | %s |\n", summarize(toolQ).cell(2))
+	fmt.Fprintf(out, "| tool activity started→completed ms | %s |\n\n", summarize(toolR).cell(2))
+	return nil
+}
+
+// replay: run one long zero-latency session, save its history, and time
+// the replayer on it.
+func replay(ctx context.Context, c Config, srv *server, out io.Writer) error {
+	wd, err := newWorld(0)
+	if err != nil {
+		return err
+	}
+	defer wd.close()
+	d, err := newDurable(srv.addr, wd, c.Opts)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	start := time.Now()
+	_, id, err := d.sessionCalls(ctx, c.ReplayTurns, c.ReplayCalls)
+	if err != nil {
+		return err
+	}
+	took := time.Since(start)
+	h, err := d.history(ctx, id)
+	if err != nil {
+		return err
+	}
+	b, err := protojson.Marshal(h)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(c.HistoryFile, b, 0o644); err != nil {
+		return err
+	}
+	var mem, file []float64
+	for i := 0; i < c.Runs; i++ {
+		r := worker.NewWorkflowReplayer()
+		r.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
+		hc := proto.Clone(h).(*historypb.History)
+		t0 := time.Now()
+		if err := r.ReplayWorkflowHistory(quiet, hc); err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+		mem = append(mem, ms(time.Since(t0)))
+		t0 = time.Now()
+		if err := r.ReplayWorkflowHistoryFromJSONFile(quiet, c.HistoryFile); err != nil {
+			return fmt.Errorf("replay from file: %w", err)
+		}
+		file = append(file, ms(time.Since(t0)))
+	}
+	fmt.Fprintf(out, "### replay: a session of %d tool turns of %d calls each (%d events, %.1f MB of history JSON; it took %.1f s to run), %d runs\n\n",
+		c.ReplayTurns, c.ReplayCalls, len(h.GetEvents()), float64(len(b))/1e6, took.Seconds(), c.Runs)
+	fmt.Fprintf(out, "| replay | ms, median (min–max) | µs per event |\n|---|---:|---:|\n")
+	fmt.Fprintf(out, "| decoded history (ReplayWorkflowHistory) | %s | %.1f |\n", summarize(mem).cell(0), summarize(mem).Med*1000/float64(len(h.GetEvents())))
+	fmt.Fprintf(out, "| from the JSON file (ReplayWorkflowHistoryFromJSONFile) | %s | %.1f |\n\n", summarize(file).cell(0), summarize(file).Med*1000/float64(len(h.GetEvents())))
+	fmt.Fprintf(out, "history saved to %s\n\n", c.HistoryFile)
+	return nil
+}
+
+// concurrency: N sessions at once on one worker, zero-latency model;
+// against N baseline loops at once in the same process.
+func concurrency(ctx context.Context, c Config, srv *server, out io.Writer) error {
+	wd, d, err := pair(ctx, c, srv, 0)
+	if err != nil {
+		return err
+	}
+	defer wd.close()
+	defer d.close()
+	runs := c.Runs
+	if runs > 3 {
+		runs = 3
+	}
+	fmt.Fprintf(out, "### concurrency: N sessions of %d tool turns at once, one worker, zero-latency model, %d runs\n\n", c.ConcTurns, runs)
+	fmt.Fprintf(out, "| N | durable steps/s | baseline steps/s | durable/baseline | bench process RSS growth MiB | per session KiB | devserver peak RSS MiB |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, n := range c.Sessions {
+		var dsteps, bsteps, rat, grow, per []float64
+		for r := 0; r < runs; r++ {
+			before := rssKB(0, "VmRSS")
+			peak := before
+			stop := make(chan struct{})
+			var mu sync.Mutex
+			go func() {
+				t := time.NewTicker(50 * time.Millisecond)
+				defer t.Stop()
+				for {
+					select {
+					case <-stop:
+						return
+					case <-t.C:
+						if v := rssKB(0, "VmRSS"); v > 0 {
+							mu.Lock()
+							peak = max(peak, v)
+							mu.Unlock()
+						}
+					}
+				}
+			}()
+			dw, err := parallel(n, func() error { _, _, err := d.session(ctx, c.ConcTurns); return err })
+			close(stop)
+			if err != nil {
+				return err
+			}
+			bw, err := parallel(n, func() error { _, err := runBaseline(ctx, wd.acts, c.ConcTurns); return err })
+			if err != nil {
+				return err
+			}
+			steps := float64(n * c.ConcTurns)
+			mu.Lock()
+			g := float64(peak - before)
+			mu.Unlock()
+			dsteps = append(dsteps, steps/dw.Seconds())
+			bsteps = append(bsteps, steps/bw.Seconds())
+			rat = append(rat, (steps/dw.Seconds())/(steps/bw.Seconds()))
+			grow = append(grow, g/1024)
+			per = append(per, g/float64(n))
+		}
+		fmt.Fprintf(out, "| %d | %s | %s | %s | %s | %s | %.0f |\n", n, summarize(dsteps).cell(0), summarize(bsteps).cell(0),
+			summarize(rat).cell(3), summarize(grow).cell(1), summarize(per).cell(0), float64(rssKB(srv.pid(), "VmHWM"))/1024)
+	}
+	fmt.Fprintln(out)
+	return nil
+}
+
+// parallel runs f n times at once and returns the wall time of all.
+func parallel(n int, f func() error) (time.Duration, error) {
+	start := time.Now()
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() { errs <- f() }()
+	}
+	var first error
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return time.Since(start), first
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/scriptedmodel"
+	"github.com/longrun/longrun/tools"
+)
+
+// benchFile is the small file every scripted turn reads.
+const benchFile = "notes.txt"
+
+// promptPrefix carries the shape of the session in the prompt (tool turns,
+// calls per turn), so one stateless responder serves any number of
+// concurrent sessions.
+const promptPrefix = "bench turns="
+
+// prompt is the user message of a session of turns tool turns, each
+// asking for calls tool calls in one reply.
+func prompt(turns, calls int) string {
+	return fmt.Sprintf("%s%d calls=%d: read the notes", promptPrefix, turns, calls)
+}
+
+// newModel starts a scripted model that answers each request after delay:
+// `read` calls (each with a different limit: three identical calls in a
+// row would trip the doom-loop check and wait for a person) while the
+// conversation has fewer tool results than the prompt asks for, then a
+// final text.
+func newModel(delay time.Duration) *scriptedmodel.Server {
+	return scriptedmodel.NewResponder(func(req scriptedmodel.Request) (scriptedmodel.Reply, bool) {
+		turns, calls, results := 0, 1, 0
+		for _, m := range req.Messages {
+			switch {
+			case m.Role == "user" && strings.HasPrefix(m.Content, promptPrefix):
+				shape, _, _ := strings.Cut(strings.TrimPrefix(m.Content, promptPrefix), ":")
+				t, c, _ := strings.Cut(shape, " calls=")
+				turns, _ = strconv.Atoi(t)
+				calls, _ = strconv.Atoi(c)
+			case m.Role == "tool":
+				results++
+			}
+		}
+		if results >= turns*calls {
+			return scriptedmodel.Reply{Text: "done", Delay: delay}, true
+		}
+		r := scriptedmodel.Reply{Delay: delay}
+		for i := 0; i < calls; i++ {
+			r.ToolCalls = append(r.ToolCalls, scriptedmodel.Call{
+				ID: fmt.Sprintf("call_%d", results+i+1), Name: "read",
+				Arguments: fmt.Sprintf(`{"path":%q,"limit":%d}`, benchFile, results+i+1),
+			})
+		}
+		return r, true
+	})
+}
+
+// world is what both loops share: the scripted model, one workspace and
+// the activities (the same value runs the baseline and backs the worker).
+type world struct {
+	model *scriptedmodel.Server
+	dir   string
+	acts  *activities.Activities
+}
+
+func newWorld(delay time.Duration) (*world, error) {
+	dir, err := os.MkdirTemp("", "longrun-bench-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, benchFile), []byte("one line of notes\n"), 0o644); err != nil {
+		return nil, err
+	}
+	ws, err := tools.NewWorkspace(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	m := newModel(delay)
+	acts := activities.New(activities.ModelConfig{
+		BaseURL: m.URL(), APIKey: "bench", DefaultModel: "scripted-bench", RequestTimeout: time.Minute,
+	}, tools.NewRegistry(tools.Builtin(tools.DefaultConfig())...), ws)
+	return &world{model: m, dir: dir, acts: acts}, nil
+}
+
+func (w *world) close() {
+	w.model.Close()
+	_ = os.RemoveAll(w.dir)
+}
