@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/transcript"
 )
 
 // ModelConfig is how the worker reaches the model. It comes from the
@@ -40,6 +41,9 @@ type Activities struct {
 	// jobs and workerQueue serve background jobs (SetJobs).
 	jobs        JobKiller
 	workerQueue string
+	// transcript holds conversations by reference (SetTranscript); nil:
+	// this worker keeps none and takes whole conversations only.
+	transcript transcript.Store
 }
 
 // New returns activities that call the model described by mc and run the

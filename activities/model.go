@@ -67,7 +67,11 @@ type ModelResponse struct {
 	FinishReason string               `json:"finish_reason"`
 }
 
-// CallModel sends the conversation to the model and returns its reply. It
+// CallModel sends the conversation to the model and returns its reply.
+// With a transcript store (SetTranscript) the conversation is the one
+// req.Head names plus req.Messages, and the reply carries the head that
+// holds both, so the session's history keeps a reference per turn rather
+// than the whole conversation. It
 // streams unless the worker turned streaming off (ModelConfig.NoStream),
 // heartbeating the text written so far, so a person watching the pending
 // activity in the Temporal UI sees the reply being written.
@@ -80,9 +84,13 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 		return ModelResponse{}, temporal.NewNonRetryableApplicationError(
 			"no model: start the session with a model or set LONGRUN_MODEL on the worker", ErrTypeNoModel, nil)
 	}
+	full, head, err := a.conversationOf(ctx, req.Head, req.Messages)
+	if err != nil {
+		return ModelResponse{}, err
+	}
 	params := openai.ChatCompletionNewParams{
 		Model:    shared.ChatModel(model),
-		Messages: toWireMessages(req.Messages),
+		Messages: toWireMessages(full),
 	}
 	for _, t := range req.Tools {
 		var schema shared.FunctionParameters
@@ -102,7 +110,6 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 	progress := startProgress(ctx, !a.model.NoStream)
 	defer progress.stop()
 	var comp *openai.ChatCompletion
-	var err error
 	if a.model.NoStream {
 		comp, err = a.client.Chat.Completions.New(ctx, params)
 	} else {
@@ -111,7 +118,9 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 	if err != nil {
 		return ModelResponse{}, classify(err, attempt(ctx))
 	}
-	return a.response(model, comp, attempt(ctx))
+	resp, err := a.response(model, comp, attempt(ctx))
+	resp.Head = head
+	return resp, err
 }
 
 // response turns a chat completion, whole or accumulated from a stream,

@@ -1,0 +1,64 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/transcript"
+)
+
+// Error types of the transcript, as Temporal sees them.
+const (
+	// ErrTypeTranscriptUnavailable: the request names a transcript head
+	// but this worker keeps no transcript. Not retryable on this worker;
+	// the worker's configuration must change.
+	ErrTypeTranscriptUnavailable = "TranscriptUnavailable"
+	// ErrTypeTranscriptStore: reading or writing the store failed (a
+	// missing or damaged segment, a full disk). Retried: another worker,
+	// or the same after the disk is fixed, may succeed.
+	ErrTypeTranscriptStore = "TranscriptStore"
+)
+
+// SetTranscript gives the activities a transcript store: CallModel then
+// takes a conversation by reference (ModelRequest.Head) and stores what it
+// was sent, and Compact can run. It is a function, not a method: every
+// exported method of Activities is registered as an activity.
+func SetTranscript(a *Activities, s transcript.Store) { a.transcript = s }
+
+// conversationOf resolves head plus msgs into the whole conversation and
+// stores it, returning the new head. The head is stored before the model
+// is called, so a retried call stores the same content under the same
+// reference and the session sees one head whichever attempt succeeds.
+// Without a store, msgs must be the whole conversation.
+func (a *Activities) conversationOf(ctx context.Context, head string, msgs []conversation.Message) (full []conversation.Message, newHead string, err error) {
+	if a.transcript == nil {
+		if head != "" {
+			return nil, "", temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("the request names transcript %s but this worker keeps no transcript (started with --transcript off): run the session's workers with a transcript store", head),
+				ErrTypeTranscriptUnavailable, nil)
+		}
+		return msgs, "", nil
+	}
+	prior, err := transcript.Load(ctx, a.transcript, head)
+	if err != nil {
+		return nil, "", storeError("load the conversation", err)
+	}
+	newHead, err = transcript.Append(ctx, a.transcript, head, msgs)
+	if err != nil {
+		return nil, "", storeError("store the conversation", err)
+	}
+	return append(prior, msgs...), newHead, nil
+}
+
+// storeError is a retryable transcript failure; a cancelled context stays
+// itself, so a cancel is not mistaken for a broken store.
+func storeError(what string, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return temporal.NewApplicationErrorWithCause(fmt.Sprintf("transcript: %s: %v", what, err), ErrTypeTranscriptStore, err)
+}
