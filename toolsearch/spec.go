@@ -1,0 +1,50 @@
+package toolsearch
+
+import (
+	_ "embed"
+	"encoding/json"
+
+	"github.com/longrun/longrun/tools"
+)
+
+// SearchName is the name the model calls the tool search by.
+const SearchName = "tool_search"
+
+// DefaultLimit is how many tools a search returns when the model gives no
+// limit (Codex's default); MaxLimit bounds what it may ask for, since every
+// spec returned is loaded into its context from then on.
+const (
+	DefaultLimit = 8
+	MaxLimit     = 20
+)
+
+//go:embed tool_search.md
+var searchDescription string
+
+// SearchParams are the arguments of a tool_search call.
+type SearchParams struct {
+	Query string `json:"query"`
+	Limit int    `json:"limit,omitempty"` // 0: DefaultLimit
+}
+
+// SearchSpec describes the tool_search tool the session offers when some
+// tools are deferred. The session, not a worker, answers it from an Index
+// over the deferred tools, so it is read-only and shared.
+func SearchSpec() tools.Spec {
+	return tools.Spec{
+		Name:        SearchName,
+		Description: searchDescription,
+		Parameters: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "query": {"type": "string", "minLength": 1, "description": "The capability you need, in a few words: what it acts on and what it does."},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "How many tools to return; default 8."}
+  },
+  "required": ["query"],
+  "additionalProperties": false
+}`),
+		ReadOnly:       true,
+		TimeoutSeconds: 10,
+		Concurrency:    tools.ConcurrencyShared,
+	}
+}
