@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/transcript"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -29,6 +31,9 @@ type Main struct {
 	Model     activities.ModelConfig
 	Scripted  string // "demo": serve the scripted demo model in-process
 	Tools     tools.Config
+	// Transcript is the transcript store's directory: "" is
+	// <workspace>/.longrun/transcript, "off" keeps none.
+	Transcript string
 }
 
 // ParseFlags reads flags, falling back to the environment (getenv) and
@@ -41,6 +46,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
 	fs.StringVar(&m.Workspace, "workspace", or(getenv("LONGRUN_WORKSPACE"), "."), "workspace root every tool is confined to (env LONGRUN_WORKSPACE)")
 	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
+	fs.StringVar(&m.Transcript, "transcript", getenv("LONGRUN_TRANSCRIPT_DIR"), "directory of the transcript store sessions keep their messages in (default <workspace>/.longrun/transcript; off: none, the whole conversation goes through history) (env LONGRUN_TRANSCRIPT_DIR)")
 	fs.StringVar(&m.Scripted, "scripted-model", "", `serve a scripted model in-process instead of OPENAI_BASE_URL ("demo")`)
 	fs.DurationVar(&m.Tools.Shell.DefaultTimeout, "shell-timeout", m.Tools.Shell.DefaultTimeout, "default shell command timeout")
 	fs.DurationVar(&m.Tools.Shell.MaxTimeout, "shell-max-timeout", m.Tools.Shell.MaxTimeout, "largest shell timeout a call may ask for")
@@ -143,6 +149,16 @@ func (m *Main) Run() error {
 	defer jobs.Close()
 	m.Tools.Jobs = jobs
 	acts := activities.New(m.Model, tools.NewRegistry(tools.Builtin(m.Tools)...), ws)
+	store, dir, err := openTranscript(m.Transcript, ws.Root())
+	if err != nil {
+		return err
+	}
+	if store != nil {
+		activities.SetTranscript(acts, store)
+		logger.Info("transcript store", "dir", dir)
+	} else {
+		logger.Warn("no transcript store (--transcript off): every model call carries the whole conversation through history")
+	}
 	own := ownQueue(m.TaskQueue)
 	activities.SetJobs(acts, jobs, own)
 
@@ -163,6 +179,27 @@ func (m *Main) Run() error {
 	logger.Info("worker started", "address", opts.HostPort, "namespace", opts.Namespace, "task_queue", m.TaskQueue,
 		"own_task_queue", own, "workspace", ws.Root())
 	return w.Run(worker.InterruptCh())
+}
+
+// transcriptCacheBytes bounds the conversations the worker keeps decoded
+// in memory, so a session's next model call reads only its newest turn.
+const transcriptCacheBytes = 64 << 20
+
+// openTranscript opens the transcript store flag names (see
+// Main.Transcript); nil when it is off.
+func openTranscript(flag, workspaceRoot string) (*transcript.Cache, string, error) {
+	dir := flag
+	switch flag {
+	case "off":
+		return nil, "", nil
+	case "":
+		dir = filepath.Join(workspaceRoot, ".longrun", "transcript")
+	}
+	d, err := transcript.NewDir(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("--transcript: %w", err)
+	}
+	return transcript.NewCache(d, transcriptCacheBytes), d.Path(), nil
 }
 
 // ownQueue names the task queue only this worker process polls: the
