@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
@@ -69,10 +70,20 @@ func Start(o Options) (*Server, error) {
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 		// The SDK's version check would call out to the network.
 		dynamicconfig.MakeKey("frontend.enableServerVersionCheck"): false,
+		// One history shard reads its task queues at most 20 times a second
+		// by default: every hand-off of a turn (workflow task, activity)
+		// then waits up to 50 ms, 200 ms a turn (docs/BENCHMARKS.md). A
+		// single-process dev server has the headroom to read at once.
+		dynamicconfig.MakeKey("history.transferProcessorMaxPollRPS"):   1000,
+		dynamicconfig.MakeKey("history.timerProcessorMaxPollRPS"):      1000,
+		dynamicconfig.MakeKey("history.visibilityProcessorMaxPollRPS"): 1000,
+		// Eager activities: an activity scheduled by a workflow task goes
+		// back to the same worker in the task's response, no round trip.
+		dynamicconfig.MakeKey("system.enableActivityEagerExecution"): true,
 	}
 	for k, v := range o.Dynamic {
-		var val any
-		if err := json.Unmarshal([]byte(v), &val); err != nil {
+		val, err := dynamicValue(v)
+		if err != nil {
 			return nil, fmt.Errorf("dynamic config %s: value %q is not JSON (string values need quotes): %w", k, v, err)
 		}
 		dyn[dynamicconfig.MakeKey(k)] = val
@@ -209,4 +220,24 @@ func sqlConfig(o Options) (*config.SQL, error) {
 		return nil, fmt.Errorf("create namespace %s: %w", o.Namespace, err)
 	}
 	return &conf, nil
+}
+
+// dynamicValue decodes a --dynamic-config-value. Whole numbers become int:
+// the server's integer settings take only integer types and silently keep
+// their default when handed the float64 that plain JSON decoding gives.
+func dynamicValue(v string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(v))
+	dec.UseNumber()
+	var val any
+	if err := dec.Decode(&val); err != nil {
+		return nil, err
+	}
+	if n, ok := val.(json.Number); ok {
+		if i, err := n.Int64(); err == nil {
+			return int(i), nil
+		}
+		f, err := n.Float64()
+		return f, err
+	}
+	return val, nil
 }
