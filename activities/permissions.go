@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/longrun/longrun/permission"
+	"github.com/longrun/longrun/tools"
 )
 
 // PermissionsFile is the workspace's permission rules, relative to the
@@ -27,12 +28,19 @@ const ErrTypeBadWorkspaceConfig = "InvalidWorkspaceConfig"
 type WorkspaceConfig struct {
 	Path  string            `json:"path,omitempty"` // empty: no file
 	Rules []permission.Rule `json:"rules,omitempty"`
+	// Instructions is the AGENTS.md nearest the working directory, for
+	// the system prompt; nil when there is none.
+	Instructions *Instructions `json:"instructions,omitempty"`
+	// Notes say what was found but not used (an AGENTS.md linking out of
+	// the workspace), so the history explains a missing instruction.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // LoadWorkspaceConfig reads .longrun/permissions.json of the session's
 // working directory: {"rules": [{"tool": "shell", "pattern": "go test *",
 // "action": "allow"}]}. A missing file is no rules; a malformed one is an
-// error naming the file, so nobody runs with rules they did not mean.
+// error naming the file, so nobody runs with rules they did not mean. It
+// also reads the nearest AGENTS.md (see Instructions).
 func (a *Activities) LoadWorkspaceConfig(_ context.Context, workDir string) (WorkspaceConfig, error) {
 	ws, err := a.workspace.Sub(workDir)
 	if err != nil {
@@ -44,7 +52,7 @@ func (a *Activities) LoadWorkspaceConfig(_ context.Context, workDir string) (Wor
 	}
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return WorkspaceConfig{}, nil
+		return a.withInstructions(WorkspaceConfig{}, ws)
 	}
 	if err != nil {
 		return WorkspaceConfig{}, fmt.Errorf("read %s: %w", path, err)
@@ -64,5 +72,15 @@ func (a *Activities) LoadWorkspaceConfig(_ context.Context, workDir string) (Wor
 		return WorkspaceConfig{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("%s: %v", filepath.Join(workDir, PermissionsFile), err), ErrTypeBadWorkspaceConfig, err)
 	}
-	return WorkspaceConfig{Path: filepath.Join(workDir, PermissionsFile), Rules: file.Rules}, nil
+	return a.withInstructions(WorkspaceConfig{Path: filepath.Join(workDir, PermissionsFile), Rules: file.Rules}, ws)
+}
+
+// withInstructions adds the working directory's AGENTS.md to wc.
+func (a *Activities) withInstructions(wc WorkspaceConfig, ws *tools.Workspace) (WorkspaceConfig, error) {
+	ins, notes, err := a.loadInstructions(ws)
+	if err != nil {
+		return WorkspaceConfig{}, err
+	}
+	wc.Instructions, wc.Notes = ins, notes
+	return wc, nil
 }
