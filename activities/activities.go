@@ -75,6 +75,9 @@ func New(mc ModelConfig, registry *tools.Registry, workspace *tools.Workspace) *
 // session start so the workflow never reads it from the environment.
 type Catalog struct {
 	Tools []tools.Spec `json:"tools"`
+	// DefaultModel is the worker's LONGRUN_MODEL, the model of a session
+	// that names none: the session picks its edit tools for it.
+	DefaultModel string `json:"default_model,omitempty"`
 }
 
 // ListTools reports the worker's tool catalog.
@@ -82,5 +85,5 @@ func (a *Activities) ListTools(_ context.Context) (Catalog, error) {
 	if a.registry == nil {
 		return Catalog{}, fmt.Errorf("list tools: worker has no tool registry")
 	}
-	return Catalog{Tools: a.registry.Specs()}, nil
+	return Catalog{Tools: a.registry.Specs(), DefaultModel: a.model.DefaultModel}, nil
 }

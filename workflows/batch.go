@@ -39,6 +39,7 @@ type callState struct {
 	deps        []int           // the batch plan: calls it waits for
 	queued      bool            // approved (or needing none), waiting for its deps or a pool slot
 	workerLost  bool            // the worker it had to run on is gone (background jobs)
+	started     bool            // its activity was scheduled: it cannot be carried across continue-as-new
 }
 
 func (c *callState) finish(r conversation.ToolResult) {
@@ -89,6 +90,40 @@ func (s *session) runBatch(ctx workflow.Context, calls []conversation.ToolCall) 
 			}
 		}
 	}
+	return s.driveBatch(ctx)
+}
+
+// resumeBatch takes up a batch carried across continue-as-new: its calls
+// keep their results, decisions and waiting state under the same ids.
+func (s *session) resumeBatch(ctx workflow.Context, carried []CarriedCall) error {
+	s.batch = make([]*callState, len(carried))
+	for i, c := range carried {
+		cs := &callState{call: c.Call, spec: s.specs[c.Call.Name], why: c.Why, requestedAt: c.RequestedAt,
+			decision: c.Decision, result: c.Result, perm: c.Perm, index: i}
+		switch c.State {
+		case carriedDone:
+			cs.state = stateDone
+		case carriedWaiting:
+			cs.state = stateWaiting
+		default:
+			cs.state = stateRunning
+		}
+		if cs.state != stateDone && cs.spec.Name == "" {
+			// The new run's catalog has no such tool any more.
+			cs.finish(conversation.ToolResult{
+				Content: fmt.Sprintf("unknown tool %q after the session moved to a new run; it did not run", c.Call.Name),
+				IsError: true, Reason: conversation.ReasonUnknownTool,
+			})
+		}
+		s.batch[i] = cs
+	}
+	return s.driveBatch(ctx)
+}
+
+// driveBatch plans the batch, runs its calls and waits for all of them,
+// or, when the run should continue as new while calls only wait for a
+// person, returns errSwitch with the batch intact for the next run.
+func (s *session) driveBatch(ctx workflow.Context) error {
 	if s.planned {
 		plan := make([]plannedCall, len(s.batch))
 		for i, cs := range s.batch {
@@ -111,7 +146,11 @@ func (s *session) runBatch(ctx workflow.Context, calls []conversation.ToolCall) 
 		workflow.GoNamed(ctx, "call:"+cs.call.ID, func(ctx workflow.Context) { s.runCall(ctx, cs) })
 	}
 
-	err := workflow.Await(ctx, s.batchDone)
+	switching := func() bool { return s.wantSwitch(ctx) && s.canCarryBatch() }
+	err := workflow.Await(ctx, func() bool { return s.batchDone() || switching() })
+	if err == nil && !s.batchDone() {
+		return errSwitch
+	}
 	if err != nil {
 		// Cancelled: every goroutine still finishes its call (a running
 		// activity is cancelled and waited for), so wait on a context
@@ -162,6 +201,7 @@ func (s *session) runCall(ctx workflow.Context, cs *callState) {
 		return
 	}
 	defer s.release(cs)
+	cs.started = true
 	s.lastTool = callSummary(cs.call)
 	res, err := s.execute(ctx, cs)
 	if err == nil {
@@ -286,6 +326,16 @@ func (s *session) awaitDecision(ctx workflow.Context, cs *callState) (decided bo
 	timeout := time.Duration(s.in.ApprovalTimeout)
 	if timeout <= 0 {
 		return true, workflow.Await(ctx, cond)
+	}
+	if s.in.Resume != nil {
+		// A call carried across continue-as-new has waited already.
+		timeout -= workflow.Now(ctx).Sub(cs.requestedAt)
+		if cond() {
+			return true, nil
+		}
+		if timeout <= 0 {
+			return false, nil
+		}
 	}
 	return workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{
 		Timeout:      timeout,

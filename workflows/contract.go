@@ -17,19 +17,28 @@ import (
 // them from the temporal CLI, the Web UI and our starter. Extend, never
 // rename.
 const (
-	WorkflowType          = "AgentSession"
-	DefaultTaskQueue      = "longrun"
-	SignalUserMessage     = "user-message"
-	SignalApproval        = "approval"
-	UpdateApprove         = "approve"
-	SignalInterrupt       = "interrupt" // stop the current turn; the session waits for input
-	QueryConversation     = "conversation"
-	QueryPendingApprovals = "pending-approvals"
-	QueryStatus           = "status"
+	WorkflowType      = "AgentSession"
+	DefaultTaskQueue  = "longrun"
+	SignalUserMessage = "user-message"
+	SignalApproval    = "approval"
+	UpdateApprove     = "approve"
+	SignalInterrupt   = "interrupt" // stop the current turn; the session waits for input
+	QueryConversation = "conversation"
+	// QueryConversationOriginal is the conversation with every compaction
+	// summary expanded back into the messages it replaced.
+	QueryConversationOriginal = "conversation-original"
+	QueryPendingApprovals     = "pending-approvals"
+	QueryStatus               = "status"
 )
 
-// DefaultMaxTurns bounds a session whose input sets no MaxTurns.
-const DefaultMaxTurns = 50
+// DefaultMaxTurns bounds a session whose input sets no MaxTurns: high,
+// because a background agent must not stop at turn 50; a token or cost
+// budget is the better brake. Sessions recorded before versionTranscript
+// keep legacyMaxTurns.
+const DefaultMaxTurns = 10000
+
+// legacyMaxTurns was the default before versionTranscript.
+const legacyMaxTurns = 50
 
 // SessionInput starts a session.
 type SessionInput struct {
@@ -64,6 +73,20 @@ type SessionInput struct {
 	// Network lets sandboxed shell commands reach the network; by default
 	// a sandboxed command has none.
 	Network bool `json:"network,omitempty"`
+	// ContinueAsNewTurns is how many turns one run takes before the
+	// session continues as new (0 = DefaultContinueAsNewTurns); the server's
+	// suggestion (history size) also triggers it.
+	ContinueAsNewTurns int `json:"continue_as_new_turns,omitempty"`
+	// ContextWindow is the model's context window in tokens: a request
+	// estimated past 80% of it compacts first. 0 = unknown: compact only
+	// when the model answers with a context-length error.
+	ContextWindow int `json:"context_window,omitempty"`
+	// CompactKeepTurns is how many recent turns a compaction keeps
+	// verbatim (0 = DefaultCompactKeepTurns).
+	CompactKeepTurns int `json:"compact_keep_turns,omitempty"`
+	// Resume is set by the session itself when it continues as new: the
+	// state it carries into the next run. Leave it empty when starting one.
+	Resume *Resume `json:"resume,omitempty"`
 }
 
 // DefaultMaxParallelTools is the batch pool's size when the input sets

@@ -14,9 +14,14 @@ const maxRejected = 20
 
 func (s *session) registerHandlers(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, QueryConversation, func() ([]conversation.Message, error) {
-		return s.messages, nil
+		return s.fullConversation(false)
 	}); err != nil {
 		return fmt.Errorf("register %s query: %w", QueryConversation, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryConversationOriginal, func() ([]conversation.Message, error) {
+		return s.fullConversation(true)
+	}); err != nil {
+		return fmt.Errorf("register %s query: %w", QueryConversationOriginal, err)
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryPendingApprovals, func() ([]PendingApproval, error) {
 		return s.pending(), nil

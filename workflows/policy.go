@@ -60,8 +60,33 @@ func (s *session) setupPolicy(ctx workflow.Context) error {
 			visible = append(visible, d)
 		}
 	}
-	s.toolDefs = visible
+	s.toolDefs = s.editToolsForModel(visible)
 	return nil
+}
+
+// editToolsForModel keeps the edit tools the session's model works best
+// with (tools.EditToolsFor: apply_patch for GPT-5-class models, edit and
+// write for the rest). A model whose id the session does not know gets
+// every tool.
+func (s *session) editToolsForModel(defs []activities.ToolDef) []activities.ToolDef {
+	model := s.in.Model
+	if model == "" {
+		model = s.defaultModel
+	}
+	if model == "" {
+		return defs
+	}
+	hide := map[string]bool{}
+	for _, n := range tools.EditToolsFor(model) {
+		hide[n] = true
+	}
+	out := defs[:0]
+	for _, d := range defs {
+		if !hide[d.Name] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // permissionCall describes a validated call to the engine.

@@ -116,3 +116,27 @@ func TestDoomLoopAsksOnThirdIdenticalCall(t *testing.T) {
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Equal(t, []string{"r1", "r2"}, h.ran)
 }
+
+// Each model gets the edit tools it works best with, as OpenCode picks
+// them; the session's own model, else the worker's default, decides.
+func TestEditToolsPerModel(t *testing.T) {
+	t.Parallel()
+	for model, want := range map[string][2][]string{
+		"gpt-5":       {{"apply_patch"}, {"edit", "write"}},
+		"gpt-4.1":     {{"edit", "write"}, {"apply_patch"}},
+		"gpt-oss-20b": {{"edit", "write"}, {"apply_patch"}},
+		"qwen3-coder": {{"edit", "write"}, {"apply_patch"}},
+	} {
+		h := newHarness(t, []activities.ModelResponse{textReply("ok")}, nil)
+		h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Model: model})
+		require.NoError(t, h.env.GetWorkflowError())
+		sent := toolNamesSent(h.requests[0])
+		for _, n := range want[0] {
+			require.Contains(t, sent, n, model)
+		}
+		for _, n := range want[1] {
+			require.NotContains(t, sent, n, model)
+		}
+		require.Contains(t, sent, "read", model)
+	}
+}

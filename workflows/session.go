@@ -41,10 +41,11 @@ type session struct {
 	lastErrType string
 	rejected    []string
 
-	workflowID string
-	lastTool   string   // "shell: go test ./..." of the latest call started
-	visibility bool     // versionVisibility: keep every search attribute current
-	published  *visible // what publish last upserted
+	workflowID   string
+	defaultModel string   // the worker's LONGRUN_MODEL, from the catalog
+	lastTool     string   // "shell: go test ./..." of the latest call started
+	visibility   bool     // versionVisibility: keep every search attribute current
+	published    *visible // what publish last upserted
 
 	engine *permission.Engine // nil: a session recorded before versionPermissions
 
@@ -55,6 +56,19 @@ type session struct {
 	jobs        []jobRoute        // background jobs, in start order, and the worker holding each
 	failedJobs  int               // job ids spent on starts that failed
 
+	// The long-running session (versionTranscript): the conversation is
+	// head (a transcript reference) plus messages (what came after it).
+	transcript   bool
+	head         string
+	finalText    string // the latest assistant text, wherever it now lives
+	run          int    // runs before this one (continue-as-new)
+	runStartTurn int    // s.turn when this run started
+	compactions  int
+	lastUsage    conversation.Usage // of the latest model call: what the conversation weighed then
+	// overflowCompacted: this turn already compacted after a context-length
+	// error; a second one is reported, not compacted again.
+	overflowCompacted bool
+
 	cancelTurn  workflow.CancelFunc // cancels the running turn (interrupt)
 	interrupted bool                // the running turn was interrupted
 }
@@ -63,9 +77,6 @@ type session struct {
 // tool calls each asks for, with approvals by signal.
 func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 	s := &session{in: in, maxTurns: in.MaxTurns, model: in.Model}
-	if s.maxTurns <= 0 {
-		s.maxTurns = DefaultMaxTurns
-	}
 	switch in.Approval {
 	case "", ApproverPerson, ApproverNone:
 	default:
@@ -80,16 +91,31 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 	s.visibility = workflow.GetVersion(ctx, versionVisibility, workflow.DefaultVersion, 1) >= 1
 	s.planned = workflow.GetVersion(ctx, versionBatchPlan, workflow.DefaultVersion, 1) >= 1
 	s.guardWrites = workflow.GetVersion(ctx, versionStaleWrite, workflow.DefaultVersion, 1) >= 1
+	s.transcript = workflow.GetVersion(ctx, versionTranscript, workflow.DefaultVersion, 1) >= 1
+	if s.maxTurns <= 0 {
+		s.maxTurns = legacyMaxTurns
+		if s.transcript {
+			s.maxTurns = DefaultMaxTurns
+		}
+	}
+	if in.Resume != nil {
+		s.restore(in.Resume)
+	}
 	s.setPhase(ctx, PhaseRunning)
 
-	if in.SystemPrompt != "" {
-		s.messages = append(s.messages, conversation.Message{Role: conversation.RoleSystem, Content: in.SystemPrompt})
-	}
-	if strings.TrimSpace(in.Prompt) != "" {
-		s.messages = append(s.messages, conversation.Message{Role: conversation.RoleUser, Content: in.Prompt})
+	if in.Resume == nil {
+		if in.SystemPrompt != "" {
+			s.messages = append(s.messages, conversation.Message{Role: conversation.RoleSystem, Content: in.SystemPrompt})
+		}
+		if strings.TrimSpace(in.Prompt) != "" {
+			s.messages = append(s.messages, conversation.Message{Role: conversation.RoleUser, Content: in.Prompt})
+		}
 	}
 
-	res, err := s.run(ctx)
+	res, err := s.runLoop(ctx)
+	if errors.Is(err, errSwitch) {
+		return SessionResult{}, s.continueAsNew(ctx)
+	}
 	if err != nil && temporal.IsCanceledError(err) && ctx.Err() != nil {
 		return SessionResult{}, s.closeCancelled(ctx)
 	}
@@ -98,14 +124,40 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 	return res, err
 }
 
-func (s *session) run(ctx workflow.Context) (SessionResult, error) {
+// errSwitch tells AgentSession to continue as new at this safe point.
+var errSwitch = errors.New("continue as new")
+
+func (s *session) runLoop(ctx workflow.Context) (SessionResult, error) {
 	if err := s.loadCatalog(ctx); err != nil {
 		return SessionResult{}, err
 	}
 	if err := s.setupPolicy(ctx); err != nil {
 		return SessionResult{}, err
 	}
-	if len(s.messages) == 0 || s.messages[len(s.messages)-1].Role != conversation.RoleUser {
+	if r := s.in.Resume; r != nil {
+		if r.Permissions != nil && s.engine != nil {
+			if err := s.engine.Restore(*r.Permissions); err != nil {
+				return SessionResult{}, fmt.Errorf("restore permissions after continue-as-new: %w", err)
+			}
+		}
+		if len(r.Batch) > 0 {
+			// The turn was in progress: its calls still wait for a person.
+			turnCtx, cancelTurn := workflow.WithCancel(ctx)
+			s.cancelTurn, s.interrupted = cancelTurn, false
+			err := s.resumeBatch(turnCtx, r.Batch)
+			s.cancelTurn = nil
+			cancelTurn()
+			if done, res, err := s.afterBatch(ctx, err); done {
+				return res, err
+			}
+		} else if len(s.inbox) > 0 {
+			s.drainInbox()
+		} else if s.modelIsDone() {
+			if ok, err := s.waitForInput(ctx); err != nil || !ok {
+				return s.result(ResultCompleted, ""), err
+			}
+		}
+	} else if !s.endsWithUser() {
 		// No prompt: wait for the first user message like an idle session.
 		if ok, err := s.waitForInput(ctx); err != nil || !ok {
 			return s.result(ResultCompleted, ""), err
@@ -114,6 +166,12 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 	for {
 		if s.turn >= s.maxTurns {
 			return s.result(ResultMaxTurns, fmt.Sprintf("stopped after %d model turns (max_turns)", s.maxTurns)), nil
+		}
+		if s.wantSwitch(ctx) {
+			return SessionResult{}, errSwitch
+		}
+		if err := s.compactIfNeeded(ctx); err != nil {
+			return SessionResult{}, err
 		}
 		s.turn++
 		s.logger(ctx).Info("turn", "model", s.model, "messages", len(s.messages))
@@ -132,6 +190,10 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 				}
 				continue
 			}
+			if s.compactOnOverflow(ctx, err) {
+				s.turn-- // the turn did not happen; it runs again on the smaller conversation
+				continue
+			}
 			s.lastErr, s.lastErrType = modelFailure(s.turn, err)
 			s.logger(ctx).Error("model call failed", "error", err)
 			// The conversation is intact; an interactive session waits for
@@ -142,27 +204,15 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 			continue
 		}
 		s.cancelTurn = nil
-		s.messages = append(s.messages, resp.Message)
+		s.appendReply(resp)
 		if len(resp.Message.ToolCalls) > 0 {
 			s.cancelTurn = cancelTurn
 			err := s.runBatch(turnCtx, resp.Message.ToolCalls)
 			s.cancelTurn = nil
 			cancelTurn()
-			if err != nil && ctx.Err() != nil {
-				return SessionResult{}, err
+			if done, res, err := s.afterBatch(ctx, err); done {
+				return res, err
 			}
-			// An interrupt may land after every call already finished,
-			// so the flag, not the error, decides.
-			if s.interrupted {
-				if ok, werr := s.waitAfterInterrupt(ctx); werr != nil || !ok {
-					return s.result(ResultCompleted, ""), werr
-				}
-				continue
-			}
-			if err != nil {
-				return SessionResult{}, err
-			}
-			s.drainInbox()
 			continue
 		}
 		if len(s.inbox) > 0 {
@@ -179,6 +229,58 @@ func (s *session) run(ctx workflow.Context) (SessionResult, error) {
 	}
 }
 
+// afterBatch handles how a batch ended: done reports that the session
+// ends (or switches runs) with res and err.
+func (s *session) afterBatch(ctx workflow.Context, err error) (done bool, res SessionResult, _ error) {
+	if errors.Is(err, errSwitch) {
+		return true, SessionResult{}, err
+	}
+	if err != nil && ctx.Err() != nil {
+		return true, SessionResult{}, err
+	}
+	// An interrupt may land after every call already finished, so the
+	// flag, not the error, decides.
+	if s.interrupted {
+		if ok, werr := s.waitAfterInterrupt(ctx); werr != nil || !ok {
+			return true, s.result(ResultCompleted, ""), werr
+		}
+		return false, SessionResult{}, nil
+	}
+	if err != nil {
+		return true, SessionResult{}, err
+	}
+	s.drainInbox()
+	return false, SessionResult{}, nil
+}
+
+// appendReply adds the model's reply. With a transcript, everything the
+// model was sent is now stored under resp.Head, so only the reply stays
+// inline.
+func (s *session) appendReply(resp activities.ModelResponse) {
+	if s.transcript && resp.Head != "" {
+		s.head, s.messages = resp.Head, nil
+	}
+	s.messages = append(s.messages, resp.Message)
+	if resp.Message.Content != "" {
+		s.finalText = resp.Message.Content
+	}
+}
+
+// modelIsDone reports whether the conversation ends with the model's
+// answer, so the next turn needs a user message; after tool results or a
+// user message the model speaks next.
+func (s *session) modelIsDone() bool {
+	if len(s.messages) == 0 {
+		return s.head == ""
+	}
+	last := s.messages[len(s.messages)-1]
+	return last.Role == conversation.RoleAssistant && len(last.ToolCalls) == 0
+}
+
+func (s *session) endsWithUser() bool {
+	return len(s.messages) > 0 && s.messages[len(s.messages)-1].Role == conversation.RoleUser
+}
+
 func (s *session) loadCatalog(ctx workflow.Context) error {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
@@ -189,7 +291,7 @@ func (s *session) loadCatalog(ctx workflow.Context) error {
 	if err := workflow.ExecuteActivity(actx, a.ListTools).Get(ctx, &cat); err != nil {
 		return fmt.Errorf("list tools: %w", err)
 	}
-	s.specs = map[string]tools.Spec{}
+	s.specs, s.defaultModel = map[string]tools.Spec{}, cat.DefaultModel
 	for _, sp := range cat.Tools { // a slice, sorted by the activity: stable order
 		s.specs[sp.Name] = sp
 		s.toolDefs = append(s.toolDefs, activities.ToolDef{Name: sp.Name, Description: sp.Description, Parameters: sp.Parameters})
@@ -226,12 +328,13 @@ func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, err
 		},
 		Summary: fmt.Sprintf("model: %s (turn %d)", label, s.turn),
 	})
-	req := activities.ModelRequest{Model: s.in.Model, Messages: s.messages, Tools: s.toolDefs, Turn: s.turn}
+	req := activities.ModelRequest{Model: s.in.Model, Head: s.head, Messages: s.messages, Tools: s.toolDefs, Turn: s.turn}
 	var resp activities.ModelResponse
 	if err := workflow.ExecuteActivity(actx, a.CallModel, req).Get(ctx, &resp); err != nil {
 		return resp, err
 	}
 	s.usage = s.usage.Add(resp.Usage)
+	s.lastUsage, s.overflowCompacted = resp.Usage, false
 	if resp.Model != "" {
 		s.model = resp.Model
 	}
@@ -294,11 +397,10 @@ func (s *session) drainInbox() {
 }
 
 func (s *session) result(status, errText string) SessionResult {
-	final := ""
-	for i := len(s.messages) - 1; i >= 0; i-- {
+	final := s.finalText
+	for i := len(s.messages) - 1; i >= 0 && final == ""; i-- {
 		if m := s.messages[i]; m.Role == conversation.RoleAssistant && m.Content != "" {
 			final = m.Content
-			break
 		}
 	}
 	return SessionResult{Status: status, FinalText: final, Turns: s.turn, Usage: s.usage, Error: errText}
