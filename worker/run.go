@@ -155,6 +155,9 @@ func (m *Main) Run() error {
 	}
 	if store != nil {
 		activities.SetTranscript(acts, store)
+		// The conversation query resolves the session's references
+		// through the same cache the model calls fill.
+		workflows.SetTranscriptReader(store)
 		logger.Info("transcript store", "dir", dir)
 	} else {
 		logger.Warn("no transcript store (--transcript off): every model call carries the whole conversation through history")
