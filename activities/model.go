@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/toolcalls"
 )
 
 // Error types of model failures, as Temporal sees them. The workflow's retry
@@ -119,8 +120,37 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 		return ModelResponse{}, classify(err, attempt(ctx))
 	}
 	resp, err := a.response(model, comp, attempt(ctx))
+	if err == nil {
+		resp.Message = textToolCalls(resp.Message, req)
+	}
 	resp.Head = head
 	return resp, err
+}
+
+// textToolCalls turns tool calls a model wrote as text (Hermes/Qwen
+// <tool_call>, Qwen3-coder <function=...>, <invoke> blocks), as local
+// models served without a tool-call parser do, into real calls, when the
+// reply has none of its own. Only tools the session offered count, and
+// each parameter is typed by that tool's schema. The ids carry the turn:
+// the same text in two turns must not reuse an id.
+func textToolCalls(msg conversation.Message, req ModelRequest) conversation.Message {
+	if len(msg.ToolCalls) > 0 || msg.Content == "" || !strings.Contains(msg.Content, "<") {
+		return msg
+	}
+	schemas := make(map[string]json.RawMessage, len(req.Tools))
+	for _, t := range req.Tools {
+		schemas[t.Name] = t.Parameters
+	}
+	calls, rest := toolcalls.ParseOptions(msg.Content, toolcalls.Options{
+		Known:    func(name string) bool { _, ok := schemas[name]; return ok },
+		Schemas:  schemas,
+		IDPrefix: fmt.Sprintf("%st%d_", toolcalls.DefaultIDPrefix, req.Turn),
+	})
+	if len(calls) == 0 {
+		return msg
+	}
+	msg.ToolCalls, msg.Content = calls, rest
+	return msg
 }
 
 // response turns a chat completion, whole or accumulated from a stream,
