@@ -37,6 +37,9 @@ func (s *session) setupPolicy(ctx workflow.Context) error {
 	if err := workflow.ExecuteActivity(actx, a.LoadWorkspaceConfig, s.in.WorkDir).Get(ctx, &wc); err != nil {
 		return fmt.Errorf("workspace permissions: %w", err)
 	}
+	if s.in.Resume == nil {
+		s.addInstructions(wc.Instructions)
+	}
 	approver := s.in.Approval
 	if approver == "" {
 		approver = permission.ApproverPerson
@@ -62,6 +65,22 @@ func (s *session) setupPolicy(ctx workflow.Context) error {
 	}
 	s.toolDefs = s.editToolsForModel(visible)
 	return nil
+}
+
+// addInstructions puts the project's AGENTS.md in the system prompt, after
+// the session's own system prompt and before the first user message, as
+// Codex and OpenCode do. The activity read it, so it is in history.
+func (s *session) addInstructions(in *activities.Instructions) {
+	if in == nil || strings.TrimSpace(in.Content) == "" {
+		return
+	}
+	msg := conversation.Message{Role: conversation.RoleSystem,
+		Content: fmt.Sprintf("Project instructions from %s (follow them unless the user says otherwise):\n\n%s", in.Path, in.Content)}
+	i := 0
+	for i < len(s.messages) && s.messages[i].Role == conversation.RoleSystem {
+		i++
+	}
+	s.messages = append(s.messages[:i], append([]conversation.Message{msg}, s.messages[i:]...)...)
 }
 
 // editToolsForModel keeps the edit tools the session's model works best

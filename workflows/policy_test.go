@@ -140,3 +140,20 @@ func TestEditToolsPerModel(t *testing.T) {
 		require.Contains(t, sent, "read", model)
 	}
 }
+
+// The project's AGENTS.md goes into the system prompt, after the session's
+// own, before the user's first message.
+func TestAgentsMDInSystemPrompt(t *testing.T) {
+	t.Parallel()
+	wc := activities.WorkspaceConfig{Instructions: &activities.Instructions{Path: "AGENTS.md", Content: "Run go vet before you finish."}}
+	h := newHarnessWith(t, wc, []activities.ModelResponse{textReply("ok")}, nil)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", SystemPrompt: "You are careful."})
+	require.NoError(t, h.env.GetWorkflowError())
+	msgs := h.requests[0].Messages
+	require.Len(t, msgs, 3)
+	require.Equal(t, "You are careful.", msgs[0].Content)
+	require.Equal(t, conversation.RoleSystem, msgs[1].Role)
+	require.Contains(t, msgs[1].Content, "Project instructions from AGENTS.md")
+	require.Contains(t, msgs[1].Content, "Run go vet before you finish.")
+	require.Equal(t, "go", msgs[2].Content)
+}
