@@ -50,6 +50,9 @@ type ModelRequest struct {
 	// Messages is the whole conversation.
 	Head     string                 `json:"head,omitempty"`
 	Messages []conversation.Message `json:"messages"`
+	// Reminders are sent after Messages but are not part of the
+	// conversation (not stored in the transcript), e.g. the current plan.
+	Reminders []conversation.Message `json:"reminders,omitempty"`
 	Tools    []ToolDef              `json:"tools,omitempty"`
 	Turn     int                    `json:"turn"`
 }
@@ -89,6 +92,7 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 	if err != nil {
 		return ModelResponse{}, err
 	}
+	full = append(full, req.Reminders...)
 	params := openai.ChatCompletionNewParams{
 		Model:    shared.ChatModel(model),
 		Messages: toWireMessages(full),

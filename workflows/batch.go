@@ -356,6 +356,10 @@ func (s *session) afterDecision(ctx workflow.Context) {
 // command twice, so that failure goes back to the model instead.
 func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, error) {
 	switch cs.call.Name {
+	case TodoName:
+		if s.transcript {
+			return s.runTodo(cs.call), nil
+		}
 	case toolJobOutput, toolJobKill:
 		return s.executeJobCall(ctx, cs)
 	case toolJobList:

@@ -28,6 +28,11 @@ func (s *session) registerHandlers(ctx workflow.Context) error {
 	}); err != nil {
 		return fmt.Errorf("register %s query: %w", QueryPendingApprovals, err)
 	}
+	if err := workflow.SetQueryHandler(ctx, QueryTodos, func() ([]Todo, error) {
+		return append([]Todo{}, s.todos...), nil
+	}); err != nil {
+		return fmt.Errorf("register %s query: %w", QueryTodos, err)
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) {
 		return s.status(), nil
 	}); err != nil {

@@ -161,3 +161,30 @@ func TestInterruptWithCallsQueuedBehindABarrier(t *testing.T) {
 	}
 	require.Len(t, h.requests, 2)
 }
+
+// The plan tool is answered by the session: the list is in the todos
+// query and the current details, and the next request ends with it.
+func TestTodoPlan(t *testing.T) {
+	t.Parallel()
+	plan := `{"todos":[{"content":"read the code","status":"completed"},{"content":"fix the bug","status":"in_progress"},{"content":"run the tests","status":"pending"}]}`
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(conversation.ToolCall{ID: "p1", Name: "todo", Arguments: plan}),
+		textReply("working on it"),
+	}, nil)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Empty(t, h.ran, "no activity for the plan")
+	msgs := h.conversation(t)
+	require.Equal(t, "plan updated: 3 steps, 1 completed, 1 in progress, 1 pending", byID(msgs, "p1").Content)
+	v, err := h.env.QueryWorkflow(QueryTodos)
+	require.NoError(t, err)
+	var todos []Todo
+	require.NoError(t, v.Get(&todos))
+	require.Len(t, todos, 3)
+	require.Equal(t, TodoInProgress, todos[1].Status)
+	require.Len(t, h.requests[1].Reminders, 1, "the plan is a reminder, not part of the conversation")
+	last := h.requests[1].Reminders[0]
+	require.Equal(t, conversation.RoleSystem, last.Role)
+	require.Contains(t, last.Content, "- [>] fix the bug")
+	require.Contains(t, last.Content, "- [x] read the code")
+}

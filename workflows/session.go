@@ -64,6 +64,7 @@ type session struct {
 	run          int    // runs before this one (continue-as-new)
 	runStartTurn int    // s.turn when this run started
 	compactions  int
+	todos        []Todo             // the model's plan (todo tool)
 	lastUsage    conversation.Usage // of the latest model call: what the conversation weighed then
 	// overflowCompacted: this turn already compacted after a context-length
 	// error; a second one is reported, not compacted again.
@@ -292,7 +293,12 @@ func (s *session) loadCatalog(ctx workflow.Context) error {
 		return fmt.Errorf("list tools: %w", err)
 	}
 	s.specs, s.defaultModel = map[string]tools.Spec{}, cat.DefaultModel
-	for _, sp := range cat.Tools { // a slice, sorted by the activity: stable order
+	specs := cat.Tools
+	if s.transcript {
+		// The session's own tools, answered in the workflow.
+		specs = append(append([]tools.Spec(nil), specs...), todoSpec())
+	}
+	for _, sp := range specs { // a slice, sorted by the activity: stable order
 		s.specs[sp.Name] = sp
 		s.toolDefs = append(s.toolDefs, activities.ToolDef{Name: sp.Name, Description: sp.Description, Parameters: sp.Parameters})
 	}
@@ -329,6 +335,9 @@ func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, err
 		Summary: fmt.Sprintf("model: %s (turn %d)", label, s.turn),
 	})
 	req := activities.ModelRequest{Model: s.in.Model, Head: s.head, Messages: s.messages, Tools: s.toolDefs, Turn: s.turn}
+	if r := s.planReminder(); r != nil {
+		req.Reminders = []conversation.Message{*r}
+	}
 	var resp activities.ModelResponse
 	if err := workflow.ExecuteActivity(actx, a.CallModel, req).Get(ctx, &resp); err != nil {
 		return resp, err
