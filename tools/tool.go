@@ -32,7 +32,25 @@ type Spec struct {
 	// read-only tool and exclusive otherwise, which is also how specs
 	// recorded before the field existed read.
 	Concurrency string `json:"concurrency,omitempty"`
+	// Exposure is how the model meets the tool: ExposureDirect (its spec is
+	// sent every turn), ExposureDeferred (found through tool_search, then
+	// sent for the rest of the session) or ExposureHidden (callable by the
+	// runtime, never shown). Empty means direct, which is also how specs
+	// recorded before the field existed read.
+	Exposure string `json:"exposure,omitempty"`
+	// Server names the MCP server the tool comes from; empty for built-ins.
+	// Calls to it must reach a worker connected to that server.
+	Server string `json:"server,omitempty"`
 }
+
+// Exposures: how much of the context a tool's spec takes. A large catalog
+// sent every turn costs tokens and attention; deferred tools cost nothing
+// until the model looks for them.
+const (
+	ExposureDirect   = "direct"
+	ExposureDeferred = "deferred"
+	ExposureHidden   = "hidden"
+)
 
 // Concurrency classes. A shared call runs beside other shared calls; an
 // exclusive call is a barrier: it waits for every call before it and holds
