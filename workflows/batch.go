@@ -15,6 +15,7 @@ import (
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolsearch"
 )
 
 type callPhase int
@@ -61,6 +62,12 @@ func (s *session) runBatch(ctx workflow.Context, calls []conversation.ToolCall) 
 		cs := &callState{call: c, requestedAt: now, index: i}
 		s.batch[i] = cs
 		spec, ok := s.specs[c.Name]
+		if s.transcript && spec.Exposure == tools.ExposureHidden {
+			ok = false // the runtime's, never the model's
+		}
+		if ok && s.transcript {
+			s.load(c.Name) // a deferred tool the model already knows of: send it from now on
+		}
 		switch {
 		case !ok:
 			cs.finish(conversation.ToolResult{
@@ -359,6 +366,10 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 	case TodoName:
 		if s.transcript {
 			return s.runTodo(cs.call), nil
+		}
+	case toolsearch.SearchName:
+		if s.transcript {
+			return s.runToolSearch(cs.call), nil
 		}
 	case toolJobOutput, toolJobKill:
 		return s.executeJobCall(ctx, cs)

@@ -43,6 +43,7 @@ type Resume struct {
 	FailedJobs    int                    `json:"failed_jobs,omitempty"`
 	Compactions   int                    `json:"compactions,omitempty"`
 	Todos         []Todo                 `json:"todos,omitempty"`
+	Loaded        map[string]bool        `json:"loaded_tools,omitempty"`
 	// Batch is the turn in progress when the switch came while calls
 	// waited for a person: they are still pending in the next run,
 	// answerable by the same call ids.
@@ -125,7 +126,7 @@ func (s *session) continueAsNew(ctx workflow.Context) error {
 		Run: s.run + 1, Turn: s.turn, Usage: s.usage, Model: s.model,
 		Head: s.head, Messages: s.messages, Inbox: s.inbox, FinalText: s.finalText,
 		LastError: s.lastErr, LastErrorType: s.lastErrType, Rejected: s.rejected,
-		Seen: s.seen, Jobs: s.jobs, FailedJobs: s.failedJobs, Compactions: s.compactions, Todos: s.todos,
+		Seen: s.seen, Jobs: s.jobs, FailedJobs: s.failedJobs, Compactions: s.compactions, Todos: s.todos, Loaded: s.loaded,
 	}
 	if s.engine != nil {
 		st := s.engine.State()
@@ -185,5 +186,5 @@ func (s *session) restore(r *Resume) {
 		s.model = r.Model
 	}
 	s.lastErr, s.lastErrType, s.rejected = r.LastError, r.LastErrorType, r.Rejected
-	s.seen, s.jobs, s.failedJobs, s.compactions, s.todos = r.Seen, r.Jobs, r.FailedJobs, r.Compactions, r.Todos
+	s.seen, s.jobs, s.failedJobs, s.compactions, s.todos, s.loaded = r.Seen, r.Jobs, r.FailedJobs, r.Compactions, r.Todos, r.Loaded
 }

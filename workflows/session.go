@@ -15,6 +15,7 @@ import (
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolsearch"
 )
 
 // a is used only for method references: the workflow never calls it.
@@ -65,6 +66,7 @@ type session struct {
 	runStartTurn int    // s.turn when this run started
 	compactions  int
 	todos        []Todo             // the model's plan (todo tool)
+	loaded       map[string]bool    // deferred tools found (tool_search) or called: sent from now on
 	lastUsage    conversation.Usage // of the latest model call: what the conversation weighed then
 	// overflowCompacted: this turn already compacted after a context-length
 	// error; a second one is reported, not compacted again.
@@ -297,6 +299,9 @@ func (s *session) loadCatalog(ctx workflow.Context) error {
 	if s.transcript {
 		// The session's own tools, answered in the workflow.
 		specs = append(append([]tools.Spec(nil), specs...), todoSpec())
+		if hasDeferred(specs) {
+			specs = append(specs, toolsearch.SearchSpec())
+		}
 	}
 	for _, sp := range specs { // a slice, sorted by the activity: stable order
 		s.specs[sp.Name] = sp
@@ -334,7 +339,11 @@ func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, err
 		},
 		Summary: fmt.Sprintf("model: %s (turn %d)", label, s.turn),
 	})
-	req := activities.ModelRequest{Model: s.in.Model, Head: s.head, Messages: s.messages, Tools: s.toolDefs, Turn: s.turn}
+	defs := s.toolDefs
+	if s.transcript {
+		defs = s.exposedDefs()
+	}
+	req := activities.ModelRequest{Model: s.in.Model, Head: s.head, Messages: s.messages, Tools: defs, Turn: s.turn}
 	if r := s.planReminder(); r != nil {
 		req.Reminders = []conversation.Message{*r}
 	}
