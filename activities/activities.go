@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/longrun/longrun/mcp"
 	"github.com/longrun/longrun/tools"
 	"github.com/longrun/longrun/transcript"
 )
@@ -44,6 +45,8 @@ type Activities struct {
 	// transcript holds conversations by reference (SetTranscript); nil:
 	// this worker keeps none and takes whole conversations only.
 	transcript transcript.Store
+	// mcp holds the worker's MCP servers (SetMCP); nil: none.
+	mcp *mcp.Manager
 }
 
 // New returns activities that call the model described by mc and run the
@@ -80,10 +83,14 @@ type Catalog struct {
 	DefaultModel string `json:"default_model,omitempty"`
 }
 
-// ListTools reports the worker's tool catalog.
-func (a *Activities) ListTools(_ context.Context) (Catalog, error) {
+// ListTools reports the worker's tool catalog: the built-ins, then the
+// tools of its MCP servers, each part sorted by name. A server that is
+// down is left out (and logged by the Manager), not a failed catalog.
+func (a *Activities) ListTools(ctx context.Context) (Catalog, error) {
 	if a.registry == nil {
 		return Catalog{}, fmt.Errorf("list tools: worker has no tool registry")
 	}
-	return Catalog{Tools: a.registry.Specs(), DefaultModel: a.model.DefaultModel}, nil
+	specs := a.registry.Specs()
+	specs = append(specs, a.mcpSpecs(ctx, len(specs))...)
+	return Catalog{Tools: specs, DefaultModel: a.model.DefaultModel}, nil
 }
