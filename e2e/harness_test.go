@@ -308,6 +308,9 @@ func recordHistory(t *testing.T, id, name string) {
 	raw, err := protojson.MarshalOptions{Indent: "  "}.Marshal(history(t, id))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".json"), raw, 0o644))
+	// The replay needs the workflow id when commands depend on it (a
+	// sub-agent's id is its parent's plus a suffix).
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".id"), []byte(id+"\n"), 0o644))
 }
 
 // checkSession asserts what must hold for every session: every tool call

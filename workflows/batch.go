@@ -371,6 +371,10 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 		if s.transcript {
 			return s.runToolSearch(cs.call), nil
 		}
+	case TaskName:
+		if s.transcript {
+			return s.runTask(ctx, cs)
+		}
 	case toolJobOutput, toolJobKill:
 		return s.executeJobCall(ctx, cs)
 	case toolJobList:

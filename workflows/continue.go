@@ -44,6 +44,7 @@ type Resume struct {
 	Compactions   int                    `json:"compactions,omitempty"`
 	Todos         []Todo                 `json:"todos,omitempty"`
 	Loaded        map[string]bool        `json:"loaded_tools,omitempty"`
+	Subagents     int                    `json:"subagents,omitempty"`
 	// Batch is the turn in progress when the switch came while calls
 	// waited for a person: they are still pending in the next run,
 	// answerable by the same call ids.
@@ -126,7 +127,7 @@ func (s *session) continueAsNew(ctx workflow.Context) error {
 		Run: s.run + 1, Turn: s.turn, Usage: s.usage, Model: s.model,
 		Head: s.head, Messages: s.messages, Inbox: s.inbox, FinalText: s.finalText,
 		LastError: s.lastErr, LastErrorType: s.lastErrType, Rejected: s.rejected,
-		Seen: s.seen, Jobs: s.jobs, FailedJobs: s.failedJobs, Compactions: s.compactions, Todos: s.todos, Loaded: s.loaded,
+		Seen: s.seen, Jobs: s.jobs, FailedJobs: s.failedJobs, Compactions: s.compactions, Todos: s.todos, Loaded: s.loaded, Subagents: s.subagentsTotal,
 	}
 	if s.engine != nil {
 		st := s.engine.State()
@@ -169,7 +170,7 @@ func (s *session) drainSignals(ctx workflow.Context) {
 		if !approvalCh.ReceiveAsync(&ap) {
 			break
 		}
-		if _, err := s.applyApproval(ap); err != nil {
+		if _, err := s.applyApproval(ctx, ap); err != nil {
 			s.reject(ctx, "approval signal ignored: "+err.Error())
 		}
 	}
@@ -187,4 +188,5 @@ func (s *session) restore(r *Resume) {
 	}
 	s.lastErr, s.lastErrType, s.rejected = r.LastError, r.LastErrorType, r.Rejected
 	s.seen, s.jobs, s.failedJobs, s.compactions, s.todos, s.loaded = r.Seen, r.Jobs, r.FailedJobs, r.Compactions, r.Todos, r.Loaded
+	s.subagentsTotal = r.Subagents
 }

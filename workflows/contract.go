@@ -87,6 +87,9 @@ type SessionInput struct {
 	// Resume is set by the session itself when it continues as new: the
 	// state it carries into the next run. Leave it empty when starting one.
 	Resume *Resume `json:"resume,omitempty"`
+	// Parent is set on a sub-agent session (the task tool): the session it
+	// works for, which shows its waiting calls.
+	Parent *ParentRef `json:"parent,omitempty"`
 }
 
 // DefaultMaxParallelTools is the batch pool's size when the input sets
@@ -149,6 +152,10 @@ type PendingApproval struct {
 	Reason      string    `json:"reason"` // why it needs approval
 	Turn        int       `json:"turn"`
 	RequestedAt time.Time `json:"requested_at"`
+	// Session is set when the call waits in a sub-agent: its session id.
+	// CallID is then "<session>/<call id>", and approving that id here
+	// decides the sub-agent's call.
+	Session string `json:"session,omitempty"`
 }
 
 // Phases of a session, as the status query and the LongrunPhase search

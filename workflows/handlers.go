@@ -77,17 +77,35 @@ func (s *session) registerHandlers(ctx workflow.Context) error {
 			if !approvalCh.Receive(ctx, &ap) {
 				return
 			}
-			if _, err := s.applyApproval(ap); err != nil {
+			if _, err := s.applyApproval(ctx, ap); err != nil {
 				s.reject(ctx, "approval signal ignored: "+err.Error())
 			}
 			workflow.SetCurrentDetails(ctx, s.details())
+		}
+	})
+	childCh := workflow.GetSignalChannel(ctx, SignalChildPending)
+	workflow.GoNamed(ctx, "signal:"+SignalChildPending, func(ctx workflow.Context) {
+		for {
+			var cp ChildPending
+			if !childCh.Receive(ctx, &cp) {
+				return
+			}
+			if !strings.HasPrefix(cp.Child, s.workflowID+"/") {
+				s.reject(ctx, fmt.Sprintf("child-pending from %q ignored: not a sub-agent of this session", cp.Child))
+				continue
+			}
+			if s.childPending == nil {
+				s.childPending = map[string][]PendingApproval{}
+			}
+			s.childPending[cp.Child] = cp.Pending
+			s.publishPending(ctx)
 		}
 	})
 	// The update is the checked path (our CLI uses it): a bad call id is
 	// an error to the caller and never reaches history.
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateApprove,
 		func(ctx workflow.Context, ap Approval) (ApprovalOutcome, error) {
-			out, err := s.applyApproval(ap)
+			out, err := s.applyApproval(ctx, ap)
 			workflow.SetCurrentDetails(ctx, s.details())
 			return out, err
 		},
@@ -139,6 +157,9 @@ func (s *session) checkApproval(ap Approval) ([]*callState, error) {
 	if strings.TrimSpace(ap.CallID) == "" {
 		return nil, fmt.Errorf("approval without a call_id (waiting: %s)", orNone(callIDs(waiting)))
 	}
+	if _, _, ok := s.childCall(ap.CallID); ok {
+		return nil, nil // a sub-agent's call: applyApproval forwards it
+	}
 	for _, c := range s.batch {
 		if c.call.ID != ap.CallID {
 			continue
@@ -152,10 +173,15 @@ func (s *session) checkApproval(ap Approval) ([]*callState, error) {
 }
 
 // applyApproval records the decision on every call it applies to.
-func (s *session) applyApproval(ap Approval) (ApprovalOutcome, error) {
+func (s *session) applyApproval(ctx workflow.Context, ap Approval) (ApprovalOutcome, error) {
 	calls, err := s.checkApproval(ap)
 	if err != nil {
 		return ApprovalOutcome{}, err
+	}
+	if child, call, ok := s.childCall(ap.CallID); ok && !ap.All {
+		out := s.forwardApproval(ctx, child, call, ap)
+		s.publishPending(ctx)
+		return out, nil
 	}
 	d := ap
 	d.Decision = strings.ToLower(strings.TrimSpace(ap.Decision))
@@ -200,7 +226,17 @@ func (s *session) pending() []PendingApproval {
 			})
 		}
 	}
-	return out
+	return append(out, s.childPendingList()...)
+}
+
+// publishPending shows a change of the waiting calls (a sub-agent's among
+// them) in the search attributes, the current details and to the parent.
+func (s *session) publishPending(ctx workflow.Context) {
+	if s.visibility {
+		s.publish(ctx)
+	}
+	workflow.SetCurrentDetails(ctx, s.details())
+	s.tellParent(ctx)
 }
 
 func orNone(ids []string) string {

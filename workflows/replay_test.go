@@ -1,10 +1,13 @@
 package workflows
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
@@ -22,7 +25,20 @@ func TestReplayRecordedHistories(t *testing.T) {
 			t.Parallel()
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(AgentSession, workflow.RegisterOptions{Name: WorkflowType})
-			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
+			// X.id, when recorded, is the workflow id: commands may
+			// depend on it (a sub-agent's id is derived from its parent's).
+			id, err := os.ReadFile(strings.TrimSuffix(f, ".json") + ".id")
+			if err != nil {
+				require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
+				return
+			}
+			raw, err := os.Open(f)
+			require.NoError(t, err)
+			defer raw.Close()
+			h, err := client.HistoryFromJSON(raw, client.HistoryJSONOptions{})
+			require.NoError(t, err)
+			require.NoError(t, r.ReplayWorkflowHistoryWithOptions(nil, h,
+				worker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: strings.TrimSpace(string(id))}}))
 		})
 	}
 }

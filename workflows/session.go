@@ -65,9 +65,14 @@ type session struct {
 	run          int    // runs before this one (continue-as-new)
 	runStartTurn int    // s.turn when this run started
 	compactions  int
-	todos        []Todo             // the model's plan (todo tool)
-	loaded       map[string]bool    // deferred tools found (tool_search) or called: sent from now on
-	lastUsage    conversation.Usage // of the latest model call: what the conversation weighed then
+	todos        []Todo          // the model's plan (todo tool)
+	loaded       map[string]bool // deferred tools found (tool_search) or called: sent from now on
+
+	subagentsTotal   int                          // task calls started in this session
+	subagentsRunning int                          // of them, running now
+	childPending     map[string][]PendingApproval // children's waiting calls, by child session id
+	toldParent       string                       // the waiting call ids last sent to the parent
+	lastUsage        conversation.Usage           // of the latest model call: what the conversation weighed then
 	// overflowCompacted: this turn already compacted after a context-length
 	// error; a second one is reported, not compacted again.
 	overflowCompacted bool
@@ -302,6 +307,9 @@ func (s *session) loadCatalog(ctx workflow.Context) error {
 		if hasDeferred(specs) {
 			specs = append(specs, toolsearch.SearchSpec())
 		}
+		if s.depth() < MaxSubagentDepth {
+			specs = append(specs, taskSpec())
+		}
 	}
 	for _, sp := range specs { // a slice, sorted by the activity: stable order
 		s.specs[sp.Name] = sp
@@ -438,6 +446,7 @@ func (s *session) setPhase(ctx workflow.Context, phase string) {
 		}
 	}
 	workflow.SetCurrentDetails(ctx, s.details())
+	s.tellParent(ctx)
 }
 
 func (s *session) status() Status {
