@@ -2,8 +2,10 @@ package main
 
 import (
 	"crypto/rand"
+	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +18,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/mcp"
 	"github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/tools"
 	"github.com/longrun/longrun/transcript"
@@ -164,6 +167,15 @@ func (m *Main) Run() error {
 	}
 	own := ownQueue(m.TaskQueue)
 	activities.SetJobs(acts, jobs, own)
+	servers, err := openMCP(ws.Root(), logger)
+	if err != nil {
+		return err
+	}
+	if servers != nil {
+		defer servers.Close()
+		activities.SetMCP(acts, servers)
+		logger.Info("MCP servers (connected on first use)", "config", mcp.ConfigPath, "servers", servers.Servers())
+	}
 
 	// Heartbeats carry the live output of tools and the partial text of a
 	// streaming model; the SDK forwards them at most this often (by default
@@ -182,6 +194,20 @@ func (m *Main) Run() error {
 	logger.Info("worker started", "address", opts.HostPort, "namespace", opts.Namespace, "task_queue", m.TaskQueue,
 		"own_task_queue", own, "workspace", ws.Root())
 	return w.Run(worker.InterruptCh())
+}
+
+// openMCP builds the Manager for the workspace's .longrun/mcp.json; nil
+// when there is none. A malformed file stops the worker: running without
+// the servers someone configured would fail every session's calls to them.
+func openMCP(root string, logger *slog.Logger) (*mcp.Manager, error) {
+	cfg, err := mcp.LoadConfig(filepath.Join(root, mcp.ConfigPath))
+	if errors.Is(err, mcp.ErrNoConfig) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return mcp.New(cfg, mcp.Options{Logger: logger, Dir: root})
 }
 
 // transcriptCacheBytes bounds the conversations the worker keeps decoded
