@@ -105,6 +105,7 @@ func commands() []command {
 		{"list", "list [--waiting] [--running] [--phase P] [--query Q] [--limit N] [--quiet]", "list sessions with phase, turns and pending approvals (search attributes)", (*app).cmdList},
 		{"show", "show SESSION [--messages N]", "show a session: status, usage and its last messages", (*app).cmdShow},
 		{"history", "history SESSION [--json]", "print the session's Temporal event history (--json: protojson, replayable)", (*app).cmdHistory},
+		{"schedule", "schedule create|list|show|delete|pause|unpause|trigger [flags] [NAME]", "start sessions on a cron or interval (Temporal Schedules)", (*app).cmdSchedule},
 		{"completion", "completion bash|zsh", "print a shell completion script", (*app).cmdCompletion},
 	}
 }

@@ -27,48 +27,68 @@ type startOptions struct {
 
 func parseStart(fs *flag.FlagSet, args []string) (startOptions, error) {
 	var o startOptions
-	var idle, approvalTimeout time.Duration
-	fs.StringVar(&o.input.Model, "model", "", "model name (default: the worker's LONGRUN_MODEL)")
-	fs.StringVar(&o.input.SystemPrompt, "system", "", "system prompt (default: the worker's)")
-	fs.IntVar(&o.input.MaxTurns, "max-turns", 0, fmt.Sprintf("most model calls before the session stops (0 = %d)", workflows.DefaultMaxTurns))
-	fs.StringVar(&o.input.WorkDir, "workdir", "", "directory relative to the worker's workspace root")
-	fs.DurationVar(&idle, "idle-timeout", 0, "how long to wait for another message once the model stops, e.g. 10m (0 = end then)")
-	fs.StringVar(&o.input.Approval, "approval", "", `who decides calls that need approval: "person" (default) or "none" (unattended: every ask is denied)`)
-	fs.StringVar(&o.input.Profile, "profile", "", `permission profile: "build" (default), "plan" (read-only; write tools hidden) or "auto"`)
-	fs.Func("allow", `allow rule TOOL or TOOL:PATTERN (repeatable), e.g. --allow 'shell:go test *'`, func(v string) error {
-		return addRule(&o.input, v, permission.Allow)
-	})
-	fs.Func("deny-rule", `deny rule TOOL or TOOL:PATTERN (repeatable), e.g. --deny-rule 'write:secrets/**'`, func(v string) error {
-		return addRule(&o.input, v, permission.Deny)
-	})
-	fs.DurationVar(&approvalTimeout, "approval-timeout", 0, "how long one call waits for a decision before it times out (0 = forever)")
+	sf := bindSessionFlags(fs)
 	fs.StringVar(&o.id, "id", "", "session id (default session-<timestamp>-<random>)")
 	fs.BoolVar(&o.wait, "wait", false, "follow the session like watch until it ends; exit non-zero unless it completed")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return o, err
 	}
-	o.input.Prompt = strings.TrimSpace(strings.Join(pos, " "))
-	if o.input.Prompt == "" {
-		return o, usagef("a prompt is required")
+	o.input, err = sf.input(strings.Join(pos, " "))
+	return o, err
+}
+
+// sessionFlags are the flags that shape a session's input. start and
+// schedule create both bind them, so a session started by hand and one
+// started by a schedule are configured the same way and cannot drift.
+type sessionFlags struct {
+	in                    workflows.SessionInput
+	idle, approvalTimeout time.Duration
+}
+
+func bindSessionFlags(fs *flag.FlagSet) *sessionFlags {
+	sf := &sessionFlags{}
+	fs.StringVar(&sf.in.Model, "model", "", "model name (default: the worker's LONGRUN_MODEL)")
+	fs.StringVar(&sf.in.SystemPrompt, "system", "", "system prompt (default: the worker's)")
+	fs.IntVar(&sf.in.MaxTurns, "max-turns", 0, fmt.Sprintf("most model calls before the session stops (0 = %d)", workflows.DefaultMaxTurns))
+	fs.StringVar(&sf.in.WorkDir, "workdir", "", "directory relative to the worker's workspace root")
+	fs.DurationVar(&sf.idle, "idle-timeout", 0, "how long to wait for another message once the model stops, e.g. 10m (0 = end then)")
+	fs.StringVar(&sf.in.Approval, "approval", "", `who decides calls that need approval: "person" (default) or "none" (unattended: every ask is denied)`)
+	fs.StringVar(&sf.in.Profile, "profile", "", `permission profile: "build" (default), "plan" (read-only; write tools hidden) or "auto"`)
+	fs.Func("allow", `allow rule TOOL or TOOL:PATTERN (repeatable), e.g. --allow 'shell:go test *'`, func(v string) error {
+		return addRule(&sf.in, v, permission.Allow)
+	})
+	fs.Func("deny-rule", `deny rule TOOL or TOOL:PATTERN (repeatable), e.g. --deny-rule 'write:secrets/**'`, func(v string) error {
+		return addRule(&sf.in, v, permission.Deny)
+	})
+	fs.DurationVar(&sf.approvalTimeout, "approval-timeout", 0, "how long one call waits for a decision before it times out (0 = forever)")
+	return sf
+}
+
+// input checks the parsed flags and returns the session input for prompt.
+func (sf *sessionFlags) input(prompt string) (workflows.SessionInput, error) {
+	in := sf.in
+	in.Prompt = strings.TrimSpace(prompt)
+	if in.Prompt == "" {
+		return in, usagef("a prompt is required")
 	}
-	if o.input.MaxTurns < 0 {
-		return o, usagef("--max-turns must not be negative")
+	if in.MaxTurns < 0 {
+		return in, usagef("--max-turns must not be negative")
 	}
-	if idle < 0 {
-		return o, usagef("--idle-timeout must not be negative")
+	if sf.idle < 0 {
+		return in, usagef("--idle-timeout must not be negative")
 	}
-	if approvalTimeout < 0 {
-		return o, usagef("--approval-timeout must not be negative")
+	if sf.approvalTimeout < 0 {
+		return in, usagef("--approval-timeout must not be negative")
 	}
-	switch o.input.Approval {
+	switch in.Approval {
 	case "", workflows.ApproverPerson, workflows.ApproverNone:
 	default:
-		return o, usagef("--approval must be %q or %q, not %q", workflows.ApproverPerson, workflows.ApproverNone, o.input.Approval)
+		return in, usagef("--approval must be %q or %q, not %q", workflows.ApproverPerson, workflows.ApproverNone, in.Approval)
 	}
-	o.input.IdleTimeout = workflows.Duration(idle)
-	o.input.ApprovalTimeout = workflows.Duration(approvalTimeout)
-	return o, nil
+	in.IdleTimeout = workflows.Duration(sf.idle)
+	in.ApprovalTimeout = workflows.Duration(sf.approvalTimeout)
+	return in, nil
 }
 
 // newSessionID is unique enough for people starting sessions by hand and

@@ -11,7 +11,11 @@ import (
 
 // noSessionArg lists the commands whose first argument is not a session id,
 // so completion offers no ids after them.
-var noSessionArg = map[string]bool{"start": true, "list": true, "completion": true}
+var noSessionArg = map[string]bool{"start": true, "list": true, "completion": true, "schedule": true}
+
+// subcommands lists the commands that take a subcommand word, with their
+// subcommands, so completion offers the words and then each one's flags.
+var subcommands = map[string]func() []command{"schedule": scheduleCommands}
 
 func (a *app) cmdCompletion(_ context.Context, fs *flag.FlagSet, args []string) error {
 	pos, err := parseArgs(fs, args)
@@ -63,7 +67,7 @@ func (a *app) writeCompletion(w io.Writer, zsh bool) error {
 	}
 	fmt.Fprintf(&b, "# %s completion; load with: source <(%s completion %s)\n", progName, progName, map[bool]string{false: "bash", true: "zsh"}[zsh])
 	fmt.Fprintf(&b, "%s() {\n", fn)
-	b.WriteString("  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\" cmd=\"\" i npos=0\n")
+	b.WriteString("  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\" cmd=\"\" first=\"\" i npos=0\n")
 
 	var cmdNames []string
 	valueFlags := map[string]bool{}
@@ -85,6 +89,28 @@ func (a *app) writeCompletion(w io.Writer, zsh bool) error {
 		entries = append(entries, entry{c.name, strings.Join(names, " "), !noSessionArg[c.name]})
 	}
 	cmdNames = append(cmdNames, "help")
+	// For a command with subcommands: the words, each one's flags, and the
+	// command that lists the names its subcommands take.
+	type subEntry struct{ cmd, words, cases string }
+	var subEntries []subEntry
+	for _, c := range commands() {
+		subs := subcommands[c.name]
+		if subs == nil {
+			continue
+		}
+		var words []string
+		var cases strings.Builder
+		for _, sc := range subs() {
+			word := strings.TrimPrefix(sc.name, c.name+" ")
+			words = append(words, word)
+			names, values := a.commandFlags(sc)
+			for f := range values {
+				valueFlags[f] = true
+			}
+			fmt.Fprintf(&cases, "      %s) flags=%q ;;\n", word, strings.Join(names, " "))
+		}
+		subEntries = append(subEntries, subEntry{c.name, strings.Join(words, " "), cases.String()})
+	}
 	var vf []string
 	for f := range valueFlags {
 		vf = append(vf, f)
@@ -96,7 +122,7 @@ func (a *app) writeCompletion(w io.Writer, zsh bool) error {
 	fmt.Fprintf(&b, "    case \"${COMP_WORDS[i]}\" in\n")
 	fmt.Fprintf(&b, "      %s) ((i++)) ;;\n", strings.Join(vf, "|"))
 	fmt.Fprintf(&b, "      -*) ;;\n")
-	fmt.Fprintf(&b, "      *) if [[ -z $cmd ]]; then cmd=\"${COMP_WORDS[i]}\"; else ((npos++)); fi ;;\n")
+	fmt.Fprintf(&b, "      *) if [[ -z $cmd ]]; then cmd=\"${COMP_WORDS[i]}\"; else [[ $npos == 0 ]] && first=\"${COMP_WORDS[i]}\"; ((npos++)); fi ;;\n")
 	fmt.Fprintf(&b, "    esac\n  done\n")
 	fmt.Fprintf(&b, "  case \"$prev\" in\n    %s) COMPREPLY=(); return ;;\n  esac\n", strings.Join(vf, "|"))
 	fmt.Fprintf(&b, "  if [[ -z $cmd ]]; then\n")
@@ -110,6 +136,15 @@ func (a *app) writeCompletion(w io.Writer, zsh bool) error {
 		fmt.Fprintf(&b, "    %s) flags=%q; session=%d ;;\n", e.name, e.flags, s)
 	}
 	fmt.Fprintf(&b, "  esac\n")
+	for _, e := range subEntries {
+		fmt.Fprintf(&b, "  if [[ $cmd == %s ]]; then\n", e.cmd)
+		fmt.Fprintf(&b, "    if [[ $npos == 0 && $cur != -* ]]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); return; fi\n", e.words)
+		fmt.Fprintf(&b, "    case \"$first\" in\n%s    esac\n", e.cases)
+		// The name after any subcommand but create and list is an
+		// existing one, from the same server the command will use.
+		fmt.Fprintf(&b, "    if [[ $npos == 1 && $cur != -* && $first != create && $first != list ]]; then\n")
+		fmt.Fprintf(&b, "      COMPREPLY=($(compgen -W \"$(\"${COMP_WORDS[0]}\" %s list --quiet 2>/dev/null)\" -- \"$cur\")); return\n    fi\n  fi\n", e.cmd)
+	}
 	fmt.Fprintf(&b, "  if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$flags\" -- \"$cur\")); return; fi\n")
 	fmt.Fprintf(&b, "  if [[ $cmd == completion ]]; then COMPREPLY=($(compgen -W \"bash zsh\" -- \"$cur\")); return; fi\n")
 	fmt.Fprintf(&b, "  if [[ $session == 1 && $npos == 0 ]]; then\n")

@@ -37,6 +37,8 @@ type fakeClient struct {
 	list   func(*workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
 	lists  []*workflowservice.ListWorkflowExecutionsRequest
 	events []*historypb.HistoryEvent
+
+	schedules fakeSchedules
 }
 
 type startCall struct {
@@ -160,6 +162,9 @@ func (h *fakeHistory) Next() (*historypb.HistoryEvent, error) {
 }
 
 func (f *fakeClient) Close() {}
+
+// ScheduleClient is the fake's schedules, in fake_schedule_test.go.
+func (f *fakeClient) ScheduleClient() client.ScheduleClient { return &f.schedules }
 
 type fakeRun struct {
 	id, runID string

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -158,7 +159,7 @@ func TestStaticDetails(t *testing.T) {
 	d := staticDetails(workflows.SessionInput{Model: "m1", WorkDir: "proj"})
 	require.Contains(t, d, "**model:** m1")
 	require.Contains(t, d, "**workdir:** proj")
-	require.Contains(t, d, "50 (default)")
+	require.Contains(t, d, fmt.Sprintf("%d (default)", workflows.DefaultMaxTurns))
 	d = staticDetails(workflows.SessionInput{})
 	require.Contains(t, d, "(worker default)")
 	require.Contains(t, d, "(workspace root)")
