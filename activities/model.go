@@ -53,8 +53,8 @@ type ModelRequest struct {
 	// Reminders are sent after Messages but are not part of the
 	// conversation (not stored in the transcript), e.g. the current plan.
 	Reminders []conversation.Message `json:"reminders,omitempty"`
-	Tools    []ToolDef              `json:"tools,omitempty"`
-	Turn     int                    `json:"turn"`
+	Tools     []ToolDef              `json:"tools,omitempty"`
+	Turn      int                    `json:"turn"`
 }
 
 // ModelResponse is the output of CallModel: the assistant's message, our
