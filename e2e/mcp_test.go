@@ -70,3 +70,68 @@ func TestSessionCallsAnMCPTool(t *testing.T) {
 	require.Contains(t, reqs[1].Messages[len(reqs[1].Messages)-1].Content, "table 1 says answer=42")
 	require.Contains(t, e.logs.String(), "MCP servers")
 }
+
+// A catalog of 60 MCP tools is too many to send: they are deferred, each
+// request carries fewer than 15 tool specs, and the model finds the one it
+// needs with tool_search, which then is sent and is called.
+func TestSixtyMCPToolsDeferredAndFoundByToolSearch(t *testing.T) {
+	t.Parallel()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "crm", Version: "v0"}, nil)
+	topics := []string{"customer", "invoice", "order", "ticket", "contract", "payment"}
+	for i := range 60 {
+		topic := topics[i%len(topics)]
+		srv.AddTool(&sdk.Tool{
+			Name:        fmt.Sprintf("%s_tool_%02d", topic, i),
+			Description: fmt.Sprintf("Operation %02d on %s records of the CRM.", i, topic),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`),
+		}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("tool %02d ran with %s", i, req.Params.Arguments)}}}, nil
+		})
+	}
+	srv.AddTool(&sdk.Tool{
+		Name:        "refund_payment",
+		Description: "Refund a customer's payment by its payment id.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"payment_id":{"type":"string"}},"required":["payment_id"]}`),
+	}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "refunded " + string(req.Params.Arguments)}}}, nil
+	})
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+
+	e := newEnv(t,
+		sm.Tools(sm.Call{ID: "c_find", Name: "tool_search", Arguments: `{"query": "refund a payment", "limit": 3}`}),
+		sm.Tools(sm.Call{ID: "c_refund", Name: "crm__refund_payment", Arguments: `{"payment_id": "p-7"}`}),
+		sm.Text("refunded"),
+	)
+	e.stopWorker()
+	cfg := fmt.Sprintf(`{"servers":{"crm":{"url":%q,"timeout":"10s"}}}`, ts.URL)
+	require.NoError(t, os.MkdirAll(filepath.Join(e.workspace, ".longrun"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, ".longrun", "mcp.json"), []byte(cfg), 0o644))
+	e.startWorker()
+
+	id := e.start(workflows.SessionInput{Prompt: "refund payment p-7", Profile: "auto"})
+	r := result(t, id)
+	require.Equal(t, workflows.ResultCompleted, r.Status, r.Error)
+	msgs := e.checkSession(id)
+	found := resultFor(msgs, "c_find")
+	require.Contains(t, found.Content, "crm__refund_payment")
+	refund := resultFor(msgs, "c_refund")
+	require.Equal(t, conversation.ReasonRan, refund.Reason, refund.Content)
+	require.Contains(t, refund.Content, "refunded")
+
+	reqs := e.model.Requests()
+	require.Len(t, reqs, 3)
+	names := func(i int) []string {
+		var out []string
+		for _, tl := range reqs[i].Tools {
+			out = append(out, tl.Function.Name)
+		}
+		return out
+	}
+	for i := range reqs {
+		require.Less(t, len(reqs[i].Tools), 15, "request %d sends %v", i, names(i))
+	}
+	require.Contains(t, names(0), "tool_search")
+	require.NotContains(t, names(0), "crm__refund_payment", "deferred until found")
+	require.Contains(t, names(1), "crm__refund_payment", "sent once tool_search found it")
+}

@@ -41,7 +41,10 @@ func (*JobKill) Spec() Spec {
   "required": ["id"],
   "additionalProperties": false
 }`),
-		ReadOnly:       true,
+		ReadOnly: true,
+		// Only needed once a background job exists: the session sends it
+		// from then on (or when tool_search finds it).
+		Exposure:       ExposureDeferred,
 		TimeoutSeconds: jobToolTimeout,
 	}
 }

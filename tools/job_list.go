@@ -32,7 +32,10 @@ func (*JobList) Spec() Spec {
   "required": [],
   "additionalProperties": false
 }`),
-		ReadOnly:       true,
+		ReadOnly: true,
+		// Only needed once a background job exists: the session sends it
+		// from then on (or when tool_search finds it).
+		Exposure:       ExposureDeferred,
 		TimeoutSeconds: jobToolTimeout,
 	}
 }

@@ -422,6 +422,7 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 	if background {
 		if err == nil && !res.IsError && res.WorkerQueue != "" {
 			s.jobs = append(s.jobs, jobRoute{ID: req.JobID, Queue: res.WorkerQueue, Command: command})
+			s.load(toolJobOutput, toolJobList, toolJobKill) // the model needs them now
 		} else {
 			s.failedJobs++ // its id is spent: a retry of the start must not reuse it
 		}

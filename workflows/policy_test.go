@@ -29,7 +29,7 @@ func TestPlanProfileHidesWriteTools(t *testing.T) {
 	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: permission.ProfilePlan})
 	require.NoError(t, h.env.GetWorkflowError())
 	// The job tools only read (or stop the session's own jobs), so plan shows them.
-	require.Equal(t, []string{"glob", "grep", "job_kill", "job_list", "job_output", "list", "read", "todo", "task"}, toolNamesSent(h.requests[0]))
+	require.Equal(t, []string{"glob", "grep", "list", "read", "todo", "tool_search", "task"}, toolNamesSent(h.requests[0]))
 	require.Empty(t, h.ran)
 	require.Equal(t, conversation.ReasonDeniedByPolicy, byID(h.conversation(t), "w").Reason)
 }
