@@ -36,6 +36,9 @@ type Config struct {
 	HistoryFile string
 	Sessions    []int
 	ConcTurns   int
+	// The history scenario: our design's turns and context window, and
+	// how far the naive design goes.
+	HistTurns, HistWindow, NaiveTurns int
 }
 
 // Scenario names, in the order "all" runs them.
@@ -50,7 +53,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 func ParseFlags(args []string) (Config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var c Config
-	scen := fs.String("scenario", "ratio,overhead", "comma-separated: ratio, overhead, replay, concurrency, or all")
+	scen := fs.String("scenario", "ratio,overhead", "comma-separated: ratio, overhead, replay, concurrency, history, or all (all but history)")
 	fs.IntVar(&c.Runs, "runs", 5, "runs of each measurement (figures are the median with min and max)")
 	fs.IntVar(&c.Turns, "turns", 20, "tool turns per session (ratio, overhead); the session makes one more model call for its final text")
 	fs.DurationVar(&c.Latency, "latency", 200*time.Millisecond, "scripted model latency for the ratio scenario")
@@ -71,6 +74,9 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.HistoryFile, "history", filepath.Join(os.TempDir(), "longrun-bench-history.json"), "where the replay scenario saves the long history (JSON)")
 	sessions := fs.String("sessions", "10,50", "concurrent sessions, comma-separated (concurrency)")
 	fs.IntVar(&c.ConcTurns, "concurrency-turns", 20, "tool turns per session in the concurrency scenario")
+	fs.IntVar(&c.HistTurns, "history-turns", 1000, "tool turns of our design's session in the history scenario")
+	fs.IntVar(&c.HistWindow, "history-window", 128000, "context_window of that session in tokens (it compacts past 80%)")
+	fs.IntVar(&c.NaiveTurns, "naive-turns", 60, "tool turns of the naive session (no transcript store) in the history scenario")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -79,10 +85,10 @@ func ParseFlags(args []string) (Config, error) {
 		switch s {
 		case "all":
 			c.Scenarios = append(c.Scenarios, allScenarios...)
-		case "ratio", "overhead", "replay", "concurrency":
+		case "ratio", "overhead", "replay", "concurrency", "history":
 			c.Scenarios = append(c.Scenarios, s)
 		default:
-			return c, fmt.Errorf("-scenario: unknown %q (have ratio, overhead, replay, concurrency, all)", s)
+			return c, fmt.Errorf("-scenario: unknown %q (have ratio, overhead, replay, concurrency, history, all)", s)
 		}
 	}
 	for _, s := range strings.Split(*sessions, ",") {
@@ -123,6 +129,8 @@ func Run(c Config, out io.Writer) error {
 			err = replay(ctx, c, srv, out)
 		case "concurrency":
 			err = concurrency(ctx, c, srv, out)
+		case "history":
+			err = historyGrowth(ctx, c, srv, out)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", s, err)
