@@ -42,7 +42,7 @@ fuzz:
 # Old histories stay: they prove sessions started by earlier code replay.
 record-histories: devserver
 	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_RECORD_HISTORIES=$(CURDIR)/workflows/testdata \
-		go test -count=1 -run 'TestBatchReadsOverlapAndBarrierWaits|TestStaleWriteGuardAcrossWorkerRestart|TestCancelWhileShellRuns|TestBackgroundJobAcrossTurnsKilledOnCancel|TestSubagentCancelledWithItsParent' ./e2e
+		go test -count=1 -run 'TestBatchReadsOverlapAndBarrierWaits|TestStaleWriteGuardAcrossWorkerRestart|TestCancelWhileShellRuns|TestBackgroundJobAcrossTurnsKilledOnCancel|TestSubagentCancelledWithItsParent|TestReadWriteShellWithApproval|TestDenyWithFeedback|TestApprovalTimeout|TestInterruptWhileShellRuns|TestTwoThousandTurnsContinueAsNew|TestCompactionFitsTheWindow' ./e2e
 
 # The long chaos run: CHAOS_SESSIONS sessions whose worker is SIGKILLed at
 # random points, and the Temporal server restart (see e2e/chaos_test.go). Each
@@ -55,6 +55,19 @@ CHAOS_SEED ?= $(shell date +%s)
 chaos:
 	LONGRUN_CHAOS_SESSIONS=$(CHAOS_SESSIONS) LONGRUN_CHAOS_SEED=$(CHAOS_SEED) \
 		go test -count=1 -timeout 30m -v -run 'Chaos' ./e2e
+
+# The long-run proof in full: a 2,000-turn session that continues as new
+# every 250 turns with an approval pending across one switch (`make test`
+# runs its 400-turn form). A few minutes on two cores.
+.PHONY: longrun
+longrun: devserver
+	LONGRUN_LONG=1 LONGRUN_DEVSERVER=$(DEVSERVER) go test -race -count=1 -timeout 30m -v -run 'TestTwoThousandTurnsContinueAsNew' ./e2e
+
+# History growth per turn with 20 KB tool results, our design against a
+# worker with no transcript store (docs/BENCHMARKS.md). About N minutes.
+.PHONY: bench-history
+bench-history:
+	LONGRUN_DEVSERVER=$(DEVSERVER) go run ./bench -scenario history
 
 # The cost of durability (docs/BENCHMARKS.md): the turn loop in-process vs
 # AgentSession on the prebuilt devserver, per-turn overhead, replay and

@@ -39,6 +39,7 @@ func TestApprovalTimeout(t *testing.T) {
 	require.Contains(t, content, "timeout")
 	require.NotContains(t, content, "user denied")
 	require.Contains(t, content, "not a denial")
+	recordHistory(t, id, "approval_timeout")
 }
 
 // The CLI approves through the update: a bad call id is an error to the

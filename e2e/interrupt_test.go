@@ -48,4 +48,5 @@ func TestInterruptWhileShellRuns(t *testing.T) {
 	require.Equal(t, workflows.ResultCompleted, r.Status)
 	require.Equal(t, "stopped; what now?", r.FinalText)
 	e.checkSession(id)
+	recordHistory(t, id, "interrupt_while_shell_runs")
 }

@@ -66,6 +66,7 @@ func TestReadWriteShellWithApproval(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"c_read", "c_write", "c_shell"}, order)
+	recordHistory(t, id, "approve_read_write_shell")
 }
 
 // A denial's feedback reaches the model as that call's result.
@@ -91,6 +92,7 @@ func TestDenyWithFeedback(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(e.workspace, "x.txt"))
 	msgs := e.checkSession(id)
 	require.Equal(t, conversation.ReasonDenied, resultFor(msgs, "c_w").Reason)
+	recordHistory(t, id, "deny_with_feedback")
 }
 
 // Unknown approval ids are refused by the CLI with the pending ids listed.
