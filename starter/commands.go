@@ -52,7 +52,23 @@ func bindSessionFlags(fs *flag.FlagSet) *sessionFlags {
 	fs.StringVar(&sf.in.SystemPrompt, "system", "", "system prompt (default: the worker's)")
 	fs.IntVar(&sf.in.MaxTurns, "max-turns", 0, fmt.Sprintf("most model calls before the session stops (0 = %d)", workflows.DefaultMaxTurns))
 	fs.StringVar(&sf.in.WorkDir, "workdir", "", "directory relative to the worker's workspace root")
-	fs.DurationVar(&sf.idle, "idle-timeout", 0, "how long to wait for another message once the model stops, e.g. 10m (0 = end then)")
+	fs.Func("idle-timeout", `how long to wait for another message once the model stops, e.g. 10m, 72h or "forever" (default 0: end then)`, func(v string) error {
+		if strings.EqualFold(strings.TrimSpace(v), "forever") {
+			sf.idle = time.Duration(workflows.Forever)
+			return nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf(`want a duration like 10m or "forever"`)
+		}
+		if d < 0 {
+			return fmt.Errorf(`must not be negative (use "forever" for no limit)`)
+		}
+		sf.idle = d
+		return nil
+	})
+	fs.Int64Var(&sf.in.TokenBudget, "token-budget", 0, "stop before a model call once the session has used this many tokens (0 = no budget)")
+	fs.Float64Var(&sf.in.CostBudgetUSD, "cost-budget", 0, "stop before a model call once the estimated cost reaches this many US dollars (0 = no budget; needs the worker's price table)")
 	fs.StringVar(&sf.in.Approval, "approval", "", `who decides calls that need approval: "person" (default) or "none" (unattended: every ask is denied)`)
 	fs.StringVar(&sf.in.Profile, "profile", "", `permission profile: "build" (default), "plan" (read-only; write tools hidden) or "auto"`)
 	fs.Func("allow", `allow rule TOOL or TOOL:PATTERN (repeatable), e.g. --allow 'shell:go test *'`, func(v string) error {
@@ -75,8 +91,8 @@ func (sf *sessionFlags) input(prompt string) (workflows.SessionInput, error) {
 	if in.MaxTurns < 0 {
 		return in, usagef("--max-turns must not be negative")
 	}
-	if sf.idle < 0 {
-		return in, usagef("--idle-timeout must not be negative")
+	if in.TokenBudget < 0 || in.CostBudgetUSD < 0 {
+		return in, usagef("--token-budget and --cost-budget must not be negative")
 	}
 	if sf.approvalTimeout < 0 {
 		return in, usagef("--approval-timeout must not be negative")

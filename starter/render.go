@@ -207,5 +207,8 @@ func idleText(d workflows.Duration) string {
 	if d == 0 {
 		return "none (ends when the model stops)"
 	}
+	if d < 0 {
+		return "forever (waits until a message or a cancel)"
+	}
 	return time.Duration(d).String()
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/longrun/longrun/conversation"
@@ -49,7 +50,9 @@ type SessionInput struct {
 	// WorkDir is relative to the worker's workspace root; empty = the root.
 	WorkDir string `json:"workdir,omitempty"`
 	// IdleTimeout is how long to wait for another user message once the
-	// model stops calling tools; 0 completes the session then.
+	// model stops calling tools; 0 completes the session then, "forever"
+	// (or any negative duration) waits until a message or a cancel. A
+	// background agent waiting days for its person wants "forever".
 	IdleTimeout Duration `json:"idle_timeout,omitempty"`
 	// Approval is who decides calls that need approval: "person" (the
 	// default: wait for an approval signal or update) or "none" for
@@ -84,6 +87,15 @@ type SessionInput struct {
 	// CompactKeepTurns is how many recent turns a compaction keeps
 	// verbatim (0 = DefaultCompactKeepTurns).
 	CompactKeepTurns int `json:"compact_keep_turns,omitempty"`
+	// TokenBudget stops the session before a model call once the
+	// session's total tokens (prompt + completion, over every run) reach
+	// it; 0 = no budget. With days-long sessions a budget is the brake that
+	// means something; max_turns is only a backstop.
+	TokenBudget int64 `json:"token_budget,omitempty"`
+	// CostBudgetUSD does the same with the estimated cost (the worker's
+	// price table, usage.cost_usd); 0 = no budget. A model with no price
+	// costs 0, so this brake never fires for it: use TokenBudget too.
+	CostBudgetUSD float64 `json:"cost_budget_usd,omitempty"`
 	// Resume is set by the session itself when it continues as new: the
 	// state it carries into the next run. Leave it empty when starting one.
 	Resume *Resume `json:"resume,omitempty"`
@@ -192,6 +204,8 @@ const (
 	ResultCompleted = "completed"
 	ResultFailed    = "failed"
 	ResultMaxTurns  = "max-turns"
+	// ResultBudget: token_budget or cost_budget_usd was reached.
+	ResultBudget = "budget"
 )
 
 // SessionResult is the workflow's result when it completes (a cancelled
@@ -209,17 +223,28 @@ type SessionResult struct {
 // typing JSON in the Web UI can write either.
 type Duration time.Duration
 
-// MarshalJSON writes the duration as a string.
+// Forever is the Duration "forever" reads as: a wait with no timer.
+const Forever = Duration(-1)
+
+// MarshalJSON writes the duration as a string; a negative one is
+// "forever".
 func (d Duration) MarshalJSON() ([]byte, error) {
+	if d < 0 {
+		return json.Marshal("forever")
+	}
 	return json.Marshal(time.Duration(d).String())
 }
 
-// UnmarshalJSON reads "90s", "10m" or 90 (seconds).
+// UnmarshalJSON reads "90s", "10m", 90 (seconds) or "forever".
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
 		if s == "" {
 			*d = 0
+			return nil
+		}
+		if strings.EqualFold(strings.TrimSpace(s), "forever") {
+			*d = Forever
 			return nil
 		}
 		v, err := time.ParseDuration(s)
@@ -228,7 +253,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 				*d = Duration(n * float64(time.Second))
 				return nil
 			}
-			return fmt.Errorf("duration %q: %w", s, err)
+			return fmt.Errorf("duration %q: want a Go duration like \"10m\", a number of seconds or \"forever\": %w", s, err)
 		}
 		*d = Duration(v)
 		return nil

@@ -175,6 +175,9 @@ func (s *session) runLoop(ctx workflow.Context) (SessionResult, error) {
 		if s.turn >= s.maxTurns {
 			return s.result(ResultMaxTurns, fmt.Sprintf("stopped after %d model turns (max_turns)", s.maxTurns)), nil
 		}
+		if why := s.overBudget(); why != "" {
+			return s.result(ResultBudget, why), nil
+		}
 		if s.wantSwitch(ctx) {
 			return SessionResult{}, errSwitch
 		}
@@ -376,6 +379,16 @@ func (s *session) waitForInput(ctx workflow.Context) (bool, error) {
 		return true, nil
 	}
 	idle := time.Duration(s.in.IdleTimeout)
+	if idle < 0 && workflow.GetVersion(ctx, versionIdleForever, workflow.DefaultVersion, 1) >= 1 {
+		// "forever": a background agent's person may answer in a week.
+		s.setPhase(ctx, PhaseWaitingInput)
+		if err := workflow.Await(ctx, func() bool { return len(s.inbox) > 0 }); err != nil {
+			return false, err
+		}
+		s.setPhase(ctx, PhaseRunning)
+		s.drainInbox()
+		return true, nil
+	}
 	if idle <= 0 {
 		return false, nil
 	}
@@ -393,6 +406,26 @@ func (s *session) waitForInput(ctx workflow.Context) (bool, error) {
 	s.setPhase(ctx, PhaseRunning)
 	s.drainInbox()
 	return true, nil
+}
+
+// versionIdleForever marks sessions that read a negative idle_timeout
+// ("forever") as waiting with no timer; before it, a negative one
+// completed the session like 0. Asked only when the timeout is negative,
+// so other sessions' histories do not change.
+const versionIdleForever = "idle-forever-v1"
+
+// overBudget says why the session must not call the model again, or ""
+// while it is within token_budget and cost_budget_usd. The check runs
+// before a call, so a session stops at the first call past its budget,
+// never in the middle of a turn's tool calls.
+func (s *session) overBudget() string {
+	if b := s.in.TokenBudget; b > 0 && s.usage.TotalTokens >= b {
+		return fmt.Sprintf("stopped after %d model turns: %d tokens used, token_budget is %d", s.turn, s.usage.TotalTokens, b)
+	}
+	if b := s.in.CostBudgetUSD; b > 0 && s.usage.CostUSD >= b {
+		return fmt.Sprintf("stopped after %d model turns: $%.4f spent, cost_budget_usd is $%.4f", s.turn, s.usage.CostUSD, b)
+	}
+	return ""
 }
 
 // waitAfterInterrupt returns the session to waiting for input after the

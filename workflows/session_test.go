@@ -161,7 +161,7 @@ func TestDenyFeedbackReachesModel(t *testing.T) {
 	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Empty(t, h.ran)
-	require.Len(t, h.requests, 2)
+	require.Equal(t, 2, len(h.requests), "model calls")
 	last := h.requests[1].Messages[len(h.requests[1].Messages)-1]
 	require.Equal(t, conversation.ReasonDenied, last.Result.Reason)
 	require.Contains(t, last.Content, "not that file")
@@ -259,7 +259,7 @@ func TestModelFailureEndsBatchSessionAsFailed(t *testing.T) {
 
 func TestDurationJSON(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]time.Duration{`"10m"`: 10 * time.Minute, `90`: 90 * time.Second, `"45"`: 45 * time.Second, `""`: 0} {
+	for in, want := range map[string]time.Duration{`"10m"`: 10 * time.Minute, `90`: 90 * time.Second, `"45"`: 45 * time.Second, `""`: 0, `"forever"`: -1, `" Forever "`: -1} {
 		var d Duration
 		require.NoError(t, json.Unmarshal([]byte(in), &d), in)
 		require.Equal(t, want, time.Duration(d), in)
@@ -268,4 +268,73 @@ func TestDurationJSON(t *testing.T) {
 	require.Error(t, json.Unmarshal([]byte(`"soon"`), &d))
 	raw, _ := json.Marshal(Duration(time.Minute))
 	require.Equal(t, `"1m0s"`, string(raw))
+	// "forever" survives the round trip continue-as-new makes.
+	raw, _ = json.Marshal(SessionInput{IdleTimeout: Forever})
+	var back SessionInput
+	require.NoError(t, json.Unmarshal(raw, &back))
+	require.Equal(t, Forever, back.IdleTimeout)
+	require.Contains(t, string(raw), `"idle_timeout":"forever"`)
+}
+
+// A session with idle_timeout "forever" is still waiting after 30 days
+// with no timer running, and takes the message that finally comes.
+func TestIdleForeverWaitsForDays(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{textReply("first"), textReply("second")}, nil)
+	h.env.RegisterDelayedCallback(func() {
+		v, err := h.env.QueryWorkflow(QueryStatus)
+		require.NoError(t, err)
+		var st Status
+		require.NoError(t, v.Get(&st))
+		require.Equal(t, PhaseWaitingInput, st.Phase)
+		h.env.SignalWorkflow(SignalUserMessage, UserMessage{Text: "back from holiday"})
+	}, 30*24*time.Hour)
+	h.env.RegisterDelayedCallback(func() {
+		// After the second answer the session waits again, forever: only a
+		// cancel ends it.
+		h.env.CancelWorkflow()
+	}, 60*24*time.Hour)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", IdleTimeout: Forever})
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.Equal(t, 2, len(h.requests), "model calls")
+	require.Equal(t, "back from holiday", h.requests[1].Messages[2].Content)
+	require.True(t, temporal.IsCanceledError(h.env.GetWorkflowError()), "%v", h.env.GetWorkflowError())
+}
+
+// token_budget stops the session before the call that would go past it,
+// with the tool calls of the last turn paired.
+func TestTokenBudgetStopsBeforeTheNextCall(t *testing.T) {
+	t.Parallel()
+	// Each reply reports 15 tokens: after two turns 30 >= 25.
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("r1", "read", `{"path":"a"}`)),
+		toolReply(call("r2", "read", `{"path":"b"}`)),
+		toolReply(call("r3", "read", `{"path":"c"}`)),
+	}, nil)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", TokenBudget: 25})
+	require.NoError(t, h.env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+	require.Equal(t, ResultBudget, r.Status)
+	require.Equal(t, 2, r.Turns)
+	require.Equal(t, "stopped after 2 model turns: 30 tokens used, token_budget is 25", r.Error)
+	require.Equal(t, 2, len(h.requests), "model calls")
+	require.NotNil(t, byID(h.conversation(t), "r2"))
+}
+
+func TestCostBudget(t *testing.T) {
+	t.Parallel()
+	priced := func(id string) activities.ModelResponse {
+		r := toolReply(call(id, "read", `{"path":"`+id+`"}`))
+		r.Usage.CostUSD = 0.25
+		return r
+	}
+	h := newHarness(t, []activities.ModelResponse{priced("r1"), priced("r2"), priced("r3"), priced("r4")}, nil)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", CostBudgetUSD: 0.5})
+	require.NoError(t, h.env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+	require.Equal(t, ResultBudget, r.Status)
+	require.Equal(t, 2, r.Turns)
+	require.Contains(t, r.Error, "$0.5000 spent, cost_budget_usd is $0.5000")
 }
