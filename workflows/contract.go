@@ -87,6 +87,14 @@ type SessionInput struct {
 	// CompactKeepTurns is how many recent turns a compaction keeps
 	// verbatim (0 = DefaultCompactKeepTurns).
 	CompactKeepTurns int `json:"compact_keep_turns,omitempty"`
+	// LocalReads runs the read-only builtin tools (read, grep, glob, list)
+	// as local activities: inside the workflow task that received the
+	// model's reply, on the worker that runs the session, instead of as
+	// activities dispatched through the server. A turn of reads then takes
+	// one workflow task instead of two (issue 10: the cost of durability).
+	// Each read shows in the history as a local-activity marker with the
+	// same summary, not as an activity.
+	LocalReads bool `json:"local_reads,omitempty"`
 	// TokenBudget stops the session before a model call once the
 	// session's total tokens (prompt + completion, over every run) reach
 	// it; 0 = no budget. With days-long sessions a budget is the brake that
