@@ -418,7 +418,17 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 		req.JobID = fmt.Sprintf("job-%d", len(s.jobs)+s.failedJobs+1)
 	}
 	var res tools.Result
-	err := workflow.ExecuteActivity(actx, a.RunTool, req).Get(ctx, &res)
+	var err error
+	if s.runsLocally(cs) {
+		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			StartToCloseTimeout: timeout,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: attempts},
+			Summary:             callSummary(cs.call),
+		})
+		err = workflow.ExecuteLocalActivity(lctx, a.RunTool, req).Get(ctx, &res)
+	} else {
+		err = workflow.ExecuteActivity(actx, a.RunTool, req).Get(ctx, &res)
+	}
 	if background {
 		if err == nil && !res.IsError && res.WorkerQueue != "" {
 			s.jobs = append(s.jobs, jobRoute{ID: req.JobID, Queue: res.WorkerQueue, Command: command})
@@ -428,6 +438,19 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 		}
 	}
 	return res, err
+}
+
+// localTools are the builtin tools a session with local_reads runs as
+// local activities: they only read the workspace, finish in milliseconds
+// to seconds, and lose nothing when run again, which is what a local
+// activity may be (a worker lost mid-task runs it again on another). A
+// shell command, a write or an MCP call stays an activity: they need
+// heartbeats, a cancellation that reaches the process, or at-most-once.
+var localTools = map[string]bool{tools.ReadName: true, tools.GrepName: true, tools.GlobName: true, tools.ListName: true}
+
+// runsLocally says whether cs runs inside the workflow task.
+func (s *session) runsLocally(cs *callState) bool {
+	return s.in.LocalReads && cs.spec.ReadOnly && localTools[cs.call.Name]
 }
 
 func (s *session) batchDone() bool {

@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
+
+	sm "github.com/longrun/longrun/scriptedmodel"
+	"github.com/longrun/longrun/workflows"
+)
+
+// With local_reads a turn of reads runs inside the workflow task that got
+// the model's reply: no activity task per read, one workflow task fewer
+// per such turn, each read a local-activity marker carrying the same
+// summary an activity would; the shell call stays an activity. The same
+// script without it is the comparison.
+func TestLocalReadsSaveAWorkflowTaskPerTurn(t *testing.T) {
+	t.Parallel()
+	script := func() []sm.Reply {
+		var r []sm.Reply
+		for turn := 1; turn <= 3; turn++ {
+			var calls []sm.Call
+			for i := 1; i <= 3; i++ {
+				calls = append(calls, sm.Call{ID: fmt.Sprintf("c_t%d_r%d", turn, i), Name: "read", Arguments: fmt.Sprintf(`{"path": "f%d.txt", "limit": %d}`, i, turn)})
+			}
+			r = append(r, sm.Tools(calls...))
+		}
+		return append(r, sm.Tools(sm.Call{ID: "c_sh", Name: "shell", Arguments: `{"command": "cat f*.txt > all.txt"}`}), sm.Text("done"))
+	}
+	// wfts is, for each turn, the workflow tasks between the model's
+	// reply and the next model call being scheduled.
+	type counts struct {
+		wfts                                     []int
+		readActivities, markers, shellActivities int
+	}
+	run := func(local bool) (counts, []string) {
+		e := newEnv(t, script()...)
+		for i := 1; i <= 3; i++ {
+			require.NoError(t, os.WriteFile(filepath.Join(e.workspace, fmt.Sprintf("f%d.txt", i)), []byte(fmt.Sprintf("file %d\n", i)), 0o644))
+		}
+		id := e.start(workflows.SessionInput{Prompt: "read them", Profile: "auto", LocalReads: local})
+		require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
+		msgs := e.checkSession(id)
+		for turn := 1; turn <= 3; turn++ {
+			for i := 1; i <= 3; i++ {
+				r := resultFor(msgs, fmt.Sprintf("c_t%d_r%d", turn, i))
+				require.NotNil(t, r)
+				require.Contains(t, r.Content, fmt.Sprintf("file %d", i))
+			}
+		}
+		require.Equal(t, "file 1\nfile 2\nfile 3\n", readFile(t, filepath.Join(e.workspace, "all.txt")))
+		if local {
+			recordHistory(t, id, "local_reads")
+		}
+		var c counts
+		var summaries []string
+		model := map[int64]bool{} // scheduled event ids of model calls
+		inTurn := -1              // workflow tasks since the model's reply
+		for _, ev := range history(t, id).Events {
+			switch ev.GetEventType() {
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+				if inTurn >= 0 {
+					inTurn++
+				}
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+				if model[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()] {
+					inTurn = 0
+				}
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				a := ev.GetActivityTaskScheduledEventAttributes()
+				if a.GetActivityType().GetName() == "CallModel" {
+					model[ev.GetEventId()] = true
+					if inTurn >= 0 {
+						c.wfts = append(c.wfts, inTurn)
+					}
+					inTurn = -1
+				}
+				if a.GetActivityType().GetName() != "RunTool" {
+					continue
+				}
+				var s string
+				require.NoError(t, converter.GetDefaultDataConverter().FromPayload(ev.GetUserMetadata().GetSummary(), &s))
+				if s == "shell: cat f*.txt > all.txt" {
+					c.shellActivities++
+				} else {
+					c.readActivities++
+				}
+			case enumspb.EVENT_TYPE_MARKER_RECORDED:
+				if ev.GetMarkerRecordedEventAttributes().GetMarkerName() != "LocalActivity" {
+					continue
+				}
+				c.markers++
+				var s string
+				require.NoError(t, converter.GetDefaultDataConverter().FromPayload(ev.GetUserMetadata().GetSummary(), &s))
+				summaries = append(summaries, s)
+			}
+		}
+		return c, summaries
+	}
+	remote, _ := run(false)
+	local, summaries := run(true)
+	require.Equal(t, 9, remote.readActivities)
+	require.Equal(t, 0, remote.markers)
+	require.Len(t, remote.wfts, 4)
+	for _, n := range remote.wfts {
+		require.GreaterOrEqual(t, n, 2, "without local_reads a turn takes a workflow task for the reply and one per tool completion")
+	}
+	require.Equal(t, 0, local.readActivities, "no read went through an activity task")
+	require.Equal(t, 9, local.markers)
+	require.Equal(t, 1, local.shellActivities)
+	require.Equal(t, 1, local.wfts[0], "a turn of reads is one workflow task: the reply's, which runs the reads and schedules the next call")
+	require.Equal(t, []int{1, 1, 1}, local.wfts[:3])
+	require.GreaterOrEqual(t, local.wfts[3], 2, "the shell turn still goes through an activity")
+	require.Contains(t, summaries, "read: f2.txt [1-2]")
+}

@@ -1,0 +1,81 @@
+package workflows
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/tools"
+)
+
+// With local_reads the read-only builtin tools run as local activities and
+// everything else stays an activity; without it every tool is an activity.
+func TestLocalReadsRunReadOnlyToolsLocally(t *testing.T) {
+	t.Parallel()
+	for _, local := range []bool{true, false} {
+		h := newHarness(t, []activities.ModelResponse{
+			toolReply(call("r", "read", `{"path":"a"}`), call("g", "grep", `{"pattern":"x"}`), call("l", "list", `{}`), call("o", "glob", `{"pattern":"*.go"}`)),
+			toolReply(call("s", "shell", `{"command":"true"}`), call("w", "write", `{"path":"b","content":"x"}`)),
+			textReply("done"),
+		}, nil)
+		var mu sync.Mutex
+		var locally, remotely []string
+		h.env.SetOnLocalActivityStartedListener(func(_ *activity.Info, _ context.Context, args []any) {
+			mu.Lock()
+			defer mu.Unlock()
+			locally = append(locally, args[0].(activities.ToolRequest).CallID)
+		})
+		h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+			if info.ActivityType.Name != "RunTool" {
+				return
+			}
+			var req activities.ToolRequest
+			require.NoError(t, args.Get(&req))
+			mu.Lock()
+			defer mu.Unlock()
+			remotely = append(remotely, req.CallID)
+		})
+		h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: "auto", LocalReads: local})
+		require.NoError(t, h.env.GetWorkflowError())
+		var r SessionResult
+		require.NoError(t, h.env.GetWorkflowResult(&r))
+		require.Equal(t, ResultCompleted, r.Status)
+		if local {
+			require.ElementsMatch(t, []string{"r", "g", "l", "o"}, locally)
+			require.ElementsMatch(t, []string{"s", "w"}, remotely)
+		} else {
+			require.Empty(t, locally)
+			require.ElementsMatch(t, []string{"r", "g", "l", "o", "s", "w"}, remotely)
+		}
+		msgs := h.conversation(t)
+		require.Equal(t, "ok r", byID(msgs, "r").Content)
+		require.Equal(t, "ok s", byID(msgs, "s").Content)
+	}
+}
+
+// A local read that keeps failing is retried like an activity read (3
+// attempts) and then paired with its error, and the session goes on.
+func TestLocalReadFailureIsPaired(t *testing.T) {
+	t.Parallel()
+	attempts := 0
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("r", "read", `{"path":"a"}`)),
+		textReply("done"),
+	}, func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
+		attempts++
+		return tools.Result{}, temporal.NewApplicationError("disk on fire", "Test")
+	})
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: "auto", LocalReads: true})
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Equal(t, 3, attempts)
+	res := byID(h.conversation(t), "r")
+	require.NotNil(t, res)
+	require.True(t, res.IsError)
+	require.Contains(t, res.Content, "disk on fire")
+}
