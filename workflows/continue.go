@@ -95,8 +95,31 @@ func (s *session) wantSwitch(ctx workflow.Context) bool {
 	if limit <= 0 {
 		limit = DefaultContinueAsNewTurns
 	}
-	return workflow.GetInfo(ctx).GetContinueAsNewSuggested() || s.turn-s.runStartTurn >= limit
+	if s.turn-s.runStartTurn >= limit {
+		return true
+	}
+	if !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+		return false
+	}
+	if s.head == "" && s.turn-s.runStartTurn < minRunTurnsCarryingAll &&
+		workflow.GetVersion(ctx, versionCarryAll, workflow.DefaultVersion, 1) >= 1 {
+		// No transcript (the worker runs with --transcript off): the next
+		// run's input carries the whole conversation, so once that alone
+		// passes the server's threshold every run is suggested to switch
+		// at once, and switching each turn would only copy it again.
+		return false
+	}
+	return true
 }
+
+// minRunTurnsCarryingAll is how many turns a run without a transcript
+// takes before it follows the server's suggestion to continue as new.
+const minRunTurnsCarryingAll = 20
+
+// versionCarryAll marks sessions that hold the suggestion back per
+// minRunTurnsCarryingAll; asked only when it would, so other sessions'
+// histories are unchanged.
+const versionCarryAll = "carry-all-min-turns-v1"
 
 // canCarryBatch reports whether the current batch may be carried into a
 // new run: no call is running or queued to run, and some wait for a

@@ -229,3 +229,24 @@ func TestCompactionBeforeTheWindowIsFull(t *testing.T) {
 	require.Equal(t, "summary", after[0].Content)
 	require.Less(t, len(after), 12)
 }
+
+// Without a transcript the next run's input carries the whole
+// conversation; when the server keeps suggesting a switch (that input alone
+// passes its threshold), a run still takes minRunTurnsCarryingAll turns
+// instead of switching before every model call.
+func TestSuggestionWithoutTranscriptTakesTurnsFirst(t *testing.T) {
+	t.Parallel()
+	var replies []activities.ModelResponse
+	for i := 1; i <= 30; i++ {
+		replies = append(replies, toolReply(readCall(i)))
+	}
+	h := newHarness(t, replies, nil) // the model returns no head: no transcript
+	h.env.SetContinueAsNewSuggested(true)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: "auto"})
+	var cont *workflow.ContinueAsNewError
+	require.ErrorAs(t, h.env.GetWorkflowError(), &cont)
+	require.Equal(t, minRunTurnsCarryingAll, len(h.requests), "model calls before the switch")
+	var next SessionInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(cont.Input, &next))
+	require.Equal(t, minRunTurnsCarryingAll, next.Resume.Turn)
+}
