@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"time"
 
 	historypb "go.temporal.io/api/history/v1"
@@ -206,70 +205,6 @@ func replay(ctx context.Context, c Config, srv *server, out io.Writer) error {
 	fmt.Fprintf(out, "| decoded history (ReplayWorkflowHistory) | %s | %.1f |\n", summarize(mem).cell(0), summarize(mem).Med*1000/float64(len(h.GetEvents())))
 	fmt.Fprintf(out, "| from the JSON file (ReplayWorkflowHistoryFromJSONFile) | %s | %.1f |\n\n", summarize(file).cell(0), summarize(file).Med*1000/float64(len(h.GetEvents())))
 	fmt.Fprintf(out, "history saved to %s\n\n", c.HistoryFile)
-	return nil
-}
-
-// concurrency: N sessions at once on one worker, zero-latency model;
-// against N baseline loops at once in the same process.
-func concurrency(ctx context.Context, c Config, srv *server, out io.Writer) error {
-	wd, d, err := pair(ctx, c, srv, 0)
-	if err != nil {
-		return err
-	}
-	defer wd.close()
-	defer d.close()
-	runs := c.Runs
-	if runs > 3 {
-		runs = 3
-	}
-	fmt.Fprintf(out, "### concurrency: N sessions of %d tool turns at once, one worker, zero-latency model, %d runs\n\n", c.ConcTurns, runs)
-	fmt.Fprintf(out, "| N | durable steps/s | baseline steps/s | durable/baseline | bench process RSS growth MiB | per session KiB | devserver peak RSS MiB |\n|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, n := range c.Sessions {
-		var dsteps, bsteps, rat, grow, per []float64
-		for r := 0; r < runs; r++ {
-			before := rssKB(0, "VmRSS")
-			peak := before
-			stop := make(chan struct{})
-			var mu sync.Mutex
-			go func() {
-				t := time.NewTicker(50 * time.Millisecond)
-				defer t.Stop()
-				for {
-					select {
-					case <-stop:
-						return
-					case <-t.C:
-						if v := rssKB(0, "VmRSS"); v > 0 {
-							mu.Lock()
-							peak = max(peak, v)
-							mu.Unlock()
-						}
-					}
-				}
-			}()
-			dw, err := parallel(n, func() error { _, _, err := d.session(ctx, c.ConcTurns); return err })
-			close(stop)
-			if err != nil {
-				return err
-			}
-			bw, err := parallel(n, func() error { _, err := runBaseline(ctx, wd.acts, c.ConcTurns); return err })
-			if err != nil {
-				return err
-			}
-			steps := float64(n * c.ConcTurns)
-			mu.Lock()
-			g := float64(peak - before)
-			mu.Unlock()
-			dsteps = append(dsteps, steps/dw.Seconds())
-			bsteps = append(bsteps, steps/bw.Seconds())
-			rat = append(rat, (steps/dw.Seconds())/(steps/bw.Seconds()))
-			grow = append(grow, g/1024)
-			per = append(per, g/float64(n))
-		}
-		fmt.Fprintf(out, "| %d | %s | %s | %s | %s | %s | %.0f |\n", n, summarize(dsteps).cell(0), summarize(bsteps).cell(0),
-			summarize(rat).cell(3), summarize(grow).cell(1), summarize(per).cell(0), float64(rssKB(srv.pid(), "VmHWM"))/1024)
-	}
-	fmt.Fprintln(out)
 	return nil
 }
 
