@@ -63,18 +63,45 @@ func TestResponderShape(t *testing.T) {
 	require.Len(t, res.perTurn(), 3)
 }
 
-// TestTinyConcurrency runs the concurrency scenario (worker process,
-// plain SDK workflow) at a toy size, checking the table, not the figures.
-func TestTinyConcurrency(t *testing.T) {
+// TestTinyConcurrencyAndReplay runs the concurrency scenario (worker
+// process, plain SDK workflow) and the replay scenario with a transcript
+// store at toy sizes, checking the tables, not the figures.
+func TestTinyConcurrencyAndReplay(t *testing.T) {
 	t.Parallel()
 	bin := devserverBin(t)
-	cfg, err := ParseFlags([]string{"-scenario", "concurrency", "-runs", "1", "-sessions", "3",
-		"-concurrency-turns", "2", "-devserver", bin})
+	cfg, err := ParseFlags([]string{"-scenario", "concurrency,replay", "-runs", "1", "-sessions", "3",
+		"-concurrency-turns", "2", "-replay-turns", "5", "-devserver", bin,
+		"-history", filepath.Join(t.TempDir(), "history.json")})
 	require.NoError(t, err)
 	var out bytes.Buffer
 	require.NoError(t, Run(cfg, &out))
 	require.Contains(t, out.String(), "| 3 |")
 	require.Contains(t, out.String(), "plain SDK steps/s")
+	require.Contains(t, out.String(), "transcript store (")
+}
+
+func TestParseFlagsReplay(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		args         []string
+		turns, calls int
+		serverConfig bool
+	}{
+		{"store by default", []string{"-scenario", "replay"}, defaultStoreReplayTurns, 1, true},
+		{"no store", []string{"-scenario", "replay", "-replay-store=false"}, 25, 100, true},
+		{"explicit", []string{"-scenario", "replay", "-replay-turns", "7", "-replay-calls", "2"}, 7, 2, true},
+		{"no replay, no server config", []string{"-scenario", "ratio"}, defaultStoreReplayTurns, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := ParseFlags(tc.args)
+			require.NoError(t, err)
+			require.Equal(t, tc.turns, c.ReplayTurns)
+			require.Equal(t, tc.calls, c.ReplayCalls)
+			require.Equal(t, tc.serverConfig, len(c.ServerFlags) == len(replayServerConfig))
+		})
+	}
 }
 
 func TestPlainWorkflow(t *testing.T) {

@@ -154,20 +154,31 @@ func overhead(ctx context.Context, c Config, srv *server, out io.Writer) error {
 }
 
 // replay: run one long zero-latency session, save its history, and time
-// the replayer on it.
+// the replayer on it. With a transcript store the session is one read a
+// turn, as sessions are; without, many calls a turn keep the history
+// (which then carries the conversation) inside the server's limits.
 func replay(ctx context.Context, c Config, srv *server, out io.Writer) error {
 	wd, err := newWorld(0)
 	if err != nil {
 		return err
 	}
 	defer wd.close()
+	if c.ReplayStore {
+		unset, err := wd.withStore()
+		if err != nil {
+			return err
+		}
+		defer unset()
+	}
 	d, err := newDurable(srv.addr, wd, c.Opts)
 	if err != nil {
 		return err
 	}
 	defer d.close()
+	in := d.input(c.ReplayTurns, c.ReplayCalls)
+	in.ContinueAsNewTurns = 100000 // one run holds the whole session
 	start := time.Now()
-	_, id, err := d.sessionCalls(ctx, c.ReplayTurns, c.ReplayCalls)
+	_, id, err := d.run(ctx, in, c.ReplayTurns+1)
 	if err != nil {
 		return err
 	}
@@ -176,6 +187,10 @@ func replay(ctx context.Context, c Config, srv *server, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if prev := h.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId(); prev != "" {
+		return fmt.Errorf("session %s continued as new (run %s before it): its last run is not the whole session; raise limit.history*.suggestContinueAsNew on the server", id, prev)
+	}
+	events := len(h.GetEvents())
 	b, err := protojson.Marshal(h)
 	if err != nil {
 		return err
@@ -199,11 +214,18 @@ func replay(ctx context.Context, c Config, srv *server, out io.Writer) error {
 		}
 		file = append(file, ms(time.Since(t0)))
 	}
-	fmt.Fprintf(out, "### replay: a session of %d tool turns of %d calls each (%d events, %.1f MB of history JSON; it took %.1f s to run), %d runs\n\n",
-		c.ReplayTurns, c.ReplayCalls, len(h.GetEvents()), float64(len(b))/1e6, took.Seconds(), c.Runs)
+	store := "no transcript store"
+	if c.ReplayStore {
+		store = "transcript store"
+	}
+	fmt.Fprintf(out, "### replay: one run of a session of %d tool turns, %d calls a turn, %s (%d events, %.1f MB of history JSON; it took %.1f s to run), %d runs\n\n",
+		c.ReplayTurns, c.ReplayCalls, store, events, float64(len(b))/1e6, took.Seconds(), c.Runs)
+	if events < 10000 {
+		fmt.Fprintf(out, "(below 10,000 events: raise -replay-turns)\n\n")
+	}
 	fmt.Fprintf(out, "| replay | ms, median (min–max) | µs per event |\n|---|---:|---:|\n")
-	fmt.Fprintf(out, "| decoded history (ReplayWorkflowHistory) | %s | %.1f |\n", summarize(mem).cell(0), summarize(mem).Med*1000/float64(len(h.GetEvents())))
-	fmt.Fprintf(out, "| from the JSON file (ReplayWorkflowHistoryFromJSONFile) | %s | %.1f |\n\n", summarize(file).cell(0), summarize(file).Med*1000/float64(len(h.GetEvents())))
+	fmt.Fprintf(out, "| decoded history (ReplayWorkflowHistory) | %s | %.1f |\n", summarize(mem).cell(0), summarize(mem).Med*1000/float64(events))
+	fmt.Fprintf(out, "| from the JSON file (ReplayWorkflowHistoryFromJSONFile) | %s | %.1f |\n\n", summarize(file).cell(0), summarize(file).Med*1000/float64(events))
 	fmt.Fprintf(out, "history saved to %s\n\n", c.HistoryFile)
 	return nil
 }

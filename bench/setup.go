@@ -12,6 +12,8 @@ import (
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/transcript"
+	"github.com/longrun/longrun/workflows"
 )
 
 // benchFile is the small file every scripted turn reads.
@@ -106,6 +108,20 @@ func newActivities(modelURL, dir string) (*activities.Activities, error) {
 	return activities.New(activities.ModelConfig{
 		BaseURL: modelURL, APIKey: "bench", DefaultModel: "scripted-bench", RequestTimeout: time.Minute,
 	}, tools.NewRegistry(tools.Builtin(tools.DefaultConfig())...), ws), nil
+}
+
+// withStore gives the world's activities a transcript store in its
+// workspace and the workflows its reader, as a worker started with
+// --transcript on does; the returned func takes the reader away again.
+func (w *world) withStore() (func(), error) {
+	d, err := transcript.NewDir(filepath.Join(w.dir, ".longrun", "transcript"))
+	if err != nil {
+		return nil, fmt.Errorf("transcript store: %w", err)
+	}
+	store := transcript.NewCache(d, 64<<20)
+	activities.SetTranscript(w.acts, store)
+	workflows.SetTranscriptReader(store)
+	return func() { workflows.SetTranscriptReader(nil) }, nil
 }
 
 func (w *world) close() {
