@@ -70,7 +70,7 @@ func TestTinyConcurrencyAndReplay(t *testing.T) {
 	t.Parallel()
 	bin := devserverBin(t)
 	cfg, err := ParseFlags([]string{"-scenario", "concurrency,replay", "-runs", "1", "-sessions", "3",
-		"-concurrency-turns", "2", "-replay-turns", "5", "-devserver", bin,
+		"-concurrency-turns", "2", "-replay-turns", "5", "-local-reads", "-devserver", bin,
 		"-history", filepath.Join(t.TempDir(), "history.json")})
 	require.NoError(t, err)
 	var out bytes.Buffer
@@ -78,6 +78,7 @@ func TestTinyConcurrencyAndReplay(t *testing.T) {
 	require.Contains(t, out.String(), "| 3 |")
 	require.Contains(t, out.String(), "plain SDK steps/s")
 	require.Contains(t, out.String(), "transcript store (")
+	require.Contains(t, out.String(), "LocalReads:true")
 }
 
 func TestParseFlagsReplay(t *testing.T) {

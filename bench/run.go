@@ -14,12 +14,13 @@ import (
 	"time"
 )
 
-// runOptions are the worker and client options a durable run uses; none
-// changes workflow code.
+// runOptions are the worker, client and session input options a durable
+// run uses; none changes workflow code.
 type runOptions struct {
 	WFTPollers, ActPollers int  // 0: the SDK's defaults
 	Eager                  bool // eager activity execution (server dynamic config plus worker)
 	EagerStart             bool // eager workflow start
+	LocalReads             bool // SessionInput.LocalReads in every session the bench starts
 }
 
 // Config is what to measure and how.
@@ -82,6 +83,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.IntVar(&c.Opts.ActPollers, "activity-pollers", 0, "worker activity task pollers (0: SDK default)")
 	fs.BoolVar(&c.Opts.Eager, "eager", false, "eager activity execution: enable it on the started devserver and the worker")
 	fs.BoolVar(&c.Opts.EagerStart, "eager-start", false, "eager workflow start")
+	fs.BoolVar(&c.Opts.LocalReads, "local-reads", false, "local_reads in every session input: read-only tools run as local activities")
 	fs.BoolVar(&c.ReplayStore, "replay-store", true, "the replay scenario's worker keeps a transcript store, so one call a turn reaches 10,000 events in one run (false: no store, history grows with the conversation)")
 	fs.IntVar(&c.ReplayTurns, "replay-turns", 0, fmt.Sprintf("tool turns of the session whose history the replay scenario replays (0: %d with -replay-store, 25 without)", defaultStoreReplayTurns))
 	fs.IntVar(&c.ReplayCalls, "replay-calls", 0, "tool calls per turn of that session (0: 1 with -replay-store; 100 without, as many calls over few turns reach 10,000 events inside the server's 50 MB history limit)")
