@@ -2,18 +2,32 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
 )
 
-// TestTinyScenarios runs the ratio and overhead scenarios with two turns
-// and one run against the embedded server, to prove the command works. It
-// checks the tables are printed, never the times in them.
-func TestTinyScenarios(t *testing.T) {
-	t.Parallel()
+// TestMain lets the test binary be the concurrency scenario's worker
+// process, as the bench binary is (startWorkerProc runs os.Executable).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == workerCmd {
+		keepModelConns()
+		if err := workerMain(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// devserverBin is the prebuilt devserver, or skips the test.
+func devserverBin(t *testing.T) string {
+	t.Helper()
 	bin := os.Getenv("LONGRUN_DEVSERVER")
 	if bin == "" {
 		bin = filepath.Join("..", ".longrun-bin", "devserver")
@@ -21,6 +35,15 @@ func TestTinyScenarios(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Skipf("no devserver binary at %s (make devserver)", bin)
 	}
+	return bin
+}
+
+// TestTinyScenarios runs the ratio and overhead scenarios with two turns
+// and one run against the embedded server, to prove the command works. It
+// checks the tables are printed, never the times in them.
+func TestTinyScenarios(t *testing.T) {
+	t.Parallel()
+	bin := devserverBin(t)
 	cfg, err := ParseFlags([]string{"-scenario", "ratio,overhead", "-runs", "1", "-turns", "2", "-latency", "1ms", "-devserver", bin})
 	require.NoError(t, err)
 	var out bytes.Buffer
@@ -38,4 +61,59 @@ func TestResponderShape(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 4, res.Turns, "three tool turns and the final text")
 	require.Len(t, res.perTurn(), 3)
+}
+
+// TestTinyConcurrencyAndReplay runs the concurrency scenario (worker
+// process, plain SDK workflow) and the replay scenario with a transcript
+// store at toy sizes, checking the tables, not the figures.
+func TestTinyConcurrencyAndReplay(t *testing.T) {
+	t.Parallel()
+	bin := devserverBin(t)
+	cfg, err := ParseFlags([]string{"-scenario", "concurrency,replay", "-runs", "1", "-sessions", "3",
+		"-concurrency-turns", "2", "-replay-turns", "5", "-local-reads", "-devserver", bin,
+		"-history", filepath.Join(t.TempDir(), "history.json")})
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, Run(cfg, &out))
+	require.Contains(t, out.String(), "| 3 |")
+	require.Contains(t, out.String(), "plain SDK steps/s")
+	require.Contains(t, out.String(), "transcript store (")
+	require.Contains(t, out.String(), "LocalReads:true")
+}
+
+func TestParseFlagsReplay(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		args         []string
+		turns, calls int
+		serverConfig bool
+	}{
+		{"store by default", []string{"-scenario", "replay"}, defaultStoreReplayTurns, 1, true},
+		{"no store", []string{"-scenario", "replay", "-replay-store=false"}, 25, 100, true},
+		{"explicit", []string{"-scenario", "replay", "-replay-turns", "7", "-replay-calls", "2"}, 7, 2, true},
+		{"no replay, no server config", []string{"-scenario", "ratio"}, defaultStoreReplayTurns, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := ParseFlags(tc.args)
+			require.NoError(t, err)
+			require.Equal(t, tc.turns, c.ReplayTurns)
+			require.Equal(t, tc.calls, c.ReplayCalls)
+			require.Equal(t, tc.serverConfig, len(c.ServerFlags) == len(replayServerConfig))
+		})
+	}
+}
+
+func TestPlainWorkflow(t *testing.T) {
+	t.Parallel()
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestWorkflowEnvironment()
+	env.RegisterActivity(&plainActivities{})
+	env.ExecuteWorkflow(benchPlainWorkflow, 3)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var calls int
+	require.NoError(t, env.GetWorkflowResult(&calls))
+	require.Equal(t, 4, calls, "three tool turns and the final text")
 }

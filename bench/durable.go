@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -92,7 +93,8 @@ func (s *server) pid() int {
 	return s.cmd.Process.Pid
 }
 
-// durable is a client and an in-process worker on a task queue of their own.
+// durable is a client and a worker on a task queue of their own: an
+// in-process worker, or (w nil) one in a child process (workerproc.go).
 type durable struct {
 	c     client.Client
 	w     worker.Worker
@@ -104,44 +106,76 @@ type durable struct {
 var quiet = sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
 
 func newDurable(addr string, wd *world, o runOptions) (*durable, error) {
+	d, err := dialDurable(addr, fmt.Sprintf("bench-%d", time.Now().UnixNano()), o)
+	if err != nil {
+		return nil, err
+	}
+	d.w = newWorker(d.c, d.queue, wd.acts, o)
+	if err := d.w.Start(); err != nil {
+		d.c.Close()
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	return d, nil
+}
+
+// dialDurable is a durable with a client only, for a worker elsewhere.
+func dialDurable(addr, queue string, o runOptions) (*durable, error) {
 	c, err := client.Dial(client.Options{HostPort: addr, Logger: quiet})
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
-	queue := fmt.Sprintf("bench-%d", time.Now().UnixNano())
-	wo := worker.Options{
+	return &durable{c: c, queue: queue, opts: o}, nil
+}
+
+// newWorker is the bench's worker: the session and the plain SDK
+// workflow with their activities. The SDK's defaults (1,000 workflow
+// task and activity slots each, a sticky cache of 10,000) hold 500
+// sessions at once.
+func newWorker(c client.Client, queue string, acts *activities.Activities, o runOptions) worker.Worker {
+	w := worker.New(c, queue, worker.Options{
 		MaxConcurrentWorkflowTaskPollers: o.WFTPollers,
 		MaxConcurrentActivityTaskPollers: o.ActPollers,
 		DisableEagerActivities:           !o.Eager,
-	}
-	w := worker.New(c, queue, wo)
+	})
 	w.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
-	w.RegisterActivity(wd.acts)
-	if err := w.Start(); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("start worker: %w", err)
-	}
-	return &durable{c: c, w: w, queue: queue, opts: o}, nil
+	w.RegisterActivity(acts)
+	w.RegisterWorkflowWithOptions(benchPlainWorkflow, workflow.RegisterOptions{Name: plainWorkflowType})
+	w.RegisterActivity(&plainActivities{})
+	return w
 }
 
 func (d *durable) close() {
-	d.w.Stop()
+	if d.w != nil {
+		d.w.Stop()
+	}
 	d.c.Close()
 }
 
 // session runs one AgentSession of turns tool turns and returns its wall
 // time (start request to result) and workflow id.
 func (d *durable) session(ctx context.Context, turns int) (time.Duration, string, error) {
-	return d.sessionCalls(ctx, turns, 1)
+	return d.run(ctx, d.input(turns, 1), turns+1)
 }
 
 // sessionCalls is session with calls tool calls per turn.
 func (d *durable) sessionCalls(ctx context.Context, turns, calls int) (time.Duration, string, error) {
+	return d.run(ctx, d.input(turns, calls), turns+1)
+}
+
+// input is the session input of a session of turns tool turns of calls
+// calls each, as every durable run of the bench starts it.
+func (d *durable) input(turns, calls int) workflows.SessionInput {
+	return workflows.SessionInput{Prompt: prompt(turns, calls), Profile: "auto", MaxTurns: turns + 1, LocalReads: d.opts.LocalReads}
+}
+
+// run starts a session with in, waits for its result and checks it
+// completed after want model calls.
+func (d *durable) run(ctx context.Context, in workflows.SessionInput, want int) (time.Duration, string, error) {
 	id := fmt.Sprintf("%s-%d", d.queue, d.seq.Add(1))
 	start := time.Now()
 	run, err := d.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: d.queue, EnableEagerStart: d.opts.EagerStart,
-	}, workflows.WorkflowType, workflows.SessionInput{Prompt: prompt(turns, calls), Profile: "auto", MaxTurns: turns + 1})
+	}, workflows.WorkflowType, in)
 	if err != nil {
 		return 0, id, fmt.Errorf("start session: %w", err)
 	}
@@ -150,8 +184,8 @@ func (d *durable) sessionCalls(ctx context.Context, turns, calls int) (time.Dura
 		return 0, id, fmt.Errorf("session %s: %w", id, err)
 	}
 	wall := time.Since(start)
-	if res.Status != workflows.ResultCompleted || res.Turns != turns+1 {
-		return wall, id, fmt.Errorf("session %s: status %s after %d turns, want completed after %d", id, res.Status, res.Turns, turns+1)
+	if res.Status != workflows.ResultCompleted || res.Turns != want {
+		return wall, id, fmt.Errorf("session %s: status %s after %d turns, want completed after %d", id, res.Status, res.Turns, want)
 	}
 	return wall, id, nil
 }

@@ -220,7 +220,7 @@ func growthSession(ctx context.Context, c Config, srv *server, ours bool, turns 
 		return nil, 0, err
 	}
 	defer d.close()
-	in := workflows.SessionInput{Prompt: fmt.Sprintf("%s%d: read big.txt window by window", growthPrompt, turns), Profile: "auto", MaxTurns: turns + 1}
+	in := workflows.SessionInput{Prompt: fmt.Sprintf("%s%d: read big.txt window by window", growthPrompt, turns), Profile: "auto", MaxTurns: turns + 1, LocalReads: c.Opts.LocalReads}
 	if ours {
 		in.ContextWindow = c.HistWindow
 	}

@@ -11,6 +11,14 @@ import (
 )
 
 func main() {
+	keepModelConns()
+	if len(os.Args) > 1 && os.Args[1] == workerCmd {
+		if err := workerMain(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench worker:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	cfg, err := ParseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

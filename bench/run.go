@@ -8,17 +8,19 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// runOptions are the worker and client options a durable run uses; none
-// changes workflow code.
+// runOptions are the worker, client and session input options a durable
+// run uses; none changes workflow code.
 type runOptions struct {
 	WFTPollers, ActPollers int  // 0: the SDK's defaults
 	Eager                  bool // eager activity execution (server dynamic config plus worker)
 	EagerStart             bool // eager workflow start
+	LocalReads             bool // SessionInput.LocalReads in every session the bench starts
 }
 
 // Config is what to measure and how.
@@ -33,6 +35,7 @@ type Config struct {
 	Opts        runOptions
 	ReplayTurns int
 	ReplayCalls int
+	ReplayStore bool // the replayed session keeps its conversation in a transcript store
 	HistoryFile string
 	Sessions    []int
 	ConcTurns   int
@@ -40,6 +43,17 @@ type Config struct {
 	// how far the naive design goes.
 	HistTurns, HistWindow, NaiveTurns int
 }
+
+// replayServerConfig raises the server's continue-as-new suggestion above
+// the replayed session (the history limits stay: 50 MB, 51,200 events).
+var replayServerConfig = []string{
+	"limit.historyCount.suggestContinueAsNew=50000",
+	"limit.historySize.suggestContinueAsNew=45000000",
+}
+
+// defaultStoreReplayTurns is enough one-read turns (about 12.5 events
+// each) for 10,000 events.
+const defaultStoreReplayTurns = 850
 
 // Scenario names, in the order "all" runs them.
 var allScenarios = []string{"ratio", "overhead", "replay", "concurrency"}
@@ -69,8 +83,10 @@ func ParseFlags(args []string) (Config, error) {
 	fs.IntVar(&c.Opts.ActPollers, "activity-pollers", 0, "worker activity task pollers (0: SDK default)")
 	fs.BoolVar(&c.Opts.Eager, "eager", false, "eager activity execution: enable it on the started devserver and the worker")
 	fs.BoolVar(&c.Opts.EagerStart, "eager-start", false, "eager workflow start")
-	fs.IntVar(&c.ReplayTurns, "replay-turns", 25, "tool turns of the session whose history the replay scenario replays")
-	fs.IntVar(&c.ReplayCalls, "replay-calls", 100, "tool calls per turn of that session (many calls over few turns reach 10,000 events inside the server's 50 MB history limit)")
+	fs.BoolVar(&c.Opts.LocalReads, "local-reads", false, "local_reads in every session input: read-only tools run as local activities")
+	fs.BoolVar(&c.ReplayStore, "replay-store", true, "the replay scenario's worker keeps a transcript store, so one call a turn reaches 10,000 events in one run (false: no store, history grows with the conversation)")
+	fs.IntVar(&c.ReplayTurns, "replay-turns", 0, fmt.Sprintf("tool turns of the session whose history the replay scenario replays (0: %d with -replay-store, 25 without)", defaultStoreReplayTurns))
+	fs.IntVar(&c.ReplayCalls, "replay-calls", 0, "tool calls per turn of that session (0: 1 with -replay-store; 100 without, as many calls over few turns reach 10,000 events inside the server's 50 MB history limit)")
 	fs.StringVar(&c.HistoryFile, "history", filepath.Join(os.TempDir(), "longrun-bench-history.json"), "where the replay scenario saves the long history (JSON)")
 	sessions := fs.String("sessions", "10,50", "concurrent sessions, comma-separated (concurrency)")
 	fs.IntVar(&c.ConcTurns, "concurrency-turns", 20, "tool turns per session in the concurrency scenario")
@@ -101,7 +117,28 @@ func ParseFlags(args []string) (Config, error) {
 	if c.Runs <= 0 || c.Turns <= 0 {
 		return c, errors.New("-runs and -turns must be positive")
 	}
-	c.ServerFlags = dyn
+	switch {
+	case c.ReplayTurns == 0 && c.ReplayStore:
+		c.ReplayTurns = defaultStoreReplayTurns
+	case c.ReplayTurns == 0:
+		c.ReplayTurns = 25
+	}
+	switch {
+	case c.ReplayCalls == 0 && c.ReplayStore:
+		c.ReplayCalls = 1
+	case c.ReplayCalls == 0:
+		c.ReplayCalls = 100
+	}
+	if c.ReplayTurns < 0 || c.ReplayCalls < 0 {
+		return c, errors.New("-replay-turns and -replay-calls must not be negative")
+	}
+	if slices.Contains(c.Scenarios, "replay") {
+		// The server suggests continue-as-new past 4,096 events or 4 MB,
+		// and a session takes the suggestion: the replayed history must be
+		// one run. First, so a -server-config of the same key wins.
+		c.ServerFlags = append(c.ServerFlags, replayServerConfig...)
+	}
+	c.ServerFlags = append(c.ServerFlags, dyn...)
 	if c.Opts.Eager {
 		c.ServerFlags = append(c.ServerFlags, "system.enableActivityEagerExecution=true")
 	}

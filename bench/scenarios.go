@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"time"
 
 	historypb "go.temporal.io/api/history/v1"
@@ -155,20 +154,31 @@ func overhead(ctx context.Context, c Config, srv *server, out io.Writer) error {
 }
 
 // replay: run one long zero-latency session, save its history, and time
-// the replayer on it.
+// the replayer on it. With a transcript store the session is one read a
+// turn, as sessions are; without, many calls a turn keep the history
+// (which then carries the conversation) inside the server's limits.
 func replay(ctx context.Context, c Config, srv *server, out io.Writer) error {
 	wd, err := newWorld(0)
 	if err != nil {
 		return err
 	}
 	defer wd.close()
+	if c.ReplayStore {
+		unset, err := wd.withStore()
+		if err != nil {
+			return err
+		}
+		defer unset()
+	}
 	d, err := newDurable(srv.addr, wd, c.Opts)
 	if err != nil {
 		return err
 	}
 	defer d.close()
+	in := d.input(c.ReplayTurns, c.ReplayCalls)
+	in.ContinueAsNewTurns = 100000 // one run holds the whole session
 	start := time.Now()
-	_, id, err := d.sessionCalls(ctx, c.ReplayTurns, c.ReplayCalls)
+	_, id, err := d.run(ctx, in, c.ReplayTurns+1)
 	if err != nil {
 		return err
 	}
@@ -177,6 +187,10 @@ func replay(ctx context.Context, c Config, srv *server, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if prev := h.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId(); prev != "" {
+		return fmt.Errorf("session %s continued as new (run %s before it): its last run is not the whole session; raise limit.history*.suggestContinueAsNew on the server", id, prev)
+	}
+	events := len(h.GetEvents())
 	b, err := protojson.Marshal(h)
 	if err != nil {
 		return err
@@ -200,76 +214,19 @@ func replay(ctx context.Context, c Config, srv *server, out io.Writer) error {
 		}
 		file = append(file, ms(time.Since(t0)))
 	}
-	fmt.Fprintf(out, "### replay: a session of %d tool turns of %d calls each (%d events, %.1f MB of history JSON; it took %.1f s to run), %d runs\n\n",
-		c.ReplayTurns, c.ReplayCalls, len(h.GetEvents()), float64(len(b))/1e6, took.Seconds(), c.Runs)
+	store := "no transcript store"
+	if c.ReplayStore {
+		store = "transcript store"
+	}
+	fmt.Fprintf(out, "### replay: one run of a session of %d tool turns, %d calls a turn, %s (%d events, %.1f MB of history JSON; it took %.1f s to run), %d runs\n\n",
+		c.ReplayTurns, c.ReplayCalls, store, events, float64(len(b))/1e6, took.Seconds(), c.Runs)
+	if events < 10000 {
+		fmt.Fprintf(out, "(below 10,000 events: raise -replay-turns)\n\n")
+	}
 	fmt.Fprintf(out, "| replay | ms, median (min–max) | µs per event |\n|---|---:|---:|\n")
-	fmt.Fprintf(out, "| decoded history (ReplayWorkflowHistory) | %s | %.1f |\n", summarize(mem).cell(0), summarize(mem).Med*1000/float64(len(h.GetEvents())))
-	fmt.Fprintf(out, "| from the JSON file (ReplayWorkflowHistoryFromJSONFile) | %s | %.1f |\n\n", summarize(file).cell(0), summarize(file).Med*1000/float64(len(h.GetEvents())))
+	fmt.Fprintf(out, "| decoded history (ReplayWorkflowHistory) | %s | %.1f |\n", summarize(mem).cell(0), summarize(mem).Med*1000/float64(events))
+	fmt.Fprintf(out, "| from the JSON file (ReplayWorkflowHistoryFromJSONFile) | %s | %.1f |\n\n", summarize(file).cell(0), summarize(file).Med*1000/float64(events))
 	fmt.Fprintf(out, "history saved to %s\n\n", c.HistoryFile)
-	return nil
-}
-
-// concurrency: N sessions at once on one worker, zero-latency model;
-// against N baseline loops at once in the same process.
-func concurrency(ctx context.Context, c Config, srv *server, out io.Writer) error {
-	wd, d, err := pair(ctx, c, srv, 0)
-	if err != nil {
-		return err
-	}
-	defer wd.close()
-	defer d.close()
-	runs := c.Runs
-	if runs > 3 {
-		runs = 3
-	}
-	fmt.Fprintf(out, "### concurrency: N sessions of %d tool turns at once, one worker, zero-latency model, %d runs\n\n", c.ConcTurns, runs)
-	fmt.Fprintf(out, "| N | durable steps/s | baseline steps/s | durable/baseline | bench process RSS growth MiB | per session KiB | devserver peak RSS MiB |\n|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, n := range c.Sessions {
-		var dsteps, bsteps, rat, grow, per []float64
-		for r := 0; r < runs; r++ {
-			before := rssKB(0, "VmRSS")
-			peak := before
-			stop := make(chan struct{})
-			var mu sync.Mutex
-			go func() {
-				t := time.NewTicker(50 * time.Millisecond)
-				defer t.Stop()
-				for {
-					select {
-					case <-stop:
-						return
-					case <-t.C:
-						if v := rssKB(0, "VmRSS"); v > 0 {
-							mu.Lock()
-							peak = max(peak, v)
-							mu.Unlock()
-						}
-					}
-				}
-			}()
-			dw, err := parallel(n, func() error { _, _, err := d.session(ctx, c.ConcTurns); return err })
-			close(stop)
-			if err != nil {
-				return err
-			}
-			bw, err := parallel(n, func() error { _, err := runBaseline(ctx, wd.acts, c.ConcTurns); return err })
-			if err != nil {
-				return err
-			}
-			steps := float64(n * c.ConcTurns)
-			mu.Lock()
-			g := float64(peak - before)
-			mu.Unlock()
-			dsteps = append(dsteps, steps/dw.Seconds())
-			bsteps = append(bsteps, steps/bw.Seconds())
-			rat = append(rat, (steps/dw.Seconds())/(steps/bw.Seconds()))
-			grow = append(grow, g/1024)
-			per = append(per, g/float64(n))
-		}
-		fmt.Fprintf(out, "| %d | %s | %s | %s | %s | %s | %.0f |\n", n, summarize(dsteps).cell(0), summarize(bsteps).cell(0),
-			summarize(rat).cell(3), summarize(grow).cell(1), summarize(per).cell(0), float64(rssKB(srv.pid(), "VmHWM"))/1024)
-	}
-	fmt.Fprintln(out)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/transcript"
+	"github.com/longrun/longrun/workflows"
 )
 
 // benchFile is the small file every scripted turn reads.
@@ -60,6 +63,16 @@ func newModel(delay time.Duration) *scriptedmodel.Server {
 	})
 }
 
+// keepModelConns lets the default HTTP transport (the model client's)
+// keep a connection per concurrent session to the scripted model: with
+// its default of two idle connections a host, 500 sessions would open
+// and close a connection on almost every model call.
+func keepModelConns() {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t.MaxIdleConns, t.MaxIdleConnsPerHost = 2048, 2048
+	}
+}
+
 // world is what both loops share: the scripted model, one workspace and
 // the activities (the same value runs the baseline and backs the worker).
 type world struct {
@@ -76,15 +89,39 @@ func newWorld(delay time.Duration) (*world, error) {
 	if err := os.WriteFile(filepath.Join(dir, benchFile), []byte("one line of notes\n"), 0o644); err != nil {
 		return nil, err
 	}
+	m := newModel(delay)
+	acts, err := newActivities(m.URL(), dir)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	return &world{model: m, dir: dir, acts: acts}, nil
+}
+
+// newActivities are the activities on the model at modelURL with the
+// builtin tools in the workspace dir.
+func newActivities(modelURL, dir string) (*activities.Activities, error) {
 	ws, err := tools.NewWorkspace(dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	m := newModel(delay)
-	acts := activities.New(activities.ModelConfig{
-		BaseURL: m.URL(), APIKey: "bench", DefaultModel: "scripted-bench", RequestTimeout: time.Minute,
-	}, tools.NewRegistry(tools.Builtin(tools.DefaultConfig())...), ws)
-	return &world{model: m, dir: dir, acts: acts}, nil
+	return activities.New(activities.ModelConfig{
+		BaseURL: modelURL, APIKey: "bench", DefaultModel: "scripted-bench", RequestTimeout: time.Minute,
+	}, tools.NewRegistry(tools.Builtin(tools.DefaultConfig())...), ws), nil
+}
+
+// withStore gives the world's activities a transcript store in its
+// workspace and the workflows its reader, as a worker started with
+// --transcript on does; the returned func takes the reader away again.
+func (w *world) withStore() (func(), error) {
+	d, err := transcript.NewDir(filepath.Join(w.dir, ".longrun", "transcript"))
+	if err != nil {
+		return nil, fmt.Errorf("transcript store: %w", err)
+	}
+	store := transcript.NewCache(d, 64<<20)
+	activities.SetTranscript(w.acts, store)
+	workflows.SetTranscriptReader(store)
+	return func() { workflows.SetTranscriptReader(nil) }, nil
 }
 
 func (w *world) close() {
