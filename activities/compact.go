@@ -94,6 +94,10 @@ func (a *Activities) Compact(ctx context.Context, req CompactRequest) (CompactRe
 	if err != nil {
 		return CompactResult{}, storeError("load the conversation", err)
 	}
+	req.Messages, err = transcript.Resolve(ctx, a.transcript, req.Messages)
+	if err != nil {
+		return CompactResult{}, storeError("read offloaded tool results", err)
+	}
 	full := append(prior, req.Messages...)
 	nsys := 0
 	for nsys < len(full) && full[nsys].Role == conversation.RoleSystem {

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/transcript"
 )
 
 // ErrTypeUnknownTool marks a call to a tool this worker does not have.
@@ -38,6 +39,12 @@ type ToolRequest struct {
 	// JobID names the background job a `shell` call with background: true
 	// starts; the session assigns it.
 	JobID string `json:"job_id,omitempty"`
+	// ByReference asks for a long result to be kept in the transcript
+	// store, with only a preview and its reference in the result (see
+	// tools.Result.ContentRef). The session asks when it holds its
+	// conversation by reference; a call whose text the workflow itself
+	// reads (job_list across workers) does not.
+	ByReference bool `json:"by_reference,omitempty"`
 }
 
 // RunTool runs one tool call in the session's working directory. Failures
@@ -100,6 +107,17 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 		return res, ctx.Err()
 	}
 	res.WorkerQueue = a.workerQueue
+	if req.ByReference && a.transcript != nil && len(res.Content) > transcript.OffloadBytes {
+		// A store that fails must not fail the call: a command that ran
+		// would be reported as not run. The text then goes inline.
+		if ref, preview, err := transcript.Offload(ctx, a.transcript, res.Content); err != nil {
+			if activity.IsActivity(ctx) {
+				activity.GetLogger(ctx).Warn("tool result kept inline: transcript store failed", "call_id", req.CallID, "error", err)
+			}
+		} else {
+			res.ContentRef, res.ContentBytes, res.Content = ref, len(res.Content), preview
+		}
+	}
 	return res, nil
 }
 

@@ -36,6 +36,11 @@ func SetTranscript(a *Activities, s transcript.Store) { a.transcript = s }
 // Without a store, msgs must be the whole conversation.
 func (a *Activities) conversationOf(ctx context.Context, head string, msgs []conversation.Message) (full []conversation.Message, newHead string, err error) {
 	if a.transcript == nil {
+		if transcript.HasOffloaded(msgs) {
+			return nil, "", temporal.NewNonRetryableApplicationError(
+				"the conversation holds tool results kept in a transcript store, but this worker keeps no transcript (started with --transcript off): run the session's workers with the same transcript store",
+				ErrTypeTranscriptUnavailable, nil)
+		}
 		if head != "" {
 			return nil, "", temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("the request names transcript %s but this worker keeps no transcript (started with --transcript off): run the session's workers with a transcript store", head),
@@ -46,6 +51,11 @@ func (a *Activities) conversationOf(ctx context.Context, head string, msgs []con
 	prior, err := transcript.Load(ctx, a.transcript, head)
 	if err != nil {
 		return nil, "", storeError("load the conversation", err)
+	}
+	// The store keeps full text: a segment never holds a preview.
+	msgs, err = transcript.Resolve(ctx, a.transcript, msgs)
+	if err != nil {
+		return nil, "", storeError("read offloaded tool results", err)
 	}
 	newHead, err = transcript.Append(ctx, a.transcript, head, msgs)
 	if err != nil {

@@ -60,6 +60,13 @@ type ToolResult struct {
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
 	Reason  Reason `json:"reason"`
+	// ContentRef, when set, is the transcript reference of the full
+	// result and Content is only a preview of it: the worker that ran the
+	// tool kept the text out of the workflow history. The model activity
+	// and the conversation query put the full text back
+	// (transcript.Resolve); ContentBytes is its length, for estimates.
+	ContentRef   string `json:"content_ref,omitempty"`
+	ContentBytes int    `json:"content_bytes,omitempty"`
 }
 
 // ToolMessage wraps a result as a tool message.

@@ -86,6 +86,11 @@ type Result struct {
 	// polls; the activity sets it, so the session can route calls about a
 	// background job to the worker that holds it.
 	WorkerQueue string `json:"worker_queue,omitempty"`
+	// ContentRef is set when the activity kept Content in the transcript
+	// store and left only a preview here (see conversation.ToolResult):
+	// a 20 KB read then costs the history a reference, not 20 KB.
+	ContentRef   string `json:"content_ref,omitempty"`
+	ContentBytes int    `json:"content_bytes,omitempty"`
 }
 
 // Env is what a running tool needs from its caller.

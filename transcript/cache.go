@@ -57,6 +57,11 @@ func (c *Cache) Load(ctx context.Context, head string) ([]conversation.Message, 
 	return slices.Clone(msgs), nil
 }
 
+// Resolve is the package's Resolve through this cache.
+func (c *Cache) Resolve(ctx context.Context, msgs []conversation.Message) ([]conversation.Message, error) {
+	return Resolve(ctx, c, msgs)
+}
+
 // Expand is the package's Expand through this cache.
 func (c *Cache) Expand(ctx context.Context, msgs []conversation.Message) ([]conversation.Message, error) {
 	return Expand(ctx, c, msgs)

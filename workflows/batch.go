@@ -216,7 +216,8 @@ func (s *session) runCall(ctx workflow.Context, cs *callState) {
 	}
 	switch {
 	case err == nil:
-		r := conversation.ToolResult{Content: res.Content, IsError: res.IsError, Reason: conversation.ReasonRan}
+		r := conversation.ToolResult{Content: res.Content, IsError: res.IsError, Reason: conversation.ReasonRan,
+			ContentRef: res.ContentRef, ContentBytes: res.ContentBytes}
 		switch {
 		case cs.workerLost:
 			r.Reason = conversation.ReasonWorkerLost
@@ -400,7 +401,7 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 	})
 	req := activities.ToolRequest{
 		CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir,
-		AllowNetwork: s.in.Network,
+		AllowNetwork: s.in.Network, ByReference: s.transcript,
 	}
 	if s.guardWrites && cs.spec.EditsFiles {
 		// The whole record goes along: which files a patch touches is the

@@ -32,7 +32,11 @@ const compactAt = 0.8
 func (s *session) estimateTokens() int {
 	n := 0
 	for _, m := range s.messages {
-		n += len(m.Content)
+		if m.Result != nil && m.Result.ContentRef != "" {
+			n += m.Result.ContentBytes // the model gets the whole text, not the preview
+		} else {
+			n += len(m.Content)
+		}
 		for _, c := range m.ToolCalls {
 			n += len(c.Arguments) + len(c.Name)
 		}
@@ -124,6 +128,12 @@ func (s *session) fullConversation(original bool) ([]conversation.Message, error
 			return nil, fmt.Errorf("read transcript %s: %w", s.head, err)
 		}
 		msgs = append(older, s.messages...)
+	}
+	if transcriptReader != nil {
+		var err error
+		if msgs, err = transcriptReader.Resolve(context.Background(), msgs); err != nil {
+			return nil, fmt.Errorf("read offloaded tool results: %w", err)
+		}
 	}
 	if original && transcriptReader != nil {
 		return transcriptReader.Expand(context.Background(), msgs)

@@ -74,6 +74,8 @@ const (
 type TranscriptReader interface {
 	Load(ctx context.Context, head string) ([]conversation.Message, error)
 	Expand(ctx context.Context, msgs []conversation.Message) ([]conversation.Message, error)
+	// Resolve puts back the full text of tool results held by reference.
+	Resolve(ctx context.Context, msgs []conversation.Message) ([]conversation.Message, error)
 }
 
 var transcriptReader TranscriptReader

@@ -45,6 +45,11 @@ func (m *memTranscript) Load(_ context.Context, head string) ([]conversation.Mes
 	return append([]conversation.Message(nil), msgs...), nil
 }
 
+// Resolve has nothing to do: the harness's tools return results inline.
+func (m *memTranscript) Resolve(_ context.Context, msgs []conversation.Message) ([]conversation.Message, error) {
+	return msgs, nil
+}
+
 func (m *memTranscript) Expand(ctx context.Context, msgs []conversation.Message) ([]conversation.Message, error) {
 	var out []conversation.Message
 	for _, msg := range msgs {

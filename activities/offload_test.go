@@ -1,0 +1,124 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/longrun/longrun/conversation"
+	sm "github.com/longrun/longrun/scriptedmodel"
+	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/transcript"
+)
+
+func runTool(t *testing.T, a *Activities, req ToolRequest) tools.Result {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	val, err := env.ExecuteActivity(a.RunTool, req)
+	require.NoError(t, err)
+	var res tools.Result
+	require.NoError(t, val.Get(&res))
+	return res
+}
+
+// A long result asked for by reference goes to the store; the result holds
+// its reference, its length and a preview. A short one, one not asked for
+// by reference, or one on a worker without a store stays inline.
+func TestRunToolKeepsLongResultsByReference(t *testing.T) {
+	t.Parallel()
+	a, root := newActs(t, nil)
+	store := withTranscript(t, a)
+	var b strings.Builder
+	for i := 0; i < 400; i++ {
+		b.WriteString("a line of the big file, ünïcode too\n")
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "big.txt"), []byte(b.String()), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "small.txt"), []byte("tiny\n"), 0o644))
+	read := func(path string, byRef bool) tools.Result {
+		return runTool(t, a, ToolRequest{CallID: "c_" + path, Name: "read", Arguments: json.RawMessage(`{"path":"` + path + `"}`), ByReference: byRef})
+	}
+
+	full := read("big.txt", false)
+	require.Empty(t, full.ContentRef)
+	require.Greater(t, len(full.Content), transcript.OffloadBytes)
+
+	res := read("big.txt", true)
+	require.Equal(t, transcript.Ref([]byte(full.Content)), res.ContentRef)
+	require.Equal(t, len(full.Content), res.ContentBytes)
+	require.Less(t, len(res.Content), 1200, "only a preview goes into the history")
+	require.True(t, strings.HasPrefix(full.Content, strings.SplitN(res.Content, "\n[… preview", 2)[0]))
+	require.Contains(t, res.Content, "kept in the transcript store")
+	require.NotEmpty(t, res.Files, "the stale-write record still comes back")
+	stored, err := store.Get(context.Background(), res.ContentRef)
+	require.NoError(t, err)
+	require.Equal(t, full.Content, string(stored))
+
+	require.Empty(t, read("small.txt", true).ContentRef)
+
+	noStore, _ := newActs(t, nil)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "x"), nil, 0o644))
+	r := runTool(t, noStore, ToolRequest{CallID: "c", Name: "list", Arguments: json.RawMessage(`{}`), ByReference: true})
+	require.Empty(t, r.ContentRef)
+}
+
+// failingStore refuses every write.
+type failingStore struct{ transcript.Store }
+
+func (failingStore) Put(context.Context, []byte) (string, error) {
+	return "", errors.New("disk full")
+}
+
+// A store that fails does not fail the call (a command that ran must not
+// be reported as not run): the text stays inline.
+func TestRunToolStoreFailureKeepsTheResultInline(t *testing.T) {
+	t.Parallel()
+	a, root := newActs(t, nil)
+	SetTranscript(a, failingStore{})
+	require.NoError(t, os.WriteFile(filepath.Join(root, "big.txt"), []byte(strings.Repeat("x\n", 3000)), 0o644))
+	res := runTool(t, a, ToolRequest{CallID: "c", Name: "read", Arguments: json.RawMessage(`{"path":"big.txt"}`), ByReference: true})
+	require.Empty(t, res.ContentRef)
+	require.Greater(t, len(res.Content), 6000)
+}
+
+// The model gets the full text of a result held by reference, the stored
+// segment holds it too (never the preview), and a worker without a store
+// refuses such a conversation instead of sending previews.
+func TestCallModelResolvesOffloadedResults(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := sm.New(sm.Text("seen"))
+	defer srv.Close()
+	a, _ := newActs(t, srv)
+	store := withTranscript(t, a)
+	big := strings.Repeat("0123456789abcdef", 300)
+	ref, preview, err := transcript.Offload(ctx, store, big)
+	require.NoError(t, err)
+	msgs := []conversation.Message{
+		{Role: conversation.RoleUser, Content: "read it"},
+		{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{{ID: "c1", Name: "read", Arguments: `{"path":"big"}`}}},
+		conversation.ToolMessage(conversation.ToolResult{CallID: "c1", Name: "read", Content: preview, Reason: conversation.ReasonRan, ContentRef: ref, ContentBytes: len(big)}),
+	}
+	resp, err := a.CallModel(ctx, ModelRequest{Messages: msgs})
+	require.NoError(t, err)
+	sent := srv.Requests()[0].Messages
+	require.Equal(t, big, sent[2].Content)
+	require.NotContains(t, string(srv.Requests()[0].Raw), "preview")
+	saved, err := transcript.Load(ctx, store, resp.Head)
+	require.NoError(t, err)
+	require.Equal(t, big, saved[2].Result.Content)
+	require.Empty(t, saved[2].Result.ContentRef)
+	require.Equal(t, preview, msgs[2].Result.Content, "the caller's messages are not changed")
+
+	bare, _ := newActs(t, srv)
+	_, err = bare.CallModel(ctx, ModelRequest{Messages: msgs})
+	requireAppErr(t, err, ErrTypeTranscriptUnavailable, true)
+}

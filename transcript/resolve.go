@@ -1,0 +1,69 @@
+package transcript
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/longrun/longrun/conversation"
+)
+
+// OffloadBytes is the size past which a tool result is kept in the store
+// and only a preview goes through the workflow history. Below it the
+// reference and preview would save little.
+const OffloadBytes = 2048
+
+// previewBytes is how much of an offloaded result the history keeps, so
+// the Web UI still shows what the call returned.
+const previewBytes = 1024
+
+// Offload stores content and returns its reference and the preview that
+// stands for it in the history.
+func Offload(ctx context.Context, s Store, content string) (ref, preview string, err error) {
+	ref, err = s.Put(ctx, []byte(content))
+	if err != nil {
+		return "", "", err
+	}
+	return ref, Preview(content), nil
+}
+
+// Preview is the start of content cut at a character boundary, with a
+// note that says the rest is held by reference.
+func Preview(content string) string {
+	cut := min(previewBytes, len(content))
+	for cut < len(content) && cut > 0 && !utf8.RuneStart(content[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s\n[… preview: the whole result is %d bytes, kept in the transcript store]", content[:cut], len(content))
+}
+
+// Resolve returns msgs with every offloaded tool result (Result.ContentRef
+// set) replaced by its full text, as if it had never been offloaded. msgs
+// itself is not changed (its Result pointers may be shared with workflow
+// state); a slice without offloaded results is returned as it is.
+func Resolve(ctx context.Context, s Store, msgs []conversation.Message) ([]conversation.Message, error) {
+	if !HasOffloaded(msgs) {
+		return msgs, nil
+	}
+	out := slices.Clone(msgs)
+	for i, m := range out {
+		if m.Result == nil || m.Result.ContentRef == "" {
+			continue
+		}
+		data, err := s.Get(ctx, m.Result.ContentRef)
+		if err != nil {
+			return nil, fmt.Errorf("result of tool call %s: %w", m.Result.CallID, err)
+		}
+		r := *m.Result
+		r.Content, r.ContentRef, r.ContentBytes = string(data), "", 0
+		out[i].Result, out[i].Content = &r, r.Content
+	}
+	return out, nil
+}
+
+// HasOffloaded reports whether any message holds a tool result by
+// reference.
+func HasOffloaded(msgs []conversation.Message) bool {
+	return slices.ContainsFunc(msgs, func(m conversation.Message) bool { return m.Result != nil && m.Result.ContentRef != "" })
+}
