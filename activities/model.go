@@ -54,7 +54,11 @@ type ModelRequest struct {
 	// conversation (not stored in the transcript), e.g. the current plan.
 	Reminders []conversation.Message `json:"reminders,omitempty"`
 	Tools     []ToolDef              `json:"tools,omitempty"`
-	Turn      int                    `json:"turn"`
+	// ToolsRef, with Tools empty, names tool definitions an earlier reply
+	// stored (ModelResponse.ToolsRef): the catalog is the same every turn
+	// and tens of KB, so the history holds it once per run, not per turn.
+	ToolsRef string `json:"tools_ref,omitempty"`
+	Turn     int    `json:"turn"`
 }
 
 // ModelResponse is the output of CallModel: the assistant's message, our
@@ -64,7 +68,10 @@ type ModelResponse struct {
 	// sent (the request's Head plus its Messages), when the worker keeps a
 	// transcript; the session then holds only this reference and what
 	// comes after. Empty: the worker keeps none, the session keeps it all.
-	Head         string               `json:"head,omitempty"`
+	Head string `json:"head,omitempty"`
+	// ToolsRef is the transcript reference of the request's Tools, when
+	// the worker keeps a transcript: send it instead of the same Tools.
+	ToolsRef     string               `json:"tools_ref,omitempty"`
 	Model        string               `json:"model"`
 	Message      conversation.Message `json:"message"`
 	Usage        conversation.Usage   `json:"usage"`
@@ -89,6 +96,10 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 			"no model: start the session with a model or set LONGRUN_MODEL on the worker", ErrTypeNoModel, nil)
 	}
 	full, head, err := a.conversationOf(ctx, req.Head, req.Messages)
+	if err != nil {
+		return ModelResponse{}, err
+	}
+	toolsRef, err := a.toolsOf(ctx, &req)
 	if err != nil {
 		return ModelResponse{}, err
 	}
@@ -127,7 +138,7 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 	if err == nil {
 		resp.Message = textToolCalls(resp.Message, req)
 	}
-	resp.Head = head
+	resp.Head, resp.ToolsRef = head, toolsRef
 	return resp, err
 }
 

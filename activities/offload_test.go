@@ -122,3 +122,37 @@ func TestCallModelResolvesOffloadedResults(t *testing.T) {
 	_, err = bare.CallModel(ctx, ModelRequest{Messages: msgs})
 	requireAppErr(t, err, ErrTypeTranscriptUnavailable, true)
 }
+
+// Tool definitions sent once are stored; a request naming them by
+// reference reaches the model with the same tools; a worker without a
+// store refuses such a request.
+func TestCallModelToolsByReference(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := sm.New(sm.Text("one"), sm.Text("two"), sm.Text("three"))
+	defer srv.Close()
+	a, _ := newActs(t, srv)
+	store := withTranscript(t, a)
+	defs := []ToolDef{{Name: "read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}
+	msgs := []conversation.Message{{Role: conversation.RoleUser, Content: "hi"}}
+	first, err := a.CallModel(ctx, ModelRequest{Messages: msgs, Tools: defs})
+	require.NoError(t, err)
+	require.NotEmpty(t, first.ToolsRef)
+	raw, err := store.Get(ctx, first.ToolsRef)
+	require.NoError(t, err)
+	require.JSONEq(t, `[{"name":"read","description":"Read a file.","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}]`, string(raw))
+
+	second, err := a.CallModel(ctx, ModelRequest{Head: first.Head, Messages: []conversation.Message{{Role: conversation.RoleUser, Content: "again"}}, ToolsRef: first.ToolsRef})
+	require.NoError(t, err)
+	require.Equal(t, first.ToolsRef, second.ToolsRef)
+	reqs := srv.Requests()
+	require.Len(t, reqs[1].Tools, 1)
+	require.Equal(t, reqs[0].Tools, reqs[1].Tools)
+
+	bare, _ := newActs(t, srv)
+	_, err = bare.CallModel(ctx, ModelRequest{Messages: msgs, ToolsRef: first.ToolsRef})
+	requireAppErr(t, err, ErrTypeTranscriptUnavailable, true)
+	noRef, err := bare.CallModel(ctx, ModelRequest{Messages: msgs, Tools: defs})
+	require.NoError(t, err)
+	require.Empty(t, noRef.ToolsRef, "a worker without a store makes no reference")
+}

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -71,4 +72,42 @@ func storeError(what string, err error) error {
 		return err
 	}
 	return temporal.NewApplicationErrorWithCause(fmt.Sprintf("transcript: %s: %v", what, err), ErrTypeTranscriptStore, err)
+}
+
+// toolsOf settles the request's tool definitions with the store: Tools
+// given are stored (their reference is returned for the next request),
+// ToolsRef alone is read back into req.Tools. Without a store Tools go as
+// they are and no reference is made.
+func (a *Activities) toolsOf(ctx context.Context, req *ModelRequest) (string, error) {
+	if len(req.Tools) > 0 {
+		if a.transcript == nil {
+			return "", nil
+		}
+		data, err := json.Marshal(req.Tools)
+		if err != nil {
+			return "", fmt.Errorf("encode tool definitions: %w", err)
+		}
+		ref, err := a.transcript.Put(ctx, data)
+		if err != nil {
+			return "", storeError("store the tool definitions", err)
+		}
+		return ref, nil
+	}
+	if req.ToolsRef == "" {
+		return "", nil
+	}
+	if a.transcript == nil {
+		return "", temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the request names tool definitions %s but this worker keeps no transcript (started with --transcript off): run the session's workers with the same transcript store", req.ToolsRef),
+			ErrTypeTranscriptUnavailable, nil)
+	}
+	data, err := a.transcript.Get(ctx, req.ToolsRef)
+	if err != nil {
+		return "", storeError("read the tool definitions", err)
+	}
+	if err := json.Unmarshal(data, &req.Tools); err != nil {
+		return "", temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("tool definitions %s: %v", req.ToolsRef, err), ErrTypeTranscriptStore, err)
+	}
+	return req.ToolsRef, nil
 }

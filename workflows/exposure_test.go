@@ -89,3 +89,50 @@ func TestDeferredToolsAndToolSearch(t *testing.T) {
 		}
 	}
 }
+
+// Once a worker stored the run's tool definitions (ModelResponse.ToolsRef),
+// later requests name them instead of carrying them; when tool_search
+// changes what is sent, the definitions go inline again and the new
+// reference is used from then on.
+func TestToolDefinitionsByReference(t *testing.T) {
+	t.Parallel()
+	cat := catalog()
+	cat.Tools = append(cat.Tools, tools.Spec{Name: "crm__invoice_search", Description: "Search invoices by customer name",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"customer":{"type":"string"}}}`), ReadOnly: true, Exposure: tools.ExposureDeferred})
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(AgentSession)
+	env.OnActivity(a.ListTools, mock.Anything).Return(cat, nil)
+	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(activities.WorkspaceConfig{}, nil)
+	replies := []activities.ModelResponse{
+		toolReply(call("r1", "read", `{"path":"a"}`)),
+		toolReply(conversation.ToolCall{ID: "s1", Name: "tool_search", Arguments: `{"query":"invoices for a customer","limit":3}`}),
+		toolReply(call("r2", "read", `{"path":"b"}`)),
+		textReply("done"),
+	}
+	var reqs []activities.ModelRequest
+	env.OnActivity(a.CallModel, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req activities.ModelRequest) (activities.ModelResponse, error) {
+			reqs = append(reqs, req)
+			r := replies[len(reqs)-1]
+			if len(req.Tools) > 0 { // the worker stores what it was sent
+				r.ToolsRef = fmt.Sprintf("tools-%d", len(req.Tools))
+			} else {
+				r.ToolsRef = req.ToolsRef
+			}
+			return r, nil
+		})
+	env.OnActivity(a.RunTool, mock.Anything, mock.Anything).Return(tools.Result{Content: "ok"}, nil)
+	env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: "auto"})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, reqs, 4)
+	n := len(reqs[0].Tools)
+	require.NotZero(t, n)
+	require.Empty(t, reqs[0].ToolsRef)
+	require.Empty(t, reqs[1].Tools, "the same definitions go by reference")
+	require.Equal(t, fmt.Sprintf("tools-%d", n), reqs[1].ToolsRef)
+	require.Len(t, reqs[2].Tools, n+1, "tool_search found one: the new list goes inline")
+	require.Empty(t, reqs[2].ToolsRef)
+	require.Empty(t, reqs[3].Tools)
+	require.Equal(t, fmt.Sprintf("tools-%d", n+1), reqs[3].ToolsRef)
+}

@@ -1,8 +1,10 @@
 package workflows
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -76,6 +78,12 @@ type session struct {
 	// overflowCompacted: this turn already compacted after a context-length
 	// error; a second one is reported, not compacted again.
 	overflowCompacted bool
+
+	// toolsRef names toolsSent, the tool definitions a worker stored for
+	// this run (ModelResponse.ToolsRef); not carried across continue-as-new,
+	// so each run's history holds the catalog once.
+	toolsRef  string
+	toolsSent []activities.ToolDef
 
 	cancelTurn  workflow.CancelFunc // cancels the running turn (interrupt)
 	interrupted bool                // the running turn was interrupted
@@ -355,6 +363,11 @@ func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, err
 		defs = s.exposedDefs()
 	}
 	req := activities.ModelRequest{Model: s.in.Model, Head: s.head, Messages: s.messages, Tools: defs, Turn: s.turn}
+	if s.toolsRef != "" && slices.EqualFunc(defs, s.toolsSent, sameDef) {
+		// The worker stored these very definitions for an earlier turn of
+		// this run: name them instead of copying them into the history.
+		req.Tools, req.ToolsRef = nil, s.toolsRef
+	}
 	if r := s.planReminder(); r != nil {
 		req.Reminders = []conversation.Message{*r}
 	}
@@ -362,12 +375,20 @@ func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, err
 	if err := workflow.ExecuteActivity(actx, a.CallModel, req).Get(ctx, &resp); err != nil {
 		return resp, err
 	}
+	if resp.ToolsRef != "" && req.ToolsRef == "" {
+		s.toolsRef, s.toolsSent = resp.ToolsRef, defs
+	}
 	s.usage = s.usage.Add(resp.Usage)
 	s.lastUsage, s.overflowCompacted = resp.Usage, false
 	if resp.Model != "" {
 		s.model = resp.Model
 	}
 	return resp, nil
+}
+
+// sameDef compares two tool definitions, parameters byte for byte.
+func sameDef(x, y activities.ToolDef) bool {
+	return x.Name == y.Name && x.Description == y.Description && bytes.Equal(x.Parameters, y.Parameters)
 }
 
 // waitForInput waits for a user message, up to the idle timeout. It
