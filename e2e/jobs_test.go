@@ -21,7 +21,7 @@ import (
 // answers from the conversation, so it does not care how many polls the
 // job needs.
 func jobModel(marker string) sm.Responder {
-	command := "for i in 1 2 3; do echo tick $i; sleep 0.2; done; echo ready; sleep 300 # " + marker
+	command := "for i in 1 2 3; do echo tick $i; sleep 0.2; done; echo ready; sleep 300; true # " + marker
 	return func(req sm.Request) (sm.Reply, bool) {
 		polls, started := 0, false
 		var last string // the latest job_output

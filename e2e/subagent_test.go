@@ -88,7 +88,7 @@ func TestSubagentApprovalOnTheParent(t *testing.T) {
 func TestSubagentCancelledWithItsParent(t *testing.T) {
 	t.Parallel()
 	marker := "longrun-child-" + randHex(6)
-	e := newEnvResponder(t, subagentModel("auto", sm.Call{ID: "c_sh", Name: "shell", Arguments: `{"command": "sleep 120 # ` + marker + `"}`}))
+	e := newEnvResponder(t, subagentModel("auto", sm.Call{ID: "c_sh", Name: "shell", Arguments: `{"command": "sleep 120; true # ` + marker + `"}`}))
 	id := e.start(workflows.SessionInput{Prompt: "delegate", Profile: "auto"})
 	child := id + "/task-1"
 	waitFor(t, "the child's command to run", 60*time.Second, func() bool { return len(processesWith(marker)) > 0 })
