@@ -90,6 +90,38 @@ func growthModel() *scriptedmodel.Server {
 	})
 }
 
+// growthStall is how long a session's turn may stand still before the
+// bench calls it stalled.
+const growthStall = 60 * time.Second
+
+// growthStalls notes, by design (true: ours), why a session stalled.
+var growthStalls = map[bool]string{}
+
+// lastWFTFailure is the cause of the newest failed workflow task of the
+// session's current run, for the stall note.
+func lastWFTFailure(ctx context.Context, c client.Client, id string) string {
+	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return err.Error()
+	}
+	run := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	it := c.GetWorkflowHistory(ctx, id, run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	why := "no failed workflow task in the history"
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			break
+		}
+		if a := ev.GetWorkflowTaskFailedEventAttributes(); a != nil {
+			why = fmt.Sprintf("workflow task failed: %s: %s", a.GetCause(), a.GetFailure().GetMessage())
+		}
+	}
+	if p := desc.GetPendingWorkflowTask(); p != nil && p.GetAttempt() > 1 {
+		why += fmt.Sprintf(" (attempt %d)", p.GetAttempt())
+	}
+	return why
+}
+
 // growthTurns is the length of the session running now (they run one at
 // a time), for requests whose prompt was compacted away.
 var growthTurns atomic.Int64
@@ -153,7 +185,12 @@ func historyGrowth(ctx context.Context, c Config, srv *server, out io.Writer) er
 		return fmt.Errorf("naive: %w", err)
 	}
 	fmt.Fprintf(out, "our design: %d turns in %.0f s (transcript store, continue_as_new_turns default, context_window %d); naive: %d turns in %.0f s (no transcript store)\n\n",
-		c.HistTurns, oursTook.Seconds(), c.HistWindow, c.NaiveTurns, naiveTook.Seconds())
+		len(ours)-1, oursTook.Seconds(), c.HistWindow, len(naive)-1, naiveTook.Seconds())
+	for _, design := range []bool{true, false} {
+		if s := growthStalls[design]; s != "" {
+			fmt.Fprintf(out, "**%s session %s**\n\n", map[bool]string{true: "our", false: "the naive"}[design], s)
+		}
+	}
 	fmt.Fprintf(out, "| turn | ours: run | ours: history bytes of the run | ours: history bytes, all runs | ours: store bytes | naive: run | naive: history bytes of the run | naive: history bytes, all runs |\n")
 	fmt.Fprintf(out, "|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, t := range growthCheckpoints {
@@ -230,10 +267,16 @@ func growthSession(ctx context.Context, c Config, srv *server, ours bool, turns 
 	if err != nil {
 		return nil, 0, err
 	}
-	// The store on disk, sampled by turn while the session runs.
+	// The store on disk, sampled by turn while the session runs; a
+	// session whose turn stops moving for growthStall is stalled (the
+	// naive design's model input passes the server's 2 MB payload limit,
+	// and its workflow task fails on every attempt).
 	store := map[int]int64{}
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
+	runCtx, stalled := context.WithCancel(ctx)
+	defer stalled()
+	lastTurn, moved := -1, time.Now()
 	go func() {
 		defer close(sampled)
 		for {
@@ -242,33 +285,46 @@ func growthSession(ctx context.Context, c Config, srv *server, ours bool, turns 
 				return
 			case <-time.After(100 * time.Millisecond):
 			}
-			if storeDir == "" {
-				continue
-			}
 			v, err := d.c.QueryWorkflow(ctx, id, "", workflows.QueryStatus)
 			var st workflows.Status
 			if err != nil || v.Get(&st) != nil {
+				if time.Since(moved) > growthStall {
+					stalled()
+				}
 				continue
 			}
-			if _, ok := store[st.Turn]; !ok {
+			if st.Turn != lastTurn {
+				lastTurn, moved = st.Turn, time.Now()
+			} else if time.Since(moved) > growthStall {
+				stalled()
+			}
+			if _, ok := store[st.Turn]; !ok && storeDir != "" {
 				store[st.Turn] = dirBytes(storeDir)
 			}
 		}
 	}()
 	var res workflows.SessionResult
-	err = run.Get(ctx, &res)
+	err = run.Get(runCtx, &res)
 	took := time.Since(start)
 	close(stop)
 	<-sampled
-	if err != nil {
+	stall := ""
+	switch {
+	case err != nil && runCtx.Err() != nil && ctx.Err() == nil:
+		stall = fmt.Sprintf("stalled at turn %d: no progress for %s (%s)", lastTurn, growthStall, lastWFTFailure(ctx, d.c, id))
+		_ = d.c.TerminateWorkflow(ctx, id, "", "bench: "+stall)
+		turns = max(lastTurn-2, 0) // the tool turns whose next model call was scheduled
+	case err != nil:
 		return nil, took, fmt.Errorf("session %s: %w", id, err)
-	}
-	if res.Turns != turns+1 {
+	case res.Turns != turns+1:
 		return nil, took, fmt.Errorf("session %s: %s after %d turns, want %d (%s)", id, res.Status, res.Turns, turns+1, res.Error)
 	}
 	series, err := growthSeries(ctx, d.c, id, turns)
 	if err != nil {
 		return nil, took, err
+	}
+	if stall != "" {
+		growthStalls[ours] = stall
 	}
 	var lastStore int64
 	for t := range series {
