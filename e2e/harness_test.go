@@ -133,6 +133,9 @@ type env struct {
 	worker    *exec.Cmd
 	logs      *syncBuffer
 	workerEnv []string // extra environment for every worker this env starts
+
+	// workerArgs are extra flags for every worker this env starts.
+	workerArgs []string
 }
 
 func newEnv(t *testing.T, script ...scriptedmodel.Reply) *env {
@@ -175,7 +178,7 @@ func newEnvWorkerEnv(t *testing.T, workerEnv []string, script ...scriptedmodel.R
 
 func (e *env) startWorker() {
 	e.t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "worker"), "--workspace", e.workspace)
+	cmd := exec.Command(filepath.Join(binDir, "worker"), append([]string{"--workspace", e.workspace}, e.workerArgs...)...)
 	cmd.Env = append(os.Environ(),
 		"TEMPORAL_ADDRESS="+temporalAddr,
 		"LONGRUN_TASK_QUEUE="+e.taskQueue,

@@ -64,7 +64,7 @@ func parseRef(ref string) (string, error) {
 // <dir>/<first 2 hex digits>/<hex digest>. It serves one machine. Workers
 // on several machines must share the store, since a session's next turn
 // may run on any of them: mount one directory on all of them, or use an
-// S3-compatible bucket (the intended option; not built here).
+// S3-compatible bucket (S3).
 type Dir struct {
 	dir string
 }

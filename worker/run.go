@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"flag"
@@ -34,8 +35,9 @@ type Main struct {
 	Model     activities.ModelConfig
 	Scripted  string // "demo": serve the scripted demo model in-process
 	Tools     tools.Config
-	// Transcript is the transcript store's directory: "" is
-	// <workspace>/.longrun/transcript, "off" keeps none.
+	// Transcript is the transcript store: a directory ("" is
+	// <workspace>/.longrun/transcript), an s3:// URL (see
+	// transcript.ParseS3URL), or "off" for none.
 	Transcript string
 }
 
@@ -49,7 +51,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
 	fs.StringVar(&m.Workspace, "workspace", or(getenv("LONGRUN_WORKSPACE"), "."), "workspace root every tool is confined to (env LONGRUN_WORKSPACE)")
 	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
-	fs.StringVar(&m.Transcript, "transcript", getenv("LONGRUN_TRANSCRIPT_DIR"), "directory of the transcript store sessions keep their messages in (default <workspace>/.longrun/transcript; off: none, the whole conversation goes through history) (env LONGRUN_TRANSCRIPT_DIR)")
+	fs.StringVar(&m.Transcript, "transcript", getenv("LONGRUN_TRANSCRIPT_DIR"), "transcript store sessions keep their messages in: a directory (default <workspace>/.longrun/transcript), or s3://bucket/prefix?endpoint=host:port&region=R&insecure=1 for a bucket workers on several machines share (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, else the instance's IAM role; endpoint defaults to AWS S3), or off: none, the whole conversation goes through history (env LONGRUN_TRANSCRIPT_DIR)")
 	fs.StringVar(&m.Scripted, "scripted-model", "", `serve a scripted model in-process instead of OPENAI_BASE_URL ("demo")`)
 	fs.DurationVar(&m.Tools.Shell.DefaultTimeout, "shell-timeout", m.Tools.Shell.DefaultTimeout, "default shell command timeout")
 	fs.DurationVar(&m.Tools.Shell.MaxTimeout, "shell-max-timeout", m.Tools.Shell.MaxTimeout, "largest shell timeout a call may ask for")
@@ -152,7 +154,7 @@ func (m *Main) Run() error {
 	defer jobs.Close()
 	m.Tools.Jobs = jobs
 	acts := activities.New(m.Model, tools.NewRegistry(tools.Builtin(m.Tools)...), ws)
-	store, dir, err := openTranscript(m.Transcript, ws.Root())
+	store, where, err := openTranscript(m.Transcript, ws.Root())
 	if err != nil {
 		return err
 	}
@@ -161,7 +163,7 @@ func (m *Main) Run() error {
 		// The conversation query resolves the session's references
 		// through the same cache the model calls fill.
 		workflows.SetTranscriptReader(store)
-		logger.Info("transcript store", "dir", dir)
+		logger.Info("transcript store", "store", where)
 	} else {
 		logger.Warn("no transcript store (--transcript off): every model call carries the whole conversation through history")
 	}
@@ -214,21 +216,28 @@ func openMCP(root string, logger *slog.Logger) (*mcp.Manager, error) {
 // in memory, so a session's next model call reads only its newest turn.
 const transcriptCacheBytes = 64 << 20
 
+// transcriptOpenTimeout bounds the start-up check of a remote store: a
+// worker pointed at an endpoint that does not answer should say so and
+// exit, not hang.
+const transcriptOpenTimeout = 30 * time.Second
+
 // openTranscript opens the transcript store flag names (see
-// Main.Transcript); nil when it is off.
+// Main.Transcript) and describes it for the log; nil when it is off.
 func openTranscript(flag, workspaceRoot string) (*transcript.Cache, string, error) {
-	dir := flag
+	spec := flag
 	switch flag {
 	case "off":
 		return nil, "", nil
 	case "":
-		dir = filepath.Join(workspaceRoot, ".longrun", "transcript")
+		spec = filepath.Join(workspaceRoot, ".longrun", "transcript")
 	}
-	d, err := transcript.NewDir(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), transcriptOpenTimeout)
+	defer cancel()
+	s, where, err := transcript.Open(ctx, spec)
 	if err != nil {
 		return nil, "", fmt.Errorf("--transcript: %w", err)
 	}
-	return transcript.NewCache(d, transcriptCacheBytes), d.Path(), nil
+	return transcript.NewCache(s, transcriptCacheBytes), where, nil
 }
 
 // ownQueue names the task queue only this worker process polls: the

@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/stretchr/testify/require"
 
 	"github.com/longrun/longrun/conversation"
@@ -22,6 +26,9 @@ func TestTranscriptFlag(t *testing.T) {
 	m, err = ParseFlags([]string{"--transcript", "off"}, env(map[string]string{"LONGRUN_TRANSCRIPT_DIR": "/srv/transcript"}))
 	require.NoError(t, err)
 	require.Equal(t, "off", m.Transcript, "the flag wins over the environment")
+	m, err = ParseFlags(nil, env(map[string]string{"LONGRUN_TRANSCRIPT_DIR": "s3://transcripts/team?endpoint=minio:9000"}))
+	require.NoError(t, err)
+	require.Equal(t, "s3://transcripts/team?endpoint=minio:9000", m.Transcript, "the environment takes the URL form too")
 }
 
 func TestOpenTranscript(t *testing.T) {
@@ -45,4 +52,33 @@ func TestOpenTranscript(t *testing.T) {
 	store, _, err = openTranscript("off", root)
 	require.NoError(t, err)
 	require.Nil(t, store)
+
+	_, _, err = openTranscript("s3://transcripts?endpiont=minio:9000", root)
+	require.ErrorContains(t, err, `--transcript: transcript store "s3://transcripts?endpiont=minio:9000": unknown parameter "endpiont"`)
+}
+
+// TestOpenTranscriptS3 opens a bucket as the worker does at start-up, the
+// credentials in the standard variables. Not parallel: it sets them.
+func TestOpenTranscriptS3(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "test-key")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
+	backend := s3mem.New()
+	require.NoError(t, backend.CreateBucket("transcripts"))
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	defer srv.Close()
+	endpoint := strings.TrimPrefix(srv.URL, "http://")
+	root := t.TempDir()
+
+	store, where, err := openTranscript("s3://transcripts/longrun?insecure=1&endpoint="+endpoint, root)
+	require.NoError(t, err)
+	require.Equal(t, "s3://transcripts/longrun/ at http://"+endpoint, where)
+	head, err := transcript.Append(context.Background(), store, "", []conversation.Message{{Role: conversation.RoleUser, Content: "hi"}})
+	require.NoError(t, err)
+	h := head[len("sha256:"):]
+	_, err = backend.HeadObject("transcripts", "longrun/"+h[:2]+"/"+h)
+	require.NoError(t, err, "the cache writes through to the bucket")
+	require.NoDirExists(t, filepath.Join(root, ".longrun", "transcript"), "nothing is kept in the workspace")
+
+	_, _, err = openTranscript("s3://missing-bucket?insecure=1&endpoint="+endpoint, root)
+	require.ErrorContains(t, err, `--transcript: transcript store s3://missing-bucket/ at http://`+endpoint+`: bucket "missing-bucket" does not exist`)
 }
