@@ -11,6 +11,7 @@ FUZZTIME ?= 10s
 FUZZ_TOOLS := FuzzResolve FuzzParsePatch FuzzApplyPatch FuzzGitignore FuzzUnifiedDiff FuzzEditMatch
 FUZZ_SHELLCMD := FuzzAnalyze
 FUZZ_TOOLCALLS := FuzzParse
+FUZZ_TRANSCRIPT := FuzzParseS3URL
 
 all: build
 
@@ -37,6 +38,7 @@ fuzz:
 	@for f in $(FUZZ_TOOLS); do echo "fuzz $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./tools || exit 1; done
 	@for f in $(FUZZ_SHELLCMD); do echo "fuzz $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./shellcmd || exit 1; done
 	@for f in $(FUZZ_TOOLCALLS); do echo "fuzz $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./toolcalls || exit 1; done
+	@for f in $(FUZZ_TRANSCRIPT); do echo "fuzz $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./transcript || exit 1; done
 
 # Re-record the replay corpus from real sessions on the embedded server.
 # Old histories stay: they prove sessions started by earlier code replay.
