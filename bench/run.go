@@ -81,7 +81,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.Var(&dyn, "server-config", "dynamic config KEY=JSON for the started devserver (repeatable)")
 	fs.IntVar(&c.Opts.WFTPollers, "wft-pollers", 0, "worker workflow task pollers (0: SDK default)")
 	fs.IntVar(&c.Opts.ActPollers, "activity-pollers", 0, "worker activity task pollers (0: SDK default)")
-	fs.BoolVar(&c.Opts.Eager, "eager", false, "eager activity execution: enable it on the started devserver and the worker")
+	fs.BoolVar(&c.Opts.Eager, "eager", true, "eager activity execution on the worker, as the product worker has it (the SDK default; the devserver enables it on the server): -eager=false measures without")
 	fs.BoolVar(&c.Opts.EagerStart, "eager-start", false, "eager workflow start")
 	fs.BoolVar(&c.Opts.LocalReads, "local-reads", false, "local_reads in every session input: read-only tools run as local activities")
 	fs.BoolVar(&c.ReplayStore, "replay-store", true, "the replay scenario's worker keeps a transcript store, so one call a turn reaches 10,000 events in one run (false: no store, history grows with the conversation)")
