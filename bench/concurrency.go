@@ -28,7 +28,7 @@ func concurrency(ctx context.Context, c Config, srv *server, out io.Writer) erro
 		return err
 	}
 	defer d.close()
-	if _, err := runBaseline(ctx, wd.acts, 2); err != nil {
+	if _, err := runBaseline(ctx, wd.baseline(), 2); err != nil {
 		return fmt.Errorf("warm-up baseline: %w", err)
 	}
 	if _, _, err := d.session(ctx, 2); err != nil {
@@ -52,7 +52,7 @@ func concurrency(ctx context.Context, c Config, srv *server, out io.Writer) erro
 			if err != nil {
 				return err
 			}
-			bw, err := parallel(n, func() error { _, err := runBaseline(ctx, wd.acts, c.ConcTurns); return err })
+			bw, err := parallel(n, func() error { _, err := runBaseline(ctx, wd.baseline(), c.ConcTurns); return err })
 			if err != nil {
 				return err
 			}

@@ -36,6 +36,10 @@ type Config struct {
 	ReplayTurns int
 	ReplayCalls int
 	ReplayStore bool // the replayed session keeps its conversation in a transcript store
+	// Store gives the durable worker of the ratio, overhead and
+	// concurrency scenarios a transcript store, as the product worker has
+	// by default; the baseline loop keeps its conversation in memory.
+	Store       bool
 	HistoryFile string
 	Sessions    []int
 	ConcTurns   int
@@ -84,6 +88,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.BoolVar(&c.Opts.Eager, "eager", true, "eager activity execution on the worker, as the product worker has it (the SDK default; the devserver enables it on the server): -eager=false measures without")
 	fs.BoolVar(&c.Opts.EagerStart, "eager-start", false, "eager workflow start")
 	fs.BoolVar(&c.Opts.LocalReads, "local-reads", false, "local_reads in every session input: read-only tools run as local activities")
+	fs.BoolVar(&c.Store, "store", false, "ratio, overhead: the durable worker keeps a transcript store, as the product worker does by default (the baseline keeps its conversation in memory)")
 	fs.BoolVar(&c.ReplayStore, "replay-store", true, "the replay scenario's worker keeps a transcript store, so one call a turn reaches 10,000 events in one run (false: no store, history grows with the conversation)")
 	fs.IntVar(&c.ReplayTurns, "replay-turns", 0, fmt.Sprintf("tool turns of the session whose history the replay scenario replays (0: %d with -replay-store, 25 without)", defaultStoreReplayTurns))
 	fs.IntVar(&c.ReplayCalls, "replay-calls", 0, "tool calls per turn of that session (0: 1 with -replay-store; 100 without, as many calls over few turns reach 10,000 events inside the server's 50 MB history limit)")
@@ -149,7 +154,7 @@ func ParseFlags(args []string) (Config, error) {
 // table to out.
 func Run(c Config, out io.Writer) error {
 	ctx := context.Background()
-	fmt.Fprintf(out, "machine: %s\nload before: %s\noptions: %+v server-config: %v\n\n", machine(), loadavg(), c.Opts, c.ServerFlags)
+	fmt.Fprintf(out, "machine: %s\nload before: %s\noptions: %+v store: %v server-config: %v\n\n", machine(), loadavg(), c.Opts, c.Store, c.ServerFlags)
 	srv, err := startServer(c.Devserver, c.Address, c.ServerFlags)
 	if err != nil {
 		return err

@@ -24,12 +24,24 @@ func pair(ctx context.Context, c Config, srv *server, latency time.Duration) (*w
 	if err != nil {
 		return nil, nil, err
 	}
+	if c.Store {
+		// The product's default: the worker keeps the conversation in a
+		// transcript store; the baseline keeps it in memory.
+		if wd.base, err = newActivities(wd.model.URL(), wd.dir); err != nil {
+			wd.close()
+			return nil, nil, err
+		}
+		if _, err := wd.withStore(); err != nil {
+			wd.close()
+			return nil, nil, err
+		}
+	}
 	d, err := newDurable(srv.addr, wd, c.Opts)
 	if err != nil {
 		wd.close()
 		return nil, nil, err
 	}
-	if _, err := runBaseline(ctx, wd.acts, 2); err != nil {
+	if _, err := runBaseline(ctx, wd.baseline(), 2); err != nil {
 		return nil, nil, fmt.Errorf("warm-up baseline: %w", err)
 	}
 	if _, _, err := d.session(ctx, 2); err != nil {
@@ -51,7 +63,7 @@ func ratio(ctx context.Context, c Config, srv *server, out io.Writer) error {
 	for i := 0; i < c.Runs; i++ {
 		var b loopResult
 		var dw time.Duration
-		runB := func() error { var err error; b, err = runBaseline(ctx, wd.acts, c.Turns); return err }
+		runB := func() error { var err error; b, err = runBaseline(ctx, wd.baseline(), c.Turns); return err }
 		runD := func() error { var err error; dw, _, err = d.session(ctx, c.Turns); return err }
 		first, second := runB, runD
 		if i%2 == 1 {
@@ -88,7 +100,7 @@ func overhead(ctx context.Context, c Config, srv *server, out io.Writer) error {
 		wftQ, wftR, modelQ, modelR, toolQ, toolR, wallPerTurnRun []float64
 	)
 	for i := 0; i < c.Runs; i++ {
-		b, err := runBaseline(ctx, wd.acts, c.Turns)
+		b, err := runBaseline(ctx, wd.baseline(), c.Turns)
 		if err != nil {
 			return err
 		}

@@ -79,6 +79,18 @@ type world struct {
 	model *scriptedmodel.Server
 	dir   string
 	acts  *activities.Activities
+	// base are the activities the baseline loop calls: acts, unless the
+	// durable worker keeps a transcript store (-store), which an
+	// in-process loop has no use for.
+	base *activities.Activities
+}
+
+// baseline is the activities the in-process loop calls.
+func (w *world) baseline() *activities.Activities {
+	if w.base != nil {
+		return w.base
+	}
+	return w.acts
 }
 
 func newWorld(delay time.Duration) (*world, error) {
