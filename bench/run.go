@@ -21,6 +21,7 @@ type runOptions struct {
 	Eager                  bool // eager activity execution (server dynamic config plus worker)
 	EagerStart             bool // eager workflow start
 	LocalReads             bool // SessionInput.LocalReads in every session the bench starts
+	LocalModel             bool // SessionInput.LocalModel likewise
 }
 
 // Config is what to measure and how.
@@ -88,6 +89,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.BoolVar(&c.Opts.Eager, "eager", true, "eager activity execution on the worker, as the product worker has it (the SDK default; the devserver enables it on the server): -eager=false measures without")
 	fs.BoolVar(&c.Opts.EagerStart, "eager-start", false, "eager workflow start")
 	fs.BoolVar(&c.Opts.LocalReads, "local-reads", false, "local_reads in every session input: read-only tools run as local activities")
+	fs.BoolVar(&c.Opts.LocalModel, "local-model", false, "local_model in every session input: model calls run as local activities")
 	fs.BoolVar(&c.Store, "store", false, "ratio, overhead: the durable worker keeps a transcript store, as the product worker does by default (the baseline keeps its conversation in memory)")
 	fs.BoolVar(&c.ReplayStore, "replay-store", true, "the replay scenario's worker keeps a transcript store, so one call a turn reaches 10,000 events in one run (false: no store, history grows with the conversation)")
 	fs.IntVar(&c.ReplayTurns, "replay-turns", 0, fmt.Sprintf("tool turns of the session whose history the replay scenario replays (0: %d with -replay-store, 25 without)", defaultStoreReplayTurns))

@@ -118,3 +118,65 @@ func TestLocalReadsSaveAWorkflowTaskPerTurn(t *testing.T) {
 	require.GreaterOrEqual(t, local.wfts[3], 2, "the shell turn still goes through an activity")
 	require.Contains(t, summaries, "read: f2.txt [1-2]")
 }
+
+// With local_model and local_reads a turn is one workflow task: the model
+// call and the reads are local-activity markers, no activity task goes
+// through the server after start-up, and the session's answer and
+// conversation are those of the same script run as activities.
+func TestLocalModelTakesAtMostOneWorkflowTaskPerTurn(t *testing.T) {
+	t.Parallel()
+	var script []sm.Reply
+	for turn := 1; turn <= 3; turn++ {
+		script = append(script, sm.Tools(sm.Call{ID: fmt.Sprintf("c_r%d", turn), Name: "read", Arguments: fmt.Sprintf(`{"path": "f.txt", "limit": %d}`, turn)}))
+	}
+	script = append(script, sm.Text("done"))
+	e := newEnv(t, script...)
+	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, "f.txt"), []byte("the file\n"), 0o644))
+	id := e.start(workflows.SessionInput{Prompt: "read", Profile: "auto", LocalReads: true, LocalModel: true})
+	r := result(t, id)
+	require.Equal(t, workflows.ResultCompleted, r.Status)
+	require.Equal(t, "done", r.FinalText)
+	msgs := e.checkSession(id)
+	for turn := 1; turn <= 3; turn++ {
+		require.Contains(t, resultFor(msgs, fmt.Sprintf("c_r%d", turn)).Content, "the file")
+	}
+	require.Len(t, e.model.Requests(), 4)
+	recordHistory(t, id, "local_model")
+
+	dc := converter.GetDefaultDataConverter()
+	var scheduled, models, reads, wfts []string
+	startedUp := false
+	for _, ev := range history(t, id).Events {
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			scheduled = append(scheduled, ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName())
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			startedUp = true // LoadWorkspaceConfig, the last activity
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			if startedUp {
+				wfts = append(wfts, "wft")
+			}
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			if ev.GetMarkerRecordedEventAttributes().GetMarkerName() != "LocalActivity" {
+				continue // version markers
+			}
+			var s string
+			require.NoError(t, dc.FromPayload(ev.GetUserMetadata().GetSummary(), &s))
+			switch {
+			case len(s) > 6 && s[:6] == "model:":
+				models = append(models, s)
+			default:
+				reads = append(reads, s)
+			}
+		}
+	}
+	require.Equal(t, []string{"ListTools", "LoadWorkspaceConfig"}, scheduled, "after start-up nothing goes through an activity task")
+	require.Equal(t, []string{"model: default model (turn 1)", "model: scripted-test (turn 2)", "model: scripted-test (turn 3)", "model: scripted-test (turn 4)"}, models)
+	require.Equal(t, []string{"read: f.txt [1-1]", "read: f.txt [1-2]", "read: f.txt [1-3]"}, reads)
+	// Local activities that follow one another run in the same workflow
+	// task for as long as it may last (80% of its 10 s timeout), so four
+	// quick turns may well take a single task; never more than one each.
+	require.NotEmpty(t, wfts)
+	require.LessOrEqual(t, len(wfts), 4, "at most one workflow task per turn")
+	t.Logf("%d workflow tasks for 4 turns", len(wfts))
+}

@@ -95,6 +95,15 @@ type SessionInput struct {
 	// Each read shows in the history as a local-activity marker with the
 	// same summary, not as an activity.
 	LocalReads bool `json:"local_reads,omitempty"`
+	// LocalModel runs each model call as a local activity too: a turn is
+	// then one workflow task and one round trip to the server, the least
+	// a durable step can cost. What it gives up: the call's partial text
+	// is not heartbeated (the UI shows the reply when it is complete), a
+	// lost worker is noticed by the workflow task timeout (10 s) instead
+	// of the heartbeat timeout, and the call shows as a marker. For fast
+	// models (local ones, small replies) where dispatch is a visible part
+	// of each turn.
+	LocalModel bool `json:"local_model,omitempty"`
 	// TokenBudget stops the session before a model call once the
 	// session's total tokens (prompt + completion, over every run) reach
 	// it; 0 = no budget. With days-long sessions a budget is the brake that

@@ -5,10 +5,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/tools"
@@ -78,4 +80,46 @@ func TestLocalReadFailureIsPaired(t *testing.T) {
 	require.NotNil(t, res)
 	require.True(t, res.IsError)
 	require.Contains(t, res.Content, "disk on fire")
+}
+
+// With local_model the model calls run as local activities, retried like
+// the activity (a 503-like failure twice, then the reply).
+func TestLocalModelCallsRunLocally(t *testing.T) {
+	t.Parallel()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(AgentSession)
+	env.OnActivity(a.ListTools, mock.Anything).Return(catalog(), nil)
+	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(activities.WorkspaceConfig{}, nil)
+	calls := 0
+	env.OnActivity(a.CallModel, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req activities.ModelRequest) (activities.ModelResponse, error) {
+			calls++
+			switch {
+			case calls <= 2:
+				return activities.ModelResponse{}, temporal.NewApplicationError("503 from the provider", activities.ErrTypeModelFault)
+			case req.Turn == 1:
+				return toolReply(call("r1", "read", `{"path":"a"}`)), nil
+			default:
+				return textReply("done"), nil
+			}
+		})
+	env.OnActivity(a.RunTool, mock.Anything, mock.Anything).Return(tools.Result{Content: "ok"}, nil)
+	var local, remote []string
+	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+		local = append(local, info.ActivityType.Name)
+	})
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		remote = append(remote, info.ActivityType.Name)
+	})
+	env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: "auto", LocalModel: true, LocalReads: true})
+	require.NoError(t, env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, env.GetWorkflowResult(&r))
+	require.Equal(t, "done", r.FinalText)
+	require.Equal(t, 4, calls, "two failures retried, then two turns")
+	require.NotContains(t, remote, "CallModel")
+	require.NotContains(t, remote, "RunTool")
+	require.Contains(t, local, "CallModel")
+	require.Contains(t, local, "RunTool")
 }

@@ -343,20 +343,8 @@ func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, err
 		// the SDK sends the partial text to the server (80% of it), so a
 		// person watching sees the reply grow every eight seconds.
 		HeartbeatTimeout: 10 * activities.HeartbeatEvery,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    time.Minute,
-			// About five minutes of a provider's 429s and 5xx before the
-			// turn gives up: a background session should ride out a short
-			// outage, not end on the first blip.
-			MaximumAttempts: 10,
-			NonRetryableErrorTypes: []string{
-				activities.ErrTypeModelRejected, activities.ErrTypeNoModel,
-				activities.ErrTypeContextLength, activities.ErrTypeModelBadReply,
-			},
-		},
-		Summary: fmt.Sprintf("model: %s (turn %d)", label, s.turn),
+		RetryPolicy:      modelRetryPolicy(),
+		Summary:          fmt.Sprintf("model: %s (turn %d)", label, s.turn),
 	})
 	defs := s.toolDefs
 	if s.transcript {
@@ -372,7 +360,18 @@ func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, err
 		req.Reminders = []conversation.Message{*r}
 	}
 	var resp activities.ModelResponse
-	if err := workflow.ExecuteActivity(actx, a.CallModel, req).Get(ctx, &resp); err != nil {
+	var fut workflow.Future
+	if s.in.LocalModel {
+		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			StartToCloseTimeout: 10 * time.Minute,
+			RetryPolicy:         modelRetryPolicy(),
+			Summary:             fmt.Sprintf("model: %s (turn %d)", label, s.turn),
+		})
+		fut = workflow.ExecuteLocalActivity(lctx, a.CallModel, req)
+	} else {
+		fut = workflow.ExecuteActivity(actx, a.CallModel, req)
+	}
+	if err := fut.Get(ctx, &resp); err != nil {
 		return resp, err
 	}
 	if resp.ToolsRef != "" && req.ToolsRef == "" {
@@ -384,6 +383,24 @@ func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, err
 		s.model = resp.Model
 	}
 	return resp, nil
+}
+
+// modelRetryPolicy is how a model call is retried, as an activity or a
+// local one.
+func modelRetryPolicy() *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{
+		InitialInterval:    time.Second,
+		BackoffCoefficient: 2,
+		MaximumInterval:    time.Minute,
+		// About five minutes of a provider's 429s and 5xx before the
+		// turn gives up: a background session should ride out a short
+		// outage, not end on the first blip.
+		MaximumAttempts: 10,
+		NonRetryableErrorTypes: []string{
+			activities.ErrTypeModelRejected, activities.ErrTypeNoModel,
+			activities.ErrTypeContextLength, activities.ErrTypeModelBadReply,
+		},
+	}
 }
 
 // sameDef compares two tool definitions, parameters byte for byte.
