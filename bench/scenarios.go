@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -104,6 +105,7 @@ func overhead(ctx context.Context, c Config, srv *server, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		n0 := len(wd.model.Requests())
 		dw, id, err := d.session(ctx, c.Turns)
 		if err != nil {
 			return err
@@ -113,6 +115,12 @@ func overhead(ctx context.Context, c Config, srv *server, out io.Writer) error {
 			return err
 		}
 		turns := breakdown(h)
+		if c.Opts.LocalModel {
+			// The model calls are markers, written when a workflow task
+			// ends (several turns may share one): a turn's wall time is
+			// then read where the model server saw each request arrive.
+			turns = modelArrivals(wd.model.Requests()[n0:])
+		}
 		if len(turns) != c.Turns {
 			return fmt.Errorf("history of %s has %d tool turns, want %d", id, len(turns), c.Turns)
 		}
@@ -256,4 +264,15 @@ func parallel(n int, f func() error) (time.Duration, error) {
 		}
 	}
 	return time.Since(start), first
+}
+
+// modelArrivals are the turns of one session as the model server saw
+// them: each from one request's arrival to the next's. Only the wall time
+// is known; the breakdown stays zero.
+func modelArrivals(reqs []scriptedmodel.Request) []turnCost {
+	var turns []turnCost
+	for i := 1; i < len(reqs); i++ {
+		turns = append(turns, turnCost{ModelStart: reqs[i-1].At, NextModelAt: reqs[i].At, Wall: reqs[i].At.Sub(reqs[i-1].At)})
+	}
+	return turns
 }
