@@ -419,13 +419,7 @@ func (s *session) waitForInput(ctx workflow.Context) (bool, error) {
 	idle := time.Duration(s.in.IdleTimeout)
 	if idle < 0 && workflow.GetVersion(ctx, versionIdleForever, workflow.DefaultVersion, 1) >= 1 {
 		// "forever": a background agent's person may answer in a week.
-		s.setPhase(ctx, PhaseWaitingInput)
-		if err := workflow.Await(ctx, func() bool { return len(s.inbox) > 0 }); err != nil {
-			return false, err
-		}
-		s.setPhase(ctx, PhaseRunning)
-		s.drainInbox()
-		return true, nil
+		return s.awaitMessage(ctx)
 	}
 	if idle <= 0 {
 		return false, nil
@@ -477,6 +471,12 @@ func (s *session) waitAfterInterrupt(ctx workflow.Context) (bool, error) {
 	if s.in.IdleTimeout > 0 {
 		return s.waitForInput(ctx)
 	}
+	return s.awaitMessage(ctx)
+}
+
+// awaitMessage waits, with no timer, until a user message arrives (or the
+// session is cancelled) and takes it in.
+func (s *session) awaitMessage(ctx workflow.Context) (bool, error) {
 	s.setPhase(ctx, PhaseWaitingInput)
 	if err := workflow.Await(ctx, func() bool { return len(s.inbox) > 0 }); err != nil {
 		return false, err
