@@ -116,14 +116,21 @@ func (s *session) compact(ctx workflow.Context, why string) (bool, error) {
 	return true, nil
 }
 
+// queryStoreTimeout bounds the store reads of one conversation query.
+const queryStoreTimeout = 20 * time.Second
+
 // fullConversation resolves the transcript reference for the queries.
 func (s *session) fullConversation(original bool) ([]conversation.Message, error) {
+	// A query runs on the workflow's worker while it holds the workflow:
+	// a store that hangs (a bucket far away) must not hold it for long.
+	ctx, cancel := context.WithTimeout(context.Background(), queryStoreTimeout)
+	defer cancel()
 	msgs := s.messages
 	if s.head != "" {
 		if transcriptReader == nil {
 			return nil, errors.New("this worker cannot read the session's transcript (no transcript store configured)")
 		}
-		older, err := transcriptReader.Load(context.Background(), s.head)
+		older, err := transcriptReader.Load(ctx, s.head)
 		if err != nil {
 			return nil, fmt.Errorf("read transcript %s: %w", s.head, err)
 		}
@@ -131,12 +138,12 @@ func (s *session) fullConversation(original bool) ([]conversation.Message, error
 	}
 	if transcriptReader != nil {
 		var err error
-		if msgs, err = transcriptReader.Resolve(context.Background(), msgs); err != nil {
+		if msgs, err = transcriptReader.Resolve(ctx, msgs); err != nil {
 			return nil, fmt.Errorf("read offloaded tool results: %w", err)
 		}
 	}
 	if original && transcriptReader != nil {
-		return transcriptReader.Expand(context.Background(), msgs)
+		return transcriptReader.Expand(ctx, msgs)
 	}
 	return msgs, nil
 }
