@@ -28,7 +28,10 @@ func TestLocalReadsRunReadOnlyToolsLocally(t *testing.T) {
 		}, nil)
 		var mu sync.Mutex
 		var locally, remotely []string
-		h.env.SetOnLocalActivityStartedListener(func(_ *activity.Info, _ context.Context, args []any) {
+		h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, args []any) {
+			if info.ActivityType.Name != "RunTool" {
+				return // the start-up steps run locally too
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			locally = append(locally, args[0].(activities.ToolRequest).CallID)
@@ -122,4 +125,7 @@ func TestLocalModelCallsRunLocally(t *testing.T) {
 	require.NotContains(t, remote, "RunTool")
 	require.Contains(t, local, "CallModel")
 	require.Contains(t, local, "RunTool")
+	require.Contains(t, local, "ListTools", "start-up steps run locally too")
+	require.Contains(t, local, "LoadWorkspaceConfig")
+	require.Empty(t, remote, "nothing goes through an activity task")
 }

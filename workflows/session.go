@@ -84,6 +84,9 @@ type session struct {
 	// so each run's history holds the catalog once.
 	toolsRef  string
 	toolsSent []activities.ToolDef
+	// localSetup runs the start-up steps as local activities
+	// (versionLocalSetup).
+	localSetup bool
 
 	cancelTurn  workflow.CancelFunc // cancels the running turn (interrupt)
 	interrupted bool                // the running turn was interrupted
@@ -144,6 +147,8 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 var errSwitch = errors.New("continue as new")
 
 func (s *session) runLoop(ctx workflow.Context) (SessionResult, error) {
+	s.localSetup = (s.in.LocalReads || s.in.LocalModel) &&
+		workflow.GetVersion(ctx, versionLocalSetup, workflow.DefaultVersion, 1) >= 1
 	if err := s.loadCatalog(ctx); err != nil {
 		return SessionResult{}, err
 	}
@@ -307,7 +312,7 @@ func (s *session) loadCatalog(ctx workflow.Context) error {
 		Summary:             "list tools",
 	})
 	var cat activities.Catalog
-	if err := workflow.ExecuteActivity(actx, a.ListTools).Get(ctx, &cat); err != nil {
+	if err := s.setupStep(ctx, actx, a.ListTools).Get(ctx, &cat); err != nil {
 		return fmt.Errorf("list tools: %w", err)
 	}
 	s.specs, s.defaultModel = map[string]tools.Spec{}, cat.DefaultModel
@@ -383,6 +388,27 @@ func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, err
 		s.model = resp.Model
 	}
 	return resp, nil
+}
+
+// versionLocalSetup marks sessions with local_reads or local_model whose
+// start-up steps (the tool catalog, the workspace's permissions) run as
+// local activities: the run's first model call then goes out with the
+// first workflow task instead of the third. Asked only when an option is
+// set, so other sessions' histories are unchanged.
+const versionLocalSetup = "local-setup-v1"
+
+// setupStep runs a start-up activity with actx's options: as a local
+// activity when the session runs its cheap steps locally (s.localSetup).
+// Both only read the worker's configuration and may run again.
+func (s *session) setupStep(ctx, actx workflow.Context, fn any, args ...any) workflow.Future {
+	if !s.localSetup {
+		return workflow.ExecuteActivity(actx, fn, args...)
+	}
+	o := workflow.GetActivityOptions(actx)
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: o.StartToCloseTimeout, RetryPolicy: o.RetryPolicy, Summary: o.Summary,
+	})
+	return workflow.ExecuteLocalActivity(lctx, fn, args...)
 }
 
 // modelRetryPolicy is how a model call is retried, as an activity or a
