@@ -53,9 +53,10 @@ record-histories: devserver
 # devserver binary if it is there and builds it only if it is missing.
 CHAOS_SESSIONS ?= 24
 CHAOS_SEED ?= $(shell date +%s)
+CHAOS_LOCAL ?= 0
 .PHONY: chaos
 chaos:
-	LONGRUN_CHAOS_SESSIONS=$(CHAOS_SESSIONS) LONGRUN_CHAOS_SEED=$(CHAOS_SEED) \
+	LONGRUN_CHAOS_SESSIONS=$(CHAOS_SESSIONS) LONGRUN_CHAOS_SEED=$(CHAOS_SEED) LONGRUN_CHAOS_LOCAL=$(CHAOS_LOCAL) \
 		go test -count=1 -timeout 30m -v -run 'Chaos' ./e2e
 
 # The long-run proof in full: a 2,000-turn session that continues as new

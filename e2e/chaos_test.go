@@ -32,11 +32,15 @@ import (
 //	                        the 10 s heartbeat timeout to be declared lost, so they overlap
 //	LONGRUN_CHAOS_KILLS     kill kinds to use (default model,tool,approval,anywhere)
 //	LONGRUN_CHAOS_TIMEOUT   how long one session may take (default 3m)
+//	LONGRUN_CHAOS_LOCAL     1: sessions run with local_reads and local_model, so
+//	                        a kill lands inside a workflow task running local
+//	                        activities (the at-most-once rule must still hold)
 type chaosConfig struct {
 	Sessions, Parallel int
 	Seed               uint64
 	Kinds              []string
 	SessionTimeout     time.Duration
+	Local              bool
 }
 
 func chaosConfigFromEnv(t *testing.T) chaosConfig {
@@ -72,6 +76,7 @@ func chaosConfigFromEnv(t *testing.T) chaosConfig {
 			}
 		}
 	}
+	c.Local = os.Getenv("LONGRUN_CHAOS_LOCAL") == "1"
 	if v := os.Getenv("LONGRUN_CHAOS_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -91,8 +96,8 @@ func chaosConfigFromEnv(t *testing.T) chaosConfig {
 func TestChaosWorkerKills(t *testing.T) {
 	t.Parallel()
 	cfg := chaosConfigFromEnv(t)
-	t.Logf("chaos: seed %d (rerun with LONGRUN_CHAOS_SEED=%d), %d sessions, %d at once, kills %v",
-		cfg.Seed, cfg.Seed, cfg.Sessions, cfg.Parallel, cfg.Kinds)
+	t.Logf("chaos: seed %d (rerun with LONGRUN_CHAOS_SEED=%d), %d sessions, %d at once, kills %v, local calls %v",
+		cfg.Seed, cfg.Seed, cfg.Sessions, cfg.Parallel, cfg.Kinds, cfg.Local)
 
 	// One kill per session in the short run keeps `make test` quick; the
 	// long run adds up to two more.
@@ -119,7 +124,7 @@ func TestChaosWorkerKills(t *testing.T) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			s := &chaosSession{t: t, plan: p, seed: cfg.Seed, addr: temporalAddr, c: tc, timeout: cfg.SessionTimeout}
+			s := &chaosSession{t: t, plan: p, seed: cfg.Seed, addr: temporalAddr, c: tc, timeout: cfg.SessionTimeout, local: cfg.Local}
 			n := s.run()
 			mu.Lock()
 			total.add(n)
@@ -143,6 +148,7 @@ type chaosSession struct {
 	addr    string        // Temporal frontend
 	c       client.Client // for the test's own calls
 	timeout time.Duration
+	local   bool // local_reads and local_model
 
 	id, taskQueue, apiKey, dir, workspace string
 	model                                 *chaosModel
@@ -224,7 +230,8 @@ func (s *chaosSession) teardown() {
 // commands of ask steps wait for a person.
 func (s *chaosSession) start(ctx context.Context) error {
 	_, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: s.id, TaskQueue: s.taskQueue}, workflows.WorkflowType, workflows.SessionInput{
-		Prompt: "chaos session " + s.plan.Name,
+		Prompt:     "chaos session " + s.plan.Name,
+		LocalReads: s.local, LocalModel: s.local,
 		Rules: []permission.Rule{
 			{Tool: "shell", Pattern: "echo *", Action: permission.Allow},
 			{Tool: "shell", Pattern: "sleep *", Action: permission.Allow},
