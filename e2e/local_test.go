@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -177,4 +179,31 @@ func TestLocalModelTakesAtMostOneWorkflowTaskPerTurn(t *testing.T) {
 	require.NotEmpty(t, wfts)
 	require.LessOrEqual(t, len(wfts), 4, "at most one workflow task per turn, start-up included")
 	t.Logf("%d workflow tasks for 4 turns", len(wfts))
+}
+
+// An interrupt sent while a local model call runs reaches the session when
+// the running workflow task next reports (the SDK heartbeats it at 80% of
+// its 10 s timeout): the call is cancelled, the turn ends interrupted, and
+// the session takes the next message, well before the slow reply would
+// have come.
+func TestInterruptDuringALocalModelCall(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sm.Reply{Text: "too late", Delay: 90 * time.Second}, sm.Text("hi"))
+	id := e.start(workflows.SessionInput{Prompt: "think hard", LocalModel: true, LocalReads: true})
+	waitFor(t, "the model call", 20*time.Second, func() bool { return len(e.model.Requests()) == 1 })
+	sent := time.Now()
+	out, err := e.starter("interrupt", id)
+	require.NoError(t, err, out)
+	waitFor(t, "waiting-input after the interrupt", 30*time.Second, func() bool {
+		v, err := tc.QueryWorkflow(context.Background(), id, "", workflows.QueryStatus)
+		var st workflows.Status
+		return err == nil && v.Get(&st) == nil && st.Phase == workflows.PhaseWaitingInput
+	})
+	t.Logf("interrupt took effect after %s", time.Since(sent).Round(100*time.Millisecond))
+	out, err = e.starter("send", id, "say hi")
+	require.NoError(t, err, out)
+	r := result(t, id)
+	require.Equal(t, workflows.ResultCompleted, r.Status)
+	require.Equal(t, "hi", r.FinalText)
+	e.checkSession(id)
 }
