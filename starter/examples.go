@@ -9,6 +9,8 @@ var examples = map[string][]string{
 		`start --profile plan --id review-1 "review the last commit"`,
 		`start --allow 'shell:go test *' --wait "make the tests pass"`,
 		`start --approval none --max-turns 20 "update the docs"   # unattended: asks are denied`,
+		`start --idle-timeout forever --token-budget 2000000 "keep the migration going"   # waits for you for days, stops at 2M tokens`,
+		`start --local-reads --local-model "summarise the repo"   # fastest turns, for a fast local model`,
 	},
 	"send":    {`send session-1 "now run the tests"`, `send session-1 -- "-v is not a flag here"`},
 	"approve": {`approve session-1 call_abc`, `approve session-1 --all`, `approve session-1 call_abc --remember --pattern 'go test *'`},
