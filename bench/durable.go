@@ -120,7 +120,7 @@ func newDurable(addr string, wd *world, o runOptions) (*durable, error) {
 
 // dialDurable is a durable with a client only, for a worker elsewhere.
 func dialDurable(addr, queue string, o runOptions) (*durable, error) {
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: quiet})
+	c, err := client.Dial(o.clientOptions(addr))
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}

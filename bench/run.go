@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"go.temporal.io/sdk/client"
 )
 
 // runOptions are the worker, client and session input options a durable
@@ -22,6 +24,19 @@ type runOptions struct {
 	EagerStart             bool // eager workflow start
 	LocalReads             bool // SessionInput.LocalReads in every session the bench starts
 	LocalModel             bool // SessionInput.LocalModel likewise
+	// Gzip compresses the gRPC requests to the server. Off by default: the
+	// product worker's --grpc-compression auto sends none to a loopback
+	// server, which the bench's devserver is.
+	Gzip bool
+}
+
+// clientOptions are the bench's Temporal client options for addr.
+func (o runOptions) clientOptions(addr string) client.Options {
+	opts := client.Options{HostPort: addr, Logger: quiet}
+	if !o.Gzip {
+		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	}
+	return opts
 }
 
 // Config is what to measure and how.
@@ -37,6 +52,10 @@ type Config struct {
 	ReplayTurns int
 	ReplayCalls int
 	ReplayStore bool // the replayed session keeps its conversation in a transcript store
+	// CPUProfile is where to write a CPU profile of the bench process
+	// (worker, client, scripted model and baseline: the server is another
+	// process), for finding the worker's share of a turn.
+	CPUProfile string
 	// Store gives the durable worker of the ratio, overhead and
 	// concurrency scenarios a transcript store, as the product worker has
 	// by default; the baseline loop keeps its conversation in memory.
@@ -89,7 +108,9 @@ func ParseFlags(args []string) (Config, error) {
 	fs.BoolVar(&c.Opts.Eager, "eager", true, "eager activity execution on the worker, as the product worker has it (the SDK default; the devserver enables it on the server): -eager=false measures without")
 	fs.BoolVar(&c.Opts.EagerStart, "eager-start", false, "eager workflow start")
 	fs.BoolVar(&c.Opts.LocalReads, "local-reads", false, "local_reads in every session input: read-only tools run as local activities")
+	fs.BoolVar(&c.Opts.Gzip, "gzip", false, "gzip gRPC requests to the server (the product worker does so only to a server that is not on loopback)")
 	fs.BoolVar(&c.Opts.LocalModel, "local-model", false, "local_model in every session input: model calls run as local activities")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (the in-process worker, not the server) to this file")
 	fs.BoolVar(&c.Store, "store", false, "ratio, overhead: the durable worker keeps a transcript store, as the product worker does by default (the baseline keeps its conversation in memory)")
 	fs.BoolVar(&c.ReplayStore, "replay-store", true, "the replay scenario's worker keeps a transcript store, so one call a turn reaches 10,000 events in one run (false: no store, history grows with the conversation)")
 	fs.IntVar(&c.ReplayTurns, "replay-turns", 0, fmt.Sprintf("tool turns of the session whose history the replay scenario replays (0: %d with -replay-store, 25 without)", defaultStoreReplayTurns))

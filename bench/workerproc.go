@@ -43,7 +43,7 @@ func startWorkerProc(addr, queue, modelURL, dir string, o runOptions) (*workerPr
 	cmd := exec.Command(self, workerCmd,
 		"-address", addr, "-queue", queue, "-model", modelURL, "-dir", dir,
 		"-wft-pollers", strconv.Itoa(o.WFTPollers), "-activity-pollers", strconv.Itoa(o.ActPollers),
-		"-eager="+strconv.FormatBool(o.Eager))
+		"-eager="+strconv.FormatBool(o.Eager), "-gzip="+strconv.FormatBool(o.Gzip))
 	cmd.Stderr = os.Stderr
 	// The worker must not outlive a bench that dies.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -106,6 +106,7 @@ func workerMain(args []string) error {
 	fs.IntVar(&o.WFTPollers, "wft-pollers", 0, "")
 	fs.IntVar(&o.ActPollers, "activity-pollers", 0, "")
 	fs.BoolVar(&o.Eager, "eager", false, "")
+	fs.BoolVar(&o.Gzip, "gzip", false, "")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -113,7 +114,7 @@ func workerMain(args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := client.Dial(client.Options{HostPort: *addr, Logger: quiet})
+	c, err := client.Dial(o.clientOptions(*addr))
 	if err != nil {
 		return fmt.Errorf("dial %s: %w", *addr, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 )
 
 func TestClientDefaults(t *testing.T) {
@@ -69,4 +70,35 @@ x-tenant = "longrun"
 	require.NoError(t, err)
 	_, err = m.Temporal.clientOptions()
 	require.ErrorContains(t, err, "unable to find profile staging")
+}
+
+// gzip only pays across a network: auto leaves requests to a loopback
+// server uncompressed and compresses the rest; the flag and the variable
+// override it, and a bad value is refused.
+func TestGRPCCompression(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		vars map[string]string
+		want any
+	}{
+		{nil, nil, &client.GrpcCompressionNone{}}, // localhost:7233
+		{[]string{"--address", "127.0.0.1:7233"}, nil, &client.GrpcCompressionNone{}},
+		{[]string{"--address", "[::1]:7233"}, nil, &client.GrpcCompressionNone{}},
+		{[]string{"--address", "temporal.example:7233"}, nil, &client.GrpcCompressionGzip{}},
+		{[]string{"--address", "10.0.0.5:7233"}, nil, &client.GrpcCompressionGzip{}},
+		{[]string{"--grpc-compression", "gzip"}, nil, &client.GrpcCompressionGzip{}},
+		{nil, map[string]string{"LONGRUN_GRPC_COMPRESSION": "gzip"}, &client.GrpcCompressionGzip{}},
+		{[]string{"--address", "temporal.example:7233", "--grpc-compression", "none"}, nil, &client.GrpcCompressionNone{}},
+	} {
+		m, err := ParseFlags(tc.args, env(tc.vars))
+		require.NoError(t, err)
+		opts, err := m.Temporal.clientOptions()
+		require.NoError(t, err, tc.args)
+		require.IsType(t, tc.want, opts.ConnectionOptions.GrpcCompression, "%v %v", tc.args, tc.vars)
+	}
+	m, err := ParseFlags([]string{"--grpc-compression", "zstd"}, env(nil))
+	require.NoError(t, err)
+	_, err = m.Temporal.clientOptions()
+	require.ErrorContains(t, err, `--grpc-compression "zstd": want auto, gzip or none`)
 }
