@@ -37,11 +37,15 @@ func TestUISummariesAndCurrentDetails(t *testing.T) {
 	out, err := e.starter("approve", id)
 	require.NoError(t, err, out)
 	result(t, id)
+	recordHistory(t, id, "local_setup_default_approve")
 
 	var summaries []string
 	dc := converter.GetDefaultDataConverter()
 	for _, ev := range history(t, id).Events {
-		if ev.GetEventType() != enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
+		// Activities, and local activities (the start-up steps): the UI
+		// shows both with their summaries.
+		if ev.GetEventType() != enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
+			ev.GetMarkerRecordedEventAttributes().GetMarkerName() != "LocalActivity" {
 			continue
 		}
 		var s string

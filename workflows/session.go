@@ -147,8 +147,12 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 var errSwitch = errors.New("continue as new")
 
 func (s *session) runLoop(ctx workflow.Context) (SessionResult, error) {
-	s.localSetup = (s.in.LocalReads || s.in.LocalModel) &&
-		workflow.GetVersion(ctx, versionLocalSetup, workflow.DefaultVersion, 1) >= 1
+	s.localSetup = s.in.LocalReads || s.in.LocalModel
+	if s.localSetup {
+		s.localSetup = workflow.GetVersion(ctx, versionLocalSetup, workflow.DefaultVersion, 1) >= 1
+	} else {
+		s.localSetup = workflow.GetVersion(ctx, versionLocalSetupAll, workflow.DefaultVersion, 1) >= 1
+	}
 	if err := s.loadCatalog(ctx); err != nil {
 		return SessionResult{}, err
 	}
@@ -396,6 +400,12 @@ func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, err
 // first workflow task instead of the third. Asked only when an option is
 // set, so other sessions' histories are unchanged.
 const versionLocalSetup = "local-setup-v1"
+
+// versionLocalSetupAll extends it to every new session: the two steps only
+// read the worker's configuration, so running them inside the first
+// workflow task is safe for all, and saves two round trips at the start
+// of every run (continue-as-new, sub-agents).
+const versionLocalSetupAll = "local-setup-all-v1"
 
 // setupStep runs a start-up activity with actx's options: as a local
 // activity when the session runs its cheap steps locally (s.localSetup).
