@@ -419,17 +419,7 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 		req.JobID = fmt.Sprintf("job-%d", len(s.jobs)+s.failedJobs+1)
 	}
 	var res tools.Result
-	var err error
-	if s.runsLocally(cs) {
-		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-			StartToCloseTimeout: timeout,
-			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: attempts},
-			Summary:             callSummary(cs.call),
-		})
-		err = workflow.ExecuteLocalActivity(lctx, a.RunTool, req).Get(ctx, &res)
-	} else {
-		err = workflow.ExecuteActivity(actx, a.RunTool, req).Get(ctx, &res)
-	}
+	err := execute(actx, s.runsLocally(cs), a.RunTool, req).Get(ctx, &res)
 	if background {
 		if err == nil && !res.IsError && res.WorkerQueue != "" {
 			s.jobs = append(s.jobs, jobRoute{ID: req.JobID, Queue: res.WorkerQueue, Command: command})

@@ -34,7 +34,7 @@ func (s *session) setupPolicy(ctx workflow.Context) error {
 		Summary: "load " + activities.PermissionsFile,
 	})
 	var wc activities.WorkspaceConfig
-	if err := s.setupStep(ctx, actx, a.LoadWorkspaceConfig, s.in.WorkDir).Get(ctx, &wc); err != nil {
+	if err := execute(actx, s.localSetup, a.LoadWorkspaceConfig, s.in.WorkDir).Get(ctx, &wc); err != nil {
 		return fmt.Errorf("workspace permissions: %w", err)
 	}
 	if s.in.Resume == nil {

@@ -147,12 +147,11 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 var errSwitch = errors.New("continue as new")
 
 func (s *session) runLoop(ctx workflow.Context) (SessionResult, error) {
-	s.localSetup = s.in.LocalReads || s.in.LocalModel
-	if s.localSetup {
-		s.localSetup = workflow.GetVersion(ctx, versionLocalSetup, workflow.DefaultVersion, 1) >= 1
-	} else {
-		s.localSetup = workflow.GetVersion(ctx, versionLocalSetupAll, workflow.DefaultVersion, 1) >= 1
+	setupVersion := versionLocalSetupAll
+	if s.in.LocalReads || s.in.LocalModel {
+		setupVersion = versionLocalSetup // they had it first, under this name
 	}
+	s.localSetup = workflow.GetVersion(ctx, setupVersion, workflow.DefaultVersion, 1) >= 1
 	if err := s.loadCatalog(ctx); err != nil {
 		return SessionResult{}, err
 	}
@@ -316,7 +315,9 @@ func (s *session) loadCatalog(ctx workflow.Context) error {
 		Summary:             "list tools",
 	})
 	var cat activities.Catalog
-	if err := s.setupStep(ctx, actx, a.ListTools).Get(ctx, &cat); err != nil {
+	// Both start-up steps only read the worker's configuration and may run
+	// again, so they may be local (s.localSetup).
+	if err := execute(actx, s.localSetup, a.ListTools).Get(ctx, &cat); err != nil {
 		return fmt.Errorf("list tools: %w", err)
 	}
 	s.specs, s.defaultModel = map[string]tools.Spec{}, cat.DefaultModel
@@ -369,18 +370,7 @@ func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, err
 		req.Reminders = []conversation.Message{*r}
 	}
 	var resp activities.ModelResponse
-	var fut workflow.Future
-	if s.in.LocalModel {
-		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-			StartToCloseTimeout: 10 * time.Minute,
-			RetryPolicy:         modelRetryPolicy(),
-			Summary:             fmt.Sprintf("model: %s (turn %d)", label, s.turn),
-		})
-		fut = workflow.ExecuteLocalActivity(lctx, a.CallModel, req)
-	} else {
-		fut = workflow.ExecuteActivity(actx, a.CallModel, req)
-	}
-	if err := fut.Get(ctx, &resp); err != nil {
+	if err := execute(actx, s.in.LocalModel, a.CallModel, req).Get(ctx, &resp); err != nil {
 		return resp, err
 	}
 	if resp.ToolsRef != "" && req.ToolsRef == "" {
@@ -407,15 +397,16 @@ const versionLocalSetup = "local-setup-v1"
 // of every run (continue-as-new, sub-agents).
 const versionLocalSetupAll = "local-setup-all-v1"
 
-// setupStep runs a start-up activity with actx's options: as a local
-// activity when the session runs its cheap steps locally (s.localSetup).
-// Both only read the worker's configuration and may run again.
-func (s *session) setupStep(ctx, actx workflow.Context, fn any, args ...any) workflow.Future {
-	if !s.localSetup {
+// execute runs fn with actx's activity options: as an activity, or, when
+// local, as a local activity with the same timeout, retry policy and
+// summary (a local activity has no heartbeat). The start-up steps, the
+// model call and the read-only tools choose with it.
+func execute(actx workflow.Context, local bool, fn any, args ...any) workflow.Future {
+	if !local {
 		return workflow.ExecuteActivity(actx, fn, args...)
 	}
 	o := workflow.GetActivityOptions(actx)
-	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+	lctx := workflow.WithLocalActivityOptions(actx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: o.StartToCloseTimeout, RetryPolicy: o.RetryPolicy, Summary: o.Summary,
 	})
 	return workflow.ExecuteLocalActivity(lctx, fn, args...)
