@@ -6,12 +6,15 @@ DEVSERVER := $(BIN)/devserver
 
 .PHONY: all build devserver test demo vet fuzz clean record-histories
 
-# Every parser and matcher has a fuzz target; CI runs each for a bounded time.
-FUZZTIME ?= 10s
-FUZZ_TOOLS := FuzzResolve FuzzParsePatch FuzzApplyPatch FuzzGitignore FuzzUnifiedDiff FuzzEditMatch
-FUZZ_SHELLCMD := FuzzAnalyze
-FUZZ_TOOLCALLS := FuzzParse
-FUZZ_TRANSCRIPT := FuzzParseS3URL
+# Every parser and matcher has a fuzz target; CI runs each for a bounded
+# number of executions (package:target:count). Counts, not durations: a
+# duration -fuzztime races the fuzz coordinator's own deadline in Go 1.26
+# (golang/go#75804) and fails a loaded runner with a bare "context deadline
+# exceeded" and no crasher. FuzzApplyPatch writes files, so it gets fewer.
+# FUZZTIME=30s (or 1000000x) overrides every target's budget.
+FUZZ_TARGETS := tools:FuzzResolve:50000x tools:FuzzParsePatch:50000x tools:FuzzApplyPatch:15000x \
+	tools:FuzzGitignore:50000x tools:FuzzUnifiedDiff:50000x tools:FuzzEditMatch:50000x \
+	shellcmd:FuzzAnalyze:50000x toolcalls:FuzzParse:50000x transcript:FuzzParseS3URL:50000x
 
 all: build
 
@@ -35,10 +38,11 @@ test: devserver vet
 	$(MAKE) fuzz
 
 fuzz:
-	@for f in $(FUZZ_TOOLS); do echo "fuzz $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./tools || exit 1; done
-	@for f in $(FUZZ_SHELLCMD); do echo "fuzz $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./shellcmd || exit 1; done
-	@for f in $(FUZZ_TOOLCALLS); do echo "fuzz $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./toolcalls || exit 1; done
-	@for f in $(FUZZ_TRANSCRIPT); do echo "fuzz $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./transcript || exit 1; done
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; rest=$${t#*:}; f=$${rest%%:*}; n=$${rest#*:}; [ -z "$(FUZZTIME)" ] || n="$(FUZZTIME)"; \
+		echo "fuzz $$f ($$n)"; \
+		go test -run '^$$' -fuzz "^$$f$$" -fuzztime "$$n" ./$$pkg || exit 1; \
+	done
 
 # Re-record the replay corpus from real sessions on the embedded server.
 # Old histories stay: they prove sessions started by earlier code replay.
