@@ -3,6 +3,8 @@ package transcript
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,6 +32,33 @@ func TestOpenS3FromTheEnvironment(t *testing.T) {
 	for _, h := range f.auth {
 		require.Contains(t, h.Get("Authorization"), "Credential=env-key-id/", "requests are signed with AWS_ACCESS_KEY_ID")
 		require.Equal(t, "env-session-token", h.Get("X-Amz-Security-Token"))
+	}
+}
+
+// TestOpenS3FromTheSharedCredentialsFile finds the keys where `aws
+// configure` writes them, in the profile AWS_PROFILE names, when the
+// environment has none. Not parallel: it sets the environment.
+func TestOpenS3FromTheSharedCredentialsFile(t *testing.T) {
+	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SECRET_KEY", "AWS_SESSION_TOKEN"} {
+		t.Setenv(v, "")
+	}
+	file := filepath.Join(t.TempDir(), "credentials")
+	require.NoError(t, os.WriteFile(file, []byte(
+		"[default]\naws_access_key_id = default-key\naws_secret_access_key = default-secret\n\n"+
+			"[team]\naws_access_key_id = team-key\naws_secret_access_key = team-secret\n"), 0o600))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", file)
+	t.Setenv("AWS_PROFILE", "team")
+	f := newFakeS3(t)
+	store, _, err := Open(context.Background(), "s3://transcripts/p?endpoint="+f.endpoint+"&insecure=1")
+	require.NoError(t, err)
+	_, err = store.Put(context.Background(), []byte("hello"))
+	require.NoError(t, err)
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	require.NotEmpty(t, f.auth)
+	for _, h := range f.auth {
+		require.Contains(t, h.Get("Authorization"), "Credential=team-key/", "requests are signed with the AWS_PROFILE profile's key")
 	}
 }
 

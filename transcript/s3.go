@@ -27,9 +27,12 @@ type S3Config struct {
 	// network, a test).
 	Insecure bool
 	// AccessKeyID, SecretAccessKey and SessionToken are static
-	// credentials. Without AccessKeyID they come from the environment
-	// (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), then
-	// from the instance's IAM role.
+	// credentials. Without AccessKeyID they come, as the AWS CLI finds
+	// them, from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+	// AWS_SESSION_TOKEN), then the shared credentials file
+	// (AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials, profile
+	// AWS_PROFILE or "default"), then the instance's or container's IAM
+	// role (web identity included).
 	AccessKeyID     string
 	SecretAccessKey string
 	SessionToken    string
@@ -62,7 +65,9 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if cfg.Endpoint == "" {
 		cfg.Endpoint = defaultS3Endpoint
 	}
-	creds := credentials.NewChainCredentials([]credentials.Provider{&credentials.EnvAWS{}, &credentials.IAM{}})
+	creds := credentials.NewChainCredentials([]credentials.Provider{
+		&credentials.EnvAWS{}, &credentials.FileAWSCredentials{}, &credentials.IAM{},
+	})
 	if cfg.AccessKeyID != "" {
 		creds = credentials.NewStaticV4(cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken)
 	}
@@ -172,7 +177,7 @@ func (s *S3) hint(err error) string {
 	case minio.NoSuchBucket:
 		return fmt.Sprintf("check that bucket %q exists", s.cfg.Bucket)
 	case "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken", "TokenRefreshRequired":
-		return "check the credentials in AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, and that they may read and write the bucket"
+		return "check the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, or the AWS_PROFILE profile in ~/.aws/credentials) and that they may read and write the bucket"
 	case "AuthorizationHeaderMalformed", "InvalidRegion", "IllegalLocationConstraintException", "PermanentRedirect":
 		return "check the region (?region=) and the endpoint (?endpoint=)"
 	case "":
