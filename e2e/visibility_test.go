@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,4 +60,45 @@ func TestUISummariesAndCurrentDetails(t *testing.T) {
 	require.Contains(t, joined, "model: default model (turn 1)")
 	require.Contains(t, joined, "shell: go test ./...")
 	require.Contains(t, joined, "model: scripted-test (turn 2)")
+}
+
+// A fast loop does not upsert its counters every turn (each upsert is a
+// history event and a visibility write on the server), and what the list
+// shows is exact once the session stops: the search attributes `starter
+// list` reads give the result's turn count.
+func TestFastTurnsUpsertCountersSparingly(t *testing.T) {
+	t.Parallel()
+	const reads = 12
+	var script []sm.Reply
+	for i := 1; i <= reads; i++ {
+		script = append(script, sm.Tools(sm.Call{ID: fmt.Sprintf("c_r%d", i), Name: "read", Arguments: fmt.Sprintf(`{"path": "f.txt", "limit": %d}`, i)}))
+	}
+	e := newEnv(t, append(script, sm.Text("done"))...)
+	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, "f.txt"), []byte("x\n"), 0o644))
+	id := e.start(workflows.SessionInput{Prompt: "read it", Profile: "auto"})
+	res := result(t, id)
+	require.Equal(t, workflows.ResultCompleted, res.Status)
+	require.Equal(t, reads+1, res.Turns)
+	e.checkSession(id)
+	recordHistory(t, id, "visibility_throttle")
+
+	upserts := 0
+	for _, ev := range history(t, id).Events {
+		fields := ev.GetUpsertWorkflowSearchAttributesEventAttributes().GetSearchAttributes().GetIndexedFields()
+		if _, ok := fields[workflows.TurnsKey.GetName()]; ok {
+			upserts++
+		}
+	}
+	// One per turn before; now the start, the model's name, and done,
+	// plus one for every 5 s of workflow time the turns took.
+	require.Less(t, upserts, reads, "upserts carrying LongrunTurns")
+
+	sa := describe(t, id).GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()
+	var turns int64
+	var phase string
+	dc := converter.GetDefaultDataConverter()
+	require.NoError(t, dc.FromPayload(sa[workflows.TurnsKey.GetName()], &turns))
+	require.NoError(t, dc.FromPayload(sa[workflows.PhaseKey.GetName()], &phase))
+	require.Equal(t, int64(res.Turns), turns)
+	require.Equal(t, workflows.PhaseDone, phase)
 }

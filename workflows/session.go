@@ -49,6 +49,8 @@ type session struct {
 	lastTool     string   // "shell: go test ./..." of the latest call started
 	visibility   bool     // versionVisibility: keep every search attribute current
 	published    *visible // what publish last upserted
+	publishedAt  time.Time
+	throttle     bool // versionVisibilityThrottle: counters alone upsert at most every counterInterval
 
 	engine *permission.Engine // nil: a session recorded before versionPermissions
 
@@ -111,6 +113,7 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 	s.planned = workflow.GetVersion(ctx, versionBatchPlan, workflow.DefaultVersion, 1) >= 1
 	s.guardWrites = workflow.GetVersion(ctx, versionStaleWrite, workflow.DefaultVersion, 1) >= 1
 	s.transcript = workflow.GetVersion(ctx, versionTranscript, workflow.DefaultVersion, 1) >= 1
+	s.throttle = s.visibility && workflow.GetVersion(ctx, versionVisibilityThrottle, workflow.DefaultVersion, 1) >= 1
 	if s.maxTurns <= 0 {
 		s.maxTurns = legacyMaxTurns
 		if s.transcript {

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -36,6 +37,7 @@ func textReply(s string) activities.ModelResponse {
 
 type harness struct {
 	env      *testsuite.TestWorkflowEnvironment
+	model    *testsuite.MockCallWrapper // the CallModel mock, for .After(d)
 	requests []activities.ModelRequest
 	mu       sync.Mutex
 	ran      []string // tool call ids, in the order their activities ran
@@ -56,7 +58,7 @@ func newHarnessWith(t *testing.T, wc activities.WorkspaceConfig, replies []activ
 	h.env.OnActivity(a.ListTools, mock.Anything).Return(catalog(), nil)
 	h.env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(wc, nil)
 	i := 0
-	h.env.OnActivity(a.CallModel, mock.Anything, mock.Anything).Return(
+	h.model = h.env.OnActivity(a.CallModel, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, req activities.ModelRequest) (activities.ModelResponse, error) {
 			// Copy: the workflow keeps appending to its slice.
 			req.Messages = append([]conversation.Message(nil), req.Messages...)
@@ -337,4 +339,53 @@ func TestCostBudget(t *testing.T) {
 	require.Equal(t, ResultBudget, r.Status)
 	require.Equal(t, 2, r.Turns)
 	require.Contains(t, r.Error, "$0.5000 spent, cost_budget_usd is $0.5000")
+}
+
+// upserts records what a session upserts: the LongrunTurns value of each
+// upsert that carries one.
+func upserts(h *harness) *[]int64 {
+	var turns []int64
+	h.env.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		if n, ok := args.Get(0).(temporal.SearchAttributes).GetInt64(TurnsKey); ok {
+			turns = append(turns, n)
+		}
+	})
+	return &turns
+}
+
+// readTurns scripts n turns of one read each, then a final text.
+func readTurns(n int) []activities.ModelResponse {
+	var replies []activities.ModelResponse
+	for i := range n {
+		id := fmt.Sprintf("r%d", i)
+		replies = append(replies, toolReply(call(id, "read", fmt.Sprintf(`{"path":"f%d"}`, i))))
+	}
+	return append(replies, textReply("done"))
+}
+
+// TestCountersUpsertAtMostEveryInterval: a fast loop does not upsert its
+// turn count every turn (each upsert is a history event and a visibility
+// write), yet the published count is exact once the phase changes.
+func TestCountersUpsertAtMostEveryInterval(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, readTurns(30), nil)
+	turns := upserts(h)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	require.NoError(t, h.env.GetWorkflowError())
+	// Start (0), the first reply naming the model (1: not a counter) and
+	// done (31, the final text's turn included): the turns between took no
+	// workflow time.
+	require.Equal(t, []int64{0, 1, 31}, *turns)
+}
+
+// TestCountersUpsertEveryTurnOfASlowModel: with model calls slower than
+// the interval every turn's count is published.
+func TestCountersUpsertEveryTurnOfASlowModel(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, readTurns(4), nil)
+	h.model.After(counterInterval + time.Second)
+	turns := upserts(h)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Equal(t, []int64{0, 1, 2, 3, 4, 5}, *turns)
 }

@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -24,6 +25,22 @@ var (
 // recorded before it upserted only LongrunPhase, and must replay so.
 const versionVisibility = "visibility-v1"
 
+// versionVisibilityThrottle limits how often a running session upserts
+// when only its counters (LongrunTurns, LongrunTokens) changed: each
+// upsert is a history event and a visibility write on the server, and one
+// per turn cost a fast session a third of its steps/s (docs/BENCHMARKS.md).
+// A change of phase, pending approvals, model or workspace, which is what
+// people filter and wait on, is still published at once, with the
+// counters as they are then.
+const versionVisibilityThrottle = "visibility-throttle-v1"
+
+// counterInterval is the least workflow time between two upserts that only
+// move the counters. A turn slower than this (any real model) still
+// publishes every turn; a fast loop publishes every few seconds, so the
+// list's turn count may lag the status query by the turns of the last
+// interval until the next upsert.
+const counterInterval = 5 * time.Second
+
 // visible is the last published value of each attribute.
 type visible struct {
 	phase, model, workspace string
@@ -37,6 +54,10 @@ func (s *session) publish(ctx workflow.Context) {
 		pending: int64(len(s.pending())), turns: int64(s.turn), tokens: s.usage.TotalTokens,
 	}
 	if s.published != nil && *s.published == now {
+		return
+	}
+	if s.throttle && s.published != nil && onlyCounters(*s.published, now) &&
+		workflow.Now(ctx).Sub(s.publishedAt) < counterInterval {
 		return
 	}
 	updates := []temporal.SearchAttributeUpdate{
@@ -54,6 +75,13 @@ func (s *session) publish(ctx workflow.Context) {
 		return
 	}
 	s.published = &now
+	s.publishedAt = workflow.Now(ctx)
+}
+
+// onlyCounters reports whether a and b differ in the counters alone.
+func onlyCounters(a, b visible) bool {
+	a.turns, a.tokens = b.turns, b.tokens
+	return a == b
 }
 
 func (s *session) workspaceLabel() string {
