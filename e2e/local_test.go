@@ -146,7 +146,7 @@ func TestLocalModelTakesAtMostOneWorkflowTaskPerTurn(t *testing.T) {
 		require.Contains(t, resultFor(msgs, fmt.Sprintf("c_r%d", turn)).Content, "the file")
 	}
 	require.Len(t, e.model.Requests(), 4)
-	recordHistory(t, id, "local_model_setup")
+	recordHistory(t, id, "baseline_local_model")
 
 	dc := converter.GetDefaultDataConverter()
 	var scheduled, models, reads, wfts []string

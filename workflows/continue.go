@@ -104,7 +104,7 @@ func (s *session) wantSwitch(ctx workflow.Context) bool {
 		return false
 	}
 	if s.head == "" && s.turn-s.runStartTurn < minRunTurnsCarryingAll &&
-		workflow.GetVersion(ctx, versionCarryAll, workflow.DefaultVersion, 1) >= 1 {
+		s.has(ctx, versionCarryAll) {
 		// No transcript (the worker runs with --transcript off): the next
 		// run's input carries the whole conversation, so once that alone
 		// passes the server's threshold every run is suggested to switch

@@ -22,7 +22,7 @@ const versionPermissions = "permissions-v1"
 // setupPolicy reads the workspace's rules through an activity (so they are
 // recorded) and builds the engine from them and the session's options.
 func (s *session) setupPolicy(ctx workflow.Context) error {
-	if workflow.GetVersion(ctx, versionPermissions, workflow.DefaultVersion, 1) < 1 {
+	if !s.has(ctx, versionPermissions) {
 		return nil
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{

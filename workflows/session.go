@@ -48,6 +48,7 @@ type session struct {
 	defaultModel string   // the worker's LONGRUN_MODEL, from the catalog
 	lastTool     string   // "shell: go test ./..." of the latest call started
 	visibility   bool     // versionVisibility: keep every search attribute current
+	baseline     bool     // versionBaseline: the changes it covers are in without their markers
 	published    *visible // what publish last upserted
 	publishedAt  time.Time
 	throttle     bool // versionVisibilityThrottle: counters alone upsert at most every counterInterval
@@ -109,11 +110,12 @@ func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) 
 	if err := s.registerHandlers(ctx); err != nil {
 		return SessionResult{}, err
 	}
-	s.visibility = workflow.GetVersion(ctx, versionVisibility, workflow.DefaultVersion, 1) >= 1
-	s.planned = workflow.GetVersion(ctx, versionBatchPlan, workflow.DefaultVersion, 1) >= 1
-	s.guardWrites = workflow.GetVersion(ctx, versionStaleWrite, workflow.DefaultVersion, 1) >= 1
-	s.transcript = workflow.GetVersion(ctx, versionTranscript, workflow.DefaultVersion, 1) >= 1
-	s.throttle = s.visibility && workflow.GetVersion(ctx, versionVisibilityThrottle, workflow.DefaultVersion, 1) >= 1
+	s.baseline = workflow.GetVersion(ctx, versionBaseline, workflow.DefaultVersion, 1) >= 1
+	s.visibility = s.has(ctx, versionVisibility)
+	s.planned = s.has(ctx, versionBatchPlan)
+	s.guardWrites = s.has(ctx, versionStaleWrite)
+	s.transcript = s.has(ctx, versionTranscript)
+	s.throttle = s.visibility && s.has(ctx, versionVisibilityThrottle)
 	if s.maxTurns <= 0 {
 		s.maxTurns = legacyMaxTurns
 		if s.transcript {
@@ -154,7 +156,7 @@ func (s *session) runLoop(ctx workflow.Context) (SessionResult, error) {
 	if s.in.LocalReads || s.in.LocalModel {
 		setupVersion = versionLocalSetup // they had it first, under this name
 	}
-	s.localSetup = workflow.GetVersion(ctx, setupVersion, workflow.DefaultVersion, 1) >= 1
+	s.localSetup = s.has(ctx, setupVersion)
 	if err := s.loadCatalog(ctx); err != nil {
 		return SessionResult{}, err
 	}
@@ -447,7 +449,7 @@ func (s *session) waitForInput(ctx workflow.Context) (bool, error) {
 		return true, nil
 	}
 	idle := time.Duration(s.in.IdleTimeout)
-	if idle < 0 && workflow.GetVersion(ctx, versionIdleForever, workflow.DefaultVersion, 1) >= 1 {
+	if idle < 0 && s.has(ctx, versionIdleForever) {
 		// "forever": a background agent's person may answer in a week.
 		return s.awaitMessage(ctx)
 	}
