@@ -34,6 +34,15 @@ type WorkspaceConfig struct {
 	// Notes say what was found but not used (an AGENTS.md linking out of
 	// the workspace), so the history explains a missing instruction.
 	Notes []string `json:"notes,omitempty"`
+	// WorkerRules are the permission rules of the worker's own
+	// configuration directory (permissions.json there), which a person
+	// wrote; they form the "worker" layer below the workspace's.
+	WorkerRules []permission.Rule `json:"worker_rules,omitempty"`
+	// NoSandbox is set when the worker that loaded the configuration has
+	// no working shell sandbox: then no shell command may run without a
+	// person's approval, and an auto session refuses to start. Recorded
+	// as a negative so histories from before the field decide as before.
+	NoSandbox bool `json:"no_sandbox,omitempty"`
 }
 
 // LoadWorkspaceConfig reads .longrun/permissions.json of the session's

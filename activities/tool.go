@@ -45,6 +45,11 @@ type ToolRequest struct {
 	// conversation by reference; a call whose text the workflow itself
 	// reads (job_list across workers) does not.
 	ByReference bool `json:"by_reference,omitempty"`
+	// ReadOnlySandbox and ApprovedByPerson say how the call came to run
+	// (see tools.Env): allowed by the built-in read-only classifier only,
+	// or approved by a person. Neither: a rule a person wrote allowed it.
+	ReadOnlySandbox  bool `json:"read_only_sandbox,omitempty"`
+	ApprovedByPerson bool `json:"approved_by_person,omitempty"`
 }
 
 // RunTool runs one tool call in the session's working directory. Failures
@@ -85,12 +90,14 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 		}
 	}()
 	env := tools.Env{
-		Workspace:    ws,
-		GuardWrites:  req.GuardWrites,
-		Seen:         req.Seen,
-		AllowNetwork: req.AllowNetwork,
-		Session:      sessionID(ctx),
-		JobID:        req.JobID,
+		Workspace:        ws,
+		GuardWrites:      req.GuardWrites,
+		Seen:             req.Seen,
+		AllowNetwork:     req.AllowNetwork,
+		Session:          sessionID(ctx),
+		JobID:            req.JobID,
+		ReadOnlySandbox:  req.ReadOnlySandbox,
+		ApprovedByPerson: req.ApprovedByPerson,
 		Heartbeat: func(p string) {
 			mu.Lock()
 			progress = p

@@ -58,6 +58,7 @@ type Layer struct {
 // names callers are expected to give their layers; the others are reserved.
 const (
 	LayerDefaults   = "defaults"   // built-in logic, no rule
+	LayerWorker     = "worker"     // permissions.json in the worker's config directory
 	LayerWorkspace  = "workspace"  // .longrun/permissions.json
 	LayerSession    = "session"    // the session's start options
 	LayerRemembered = "remembered" // approvals remembered for the session

@@ -9,6 +9,11 @@ type Config struct {
 	// jobs when the session ends and every job at shutdown; nil gives the
 	// tools a private one nobody else can reach (tests, tools listings).
 	Jobs *Jobs
+	// StateDir is the worker's own state directory ($XDG_STATE_HOME/longrun
+	// or --state-dir): tool-output spills and job logs live under it, per
+	// session, where no sandbox mounts and no file tool can name them.
+	// Empty keeps them in a private temporary directory (tests).
+	StateDir string
 }
 
 // DefaultConfig returns the configuration used when the worker sets none.

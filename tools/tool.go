@@ -117,6 +117,18 @@ type Env struct {
 	// JobID names the background job a `shell` call with background: true
 	// starts; the session assigns it so it is the same on every replay.
 	JobID string
+	// ReadOnlySandbox is set when nobody approved the call and no rule a
+	// person wrote allowed it: the built-in read-only classifier did. A
+	// shell command then runs in the read-only sandbox (workspace
+	// read-only, no network, private /tmp, empty home, no host sockets),
+	// so a command the classifier misjudged fails harmlessly; a worker
+	// without a working sandbox refuses to run it at all (fail closed).
+	ReadOnlySandbox bool
+	// ApprovedByPerson is set when a person approved this very call. Only
+	// then may a tool change a control file (.longrun/**, .git/**,
+	// AGENTS.md), also when the path the model named reaches one through
+	// a symlink.
+	ApprovedByPerson bool
 }
 
 // Tool is one built-in tool.
