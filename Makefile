@@ -34,6 +34,7 @@ vet:
 	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt needed" && exit 1)
 
 test: devserver vet
+	@./scripts/check-test-deps.sh
 	LONGRUN_DEVSERVER=$(DEVSERVER) go test -race -count=1 ./...
 	$(MAKE) fuzz
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Says, in one loud line each, which security and browser tests will not
+# run on this machine and why. `go test` prints a t.Skip only with -v, so
+# without this a machine missing bwrap would pass `make test` having never
+# exercised the sandbox. .ci/run installs everything named here; on your
+# own machine: apt-get install bubblewrap passt chromium.
+missing=0
+loud() { printf '\n!!! make test: %s\n\n' "$*" >&2; missing=1; }
+
+if ! command -v bwrap >/dev/null 2>&1; then
+	loud "bwrap (bubblewrap) is not installed: the sandbox tests (tools) and the hostile-model suite with the sandbox on (e2e) DO NOT RUN. Install the bubblewrap package (.ci/run does)."
+elif ! bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net true >/dev/null 2>&1; then
+	loud "bwrap is installed but cannot create namespaces here: the sandbox tests and the hostile-model suite with the sandbox on DO NOT RUN, and a worker here refuses unapproved shell commands."
+fi
+if ! command -v pasta >/dev/null 2>&1; then
+	loud "pasta (package passt) is not installed: the tests of sandboxed commands with network: true DO NOT RUN, and such sessions' commands fail. Install the passt package (.ci/run does)."
+fi
+if ! command -v chromium >/dev/null 2>&1 && [ -z "${LONGRUN_CHROMIUM:-}" ]; then
+	loud "chromium is not installed: the Web UI browser test DOES NOT RUN (.ci/run installs it)."
+fi
+exit 0
