@@ -422,19 +422,19 @@ var globCandidates = func() []string {
 		"rm", "mkfs", "mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mkfs.xfs", "mkfs.btrfs",
 		"mkfs.vfat", "mkfs.fat", "mke2fs", "dd", "chmod", "chown", "chgrp", "shutdown",
 		"reboot", "halt", "poweroff", "init", "telinit", "systemctl", "tee", "find",
-		"env", "builtin", "busybox",
+		"env", "builtin", "busybox", "curl", "wget",
 	}
 	names = append(names, slices.Sorted(maps.Keys(wrappers))...)
 	names = append(names, interpreters...)
 	return names
 }()
 
-// checkAs runs the block list over cmd as if it were each of the names.
+// checkAs runs the block list over cmd as if it were each of the names. Argv
+// keeps the name as written, so the reason shows what was sent.
 func (a *analyzer) checkAs(cmd Command, names []string) {
 	for _, n := range names {
 		c := cmd
 		c.Name, c.Dynamic = n, false
-		c.Argv = append([]string{n}, cmd.Argv[1:]...)
 		a.check(c)
 	}
 }

@@ -131,8 +131,8 @@
 // harmless and what they run is read-only: env (no NAME=value, -C, and -S only
 // with a script without "\" or "$", since env -S splits and expands it
 // itself), command, builtin, exec, nice, timeout, time (no -o/-a), stdbuf,
-// ionice (no -p/-P/-u), sh/bash/... -c with a static script and no -o/-O or
-// long options, and xargs only when it runs no command (it then runs echo).
+// ionice (no -p/-P/-u), sh/bash/... -c with a static script and no option but
+// -e -u -x -v -n (-l and -i read startup files), and xargs only when it runs no command (it then runs echo).
 // xargs running a command is never read-only: it appends words the analysis
 // cannot see (echo -delete | xargs find . -name v). eval, watch, sudo, doas,
 // nohup and busybox never are. Anything else, including an unknown command, a

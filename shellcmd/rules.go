@@ -255,11 +255,21 @@ func isRootTarget(t string) bool {
 	return false
 }
 
-// isHomeTarget reports whether t names the home directory or everything in it.
+// isHomeTarget reports whether t names the home directory, everything in it,
+// or a directory above it (~/.., $HOME/../..).
 func isHomeTarget(t string) bool {
-	switch path.Clean(t) {
-	case "~", "~/*", "~/.*", "$HOME", "${HOME}", "$HOME/*", "${HOME}/*", "$HOME/.*", "${HOME}/.*":
-		return true
+	const fake = "/h0me/us3r" // where the home is taken to be, two levels deep
+	for _, h := range []string{"~", "$HOME", "${HOME}"} {
+		rest, ok := strings.CutPrefix(t, h)
+		if !ok || (rest != "" && rest[0] != '/') {
+			continue
+		}
+		switch p := path.Clean(fake + rest); p {
+		case fake, fake + "/*", fake + "/.*", "/h0me", "/h0me/*", "/h0me/.*":
+			return true
+		default:
+			return isRootTarget(p)
+		}
 	}
 	return false
 }

@@ -238,8 +238,8 @@ func unwrapEnv(args []string) wrap {
 
 // unwrapShell finds the script of sh -c 'script'. A shell given a file or
 // reading standard input runs something the analysis cannot see. Only -c
-// and plain flag letters (-e, -x, -l ...) keep it read-only; -o, -O, --rcfile
-// and other options ask.
+// and the flag letters -e -u -x -v -n keep it read-only; -l, -i, -o, -O,
+// --rcfile and other options ask.
 func unwrapShell(args []string) wrap {
 	hasC, ro := false, true
 	for i := 1; i < len(args); i++ {
@@ -257,7 +257,9 @@ func unwrapShell(args []string) wrap {
 		case strings.HasPrefix(a, "--"):
 			ro = false
 		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
-			if a[0] == '+' || strings.Trim(a[1:], "ceilsxuvn") != "" {
+			// -e -u -x -v -n change only how the script runs; -i and -l read
+			// startup files from the home, -s reads standard input.
+			if a[0] == '+' || strings.Trim(a[1:], "cexuvn") != "" {
 				ro = false
 			}
 			if a[0] == '-' && strings.IndexByte(a, 'c') > 0 {
