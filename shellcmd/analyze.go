@@ -153,6 +153,9 @@ func (a *analyzer) command(cmd syntax.Command, sc scope, p pipe) {
 		a.stmts(c.Cond, sc, p)
 		a.stmts(c.Do, sc, p)
 	case *syntax.ForClause:
+		if _, ok := c.Loop.(*syntax.CStyleLoop); ok {
+			a.notReadOnly() // arithmetic, like (( )): a[$(cmd)] in it runs cmd
+		}
 		a.scan(c.Loop, sc)
 		a.stmts(c.Do, sc, p)
 	case *syntax.CaseClause:

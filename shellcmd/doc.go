@@ -91,6 +91,8 @@
 //     asks, and so does a long option not written out in full (sort
 //     --outp=F, --compress-prog): abbreviations are never expanded into an
 //     allowed option;
+//   - is not arithmetic, a declaration or a coprocess: (( )), let,
+//     for ((...)), declare, export, local, coproc;
 //   - has no variable assignment, and no redirection writing anywhere but
 //     /dev/null, /dev/stdout, /dev/stderr or another descriptor, nor one
 //     whose target is computed or a glob.
