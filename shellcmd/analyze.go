@@ -410,6 +410,24 @@ func (a *analyzer) run(cmd Command, args []word, sc scope) {
 		cmd.Appended = cmd.Appended || w.appends
 		a.run(cmd, args[w.inner:], sc)
 	}
+	if w.uncertain {
+		a.checkTails(cmd, w.inner)
+	}
+}
+
+// checkTails runs the block list over every tail of cmd.Argv that starts with
+// a word that could be a program, but the one at skip: a wrapper option the
+// analysis does not know may take a value (env -X VALUE rm -rf /).
+func (a *analyzer) checkTails(cmd Command, skip int) {
+	for i := 1; i < len(cmd.Argv); i++ {
+		if i == skip || strings.HasPrefix(cmd.Argv[i], "-") {
+			continue
+		}
+		c := cmd
+		c.Argv = cmd.Argv[i:]
+		c.Name = path.Base(c.Argv[0])
+		a.check(c)
+	}
 }
 
 // dynamicCandidates are the programs a computed command name ($(echo rm),

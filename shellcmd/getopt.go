@@ -142,23 +142,26 @@ func (s optSpec) parse(args []word) (parsed, bool) {
 // names so that its value is not taken for the command. strict is false when
 // an option is unknown or abbreviated, so the whole is not read-only.
 // Wrappers stop at their first operand (getopt's "+" mode); inner is 0 when
-// there is none.
-func (s optSpec) skipOptions(args []string) (inner int, strict bool, seen []string) {
+// there is none. seen lists the options given; unknown is set when one of
+// them is not in the spec at all, so its value, if it takes one, may have
+// been taken for the command.
+func (s optSpec) skipOptions(args []string) (inner int, strict bool, seen []string, unknown bool) {
 	strict = true
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
 			if i+1 < len(args) {
-				return i + 1, strict, seen
+				return i + 1, strict, seen, unknown
 			}
-			return 0, strict, seen
+			return 0, strict, seen, unknown
 		case strings.HasPrefix(a, "--"):
 			name, _, hasValue := strings.Cut(a[2:], "=")
 			kind, known := s.long[name]
 			if !known {
 				strict = false
 				kind = s.abbreviated(name)
+				unknown = unknown || !s.abbreviates(name)
 			}
 			seen = append(seen, "--"+name)
 			if kind == reqArg && !hasValue {
@@ -169,7 +172,7 @@ func (s optSpec) skipOptions(args []string) (inner int, strict bool, seen []stri
 				kind, known := s.short[a[j]]
 				seen = append(seen, "-"+a[j:j+1])
 				if !known {
-					strict = false
+					strict, unknown = false, true
 					continue
 				}
 				if kind == noArg {
@@ -181,10 +184,10 @@ func (s optSpec) skipOptions(args []string) (inner int, strict bool, seen []stri
 				break
 			}
 		default:
-			return i, strict, seen
+			return i, strict, seen, unknown
 		}
 	}
-	return 0, strict, seen
+	return 0, strict, seen, unknown
 }
 
 // abbreviated returns the kind of the long option name abbreviates, as getopt
@@ -201,6 +204,16 @@ func (s optSpec) abbreviated(name string) optKind {
 		}
 	}
 	return kind
+}
+
+// abbreviates reports whether name is a prefix of a long option in s.
+func (s optSpec) abbreviates(name string) bool {
+	for l := range s.long {
+		if name != "" && strings.HasPrefix(l, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // isLongPrefix reports whether a names the long option full or an

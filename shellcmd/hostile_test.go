@@ -330,6 +330,16 @@ var hostileCases = []hostileCase{
 	{"env -u value", "env -u X rm -rf /", "rm-root", false},
 	{"env -iu cluster", "env -iu X rm -rf /", "rm-root", false},
 	{"env -C value", "env -C /tmp rm -rf /", "rm-root", false},
+	{"env unknown short with value", "env -X foo rm -rf /", "rm-root", false},
+	{"env unknown long with value", "env --frob foo rm -rf /", "rm-root", false},
+	{"env -a argv0", "env -a x rm -rf /", "rm-root", false},
+	{"env --argv0", "env --argv0 x rm -rf /", "rm-root", false},
+	{"timeout unknown with value", "timeout -Q 1 5 rm -rf /", "rm-root", false},
+	{"sudo -h optional", "sudo -h rm -rf /", "rm-root", false},
+	{"sudo unknown with value", "sudo -Z x rm -rf /", "rm-root", false},
+	{"nice unknown with value", "nice -Z 1 rm -rf /", "rm-root", false},
+	{"xargs unknown with value", "xargs -Z 1 rm -rf", "rm-root", false},
+	{"env unknown harmless", "env -X foo ls", "", false},
 	{"chmod --recur", "chmod --recur 777 /", "chmod-root", false},
 }
 

@@ -21,6 +21,10 @@ type wrap struct {
 	// appends is set when the wrapper adds arguments the analysis cannot
 	// see to the command it runs (xargs).
 	appends bool
+	// uncertain is set when the wrapper has an option the analysis does not
+	// know, whose value may have been taken for the command: every later
+	// word is then also checked against the block list as a command.
+	uncertain bool
 }
 
 // shells run a script given with -c.
@@ -43,7 +47,7 @@ type wrapperOpt struct {
 // here (or abbreviated) make the wrapper not read-only; for the block list the
 // wrapped command is still found.
 var wrappers = map[string]wrapperOpt{
-	"sudo":    {spec: opts("AbEeHiKklnPSsVv", "CDghpRrTtUu", "", "user=", "group=", "host=", "chdir=", "chroot=", "prompt=", "role=", "type=", "close-from=", "other-user=", "command-timeout=", "preserve-env=?")},
+	"sudo":    {spec: opts("AbBEeHiKklNnPSsVv", "aCcDgpRrTtUu", "h", "user=", "group=", "host=", "chdir=", "chroot=", "prompt=", "role=", "type=", "close-from=", "other-user=", "command-timeout=", "preserve-env=?")},
 	"doas":    {spec: opts("Lns", "uC", "")},
 	"command": {spec: opts("pvV", "", "")},
 	"exec":    {spec: opts("cl", "a", "")},
@@ -64,10 +68,11 @@ var wrappers = map[string]wrapperOpt{
 }
 
 // skip finds the wrapped command of wrapper name; strict is false when an
-// option is unknown, abbreviated or unsafe.
-func skip(name string, args []string) (inner int, strict bool) {
+// option is unknown, abbreviated or unsafe, unknown when one is not known at
+// all.
+func skip(name string, args []string) (inner int, strict, unknown bool) {
 	w := wrappers[name]
-	inner, strict, seen := w.spec.skipOptions(args)
+	inner, strict, seen, unknown := w.spec.skipOptions(args)
 	for _, o := range seen {
 		for _, u := range w.unsafe {
 			if o == u {
@@ -75,7 +80,7 @@ func skip(name string, args []string) (inner int, strict bool) {
 			}
 		}
 	}
-	return inner, strict
+	return inner, strict, unknown
 }
 
 // unwrap reports whether cmd is a wrapper and what it runs.
@@ -89,10 +94,10 @@ func unwrap(cmd Command) (wrap, bool) {
 		return unwrapEnv(args), true
 	case "sudo", "doas", "nohup":
 		// sudo and doas change the user; nohup writes nohup.out.
-		inner, _ := skip(cmd.Name, args)
-		return wrap{inner: inner}, true
+		inner, _, unknown := skip(cmd.Name, args)
+		return wrap{inner: inner, uncertain: unknown}, true
 	case "command":
-		inner, strict := skip(cmd.Name, args)
+		inner, strict, unknown := skip(cmd.Name, args)
 		end := inner
 		if end == 0 {
 			end = len(args)
@@ -102,40 +107,40 @@ func unwrap(cmd Command) (wrap, bool) {
 				return wrap{readOnly: strict}, true // only says what a name is
 			}
 		}
-		return wrap{inner: inner, readOnly: strict}, true
+		return wrap{inner: inner, readOnly: strict, uncertain: unknown}, true
 	case "builtin":
 		return wrap{inner: 1, readOnly: true}, true
 	case "busybox":
 		// Its applets take options of their own, not those in the tables.
 		return wrap{inner: 1}, true
 	case "exec", "nice", "stdbuf", "ionice", "time":
-		inner, strict := skip(cmd.Name, args)
-		return wrap{inner: inner, readOnly: strict}, true
+		inner, strict, unknown := skip(cmd.Name, args)
+		return wrap{inner: inner, readOnly: strict, uncertain: unknown}, true
 	case "timeout":
-		inner, strict := skip(cmd.Name, args)
+		inner, strict, unknown := skip(cmd.Name, args)
 		if inner > 0 {
 			inner++ // the duration
 		}
-		return wrap{inner: inner, readOnly: strict}, true
+		return wrap{inner: inner, readOnly: strict, uncertain: unknown}, true
 	case "xargs":
-		inner, strict := skip(cmd.Name, args)
+		inner, strict, unknown := skip(cmd.Name, args)
 		if inner == 0 || inner >= len(args) {
-			return wrap{readOnly: strict}, true // runs echo
+			return wrap{readOnly: strict, uncertain: unknown}, true // runs echo
 		}
 		// The command runs with arguments read from standard input, which
 		// the analysis cannot see (echo -delete | xargs find . -name v).
-		return wrap{inner: inner, appends: true}, true
+		return wrap{inner: inner, appends: true, uncertain: unknown}, true
 	case "eval":
 		s := strings.Join(args[1:], " ")
 		return wrap{script: &s}, true
 	case "watch":
-		inner, _ := skip(cmd.Name, args)
+		inner, _, unknown := skip(cmd.Name, args)
 		if inner == 0 {
-			return wrap{}, true
+			return wrap{uncertain: unknown}, true
 		}
 		// watch runs its arguments again and again as a script.
 		s := strings.Join(args[inner:], " ")
-		return wrap{script: &s}, true
+		return wrap{script: &s, uncertain: unknown}, true
 	}
 	if shells[cmd.Name] {
 		return unwrapShell(args), true
@@ -145,7 +150,7 @@ func unwrap(cmd Command) (wrap, bool) {
 
 // envLongs are env's long options; envSafe those that keep it read-only.
 var (
-	envLongs = []string{"ignore-environment", "null", "unset", "chdir", "split-string", "debug",
+	envLongs = []string{"ignore-environment", "null", "unset", "chdir", "argv0", "split-string", "debug",
 		"help", "version", "default-signal", "ignore-signal", "block-signal", "list-signal-handling"}
 	envSafe = map[string]bool{"ignore-environment": true, "null": true, "unset": true, "debug": true,
 		"help": true, "version": true}
@@ -157,7 +162,7 @@ var (
 // backslash or a dollar is not read-only and is also analysed with "\_" read
 // as a space.
 func unwrapEnv(args []string) wrap {
-	ro := true
+	ro, uncertain := true, false
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		script, hasScript := "", false
@@ -179,8 +184,11 @@ func unwrapEnv(args []string) wrap {
 			if full != name || !envSafe[full] {
 				ro = false
 			}
+			if full == "" {
+				uncertain = true
+			}
 			switch full {
-			case "unset", "chdir":
+			case "unset", "chdir", "argv0":
 				if !hasValue {
 					i++
 				}
@@ -198,9 +206,9 @@ func unwrapEnv(args []string) wrap {
 			for j := 1; j < len(a); j++ {
 				switch a[j] {
 				case 'i', '0', 'v':
-				case 'u', 'C':
-					if a[j] == 'C' {
-						ro = false // runs the command in another directory
+				case 'u', 'C', 'a':
+					if a[j] != 'u' {
+						ro = false // -C: another directory; -a: another argv[0]
 					}
 					if j == len(a)-1 {
 						i++
@@ -216,13 +224,13 @@ func unwrapEnv(args []string) wrap {
 					}
 					break letters
 				default:
-					ro = false
+					ro, uncertain = false, true
 				}
 			}
 		case strings.Contains(a, "="):
 			ro = false // NAME=value
 		default:
-			return wrap{inner: i, readOnly: ro}
+			return wrap{inner: i, readOnly: ro, uncertain: uncertain}
 		}
 		if hasScript {
 			w := wrap{script: &script, readOnly: ro && !strings.ContainsAny(script, `\$`)}
