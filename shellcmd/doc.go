@@ -26,16 +26,18 @@
 // A command named by a path (/bin/rm, ./rm) is matched by its base name. A
 // wrapper's options are parsed as its getopt parses them, abbreviated long
 // options included, so that an option's value is never taken for the wrapped
-// command (timeout --kill-aft 1 5 rm -rf /).
+// command (timeout --kill-aft 1 5 rm -rf /); when a wrapper has an option the
+// analysis does not know, every later word that could be a program is also
+// checked against the block list as the start of a command.
 //
 // # The hard block list (DefaultConfig)
 //
 //	rm-root          rm -r/-R/--recursive of /, /*, /.*, a glob one level
 //	                 under / matching a system directory (/u*, /[a-z]*), ~,
 //	                 ~/*, ~/.*, $HOME, ${HOME}, $HOME/* (after path cleaning,
-//	                 so //, /. and /.. count); rm -r fed its operands by xargs
-//	                 (the targets are unknown and may be /); and any rm with
-//	                 --no-preserve-root
+//	                 so //, /., /.. and ~/.. count); rm -r fed its operands
+//	                 by xargs (the targets are unknown and may be /); and
+//	                 any rm with --no-preserve-root
 //	find-root        find on /, ~ or $HOME with -delete, -exec, -execdir, -ok
 //	                 or -okdir; find fed by xargs with no expression of its own
 //	mkfs             mkfs, mkfs.* and mke2fs
