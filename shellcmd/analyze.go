@@ -400,7 +400,12 @@ func (a *analyzer) run(cmd Command, args []word, sc scope) {
 	}
 	switch {
 	case w.script != nil:
+		before := a.simple
 		a.script(*w.script, scope{depth: sc.depth + 1, fn: sc.fn}, cmd.Upstream)
+		if a.simple == before {
+			// env -S '' runs no command, so it prints the environment.
+			a.notReadOnly()
+		}
 		if w.extra != nil {
 			a.quiet++
 			a.script(*w.extra, scope{depth: sc.depth + 1, fn: sc.fn}, cmd.Upstream)
