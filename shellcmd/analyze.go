@@ -2,7 +2,9 @@ package shellcmd
 
 import (
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -58,6 +60,7 @@ type analyzer struct {
 	simple   int      // simple commands seen
 	display  []string // Verdict.Commands
 	names    []string // every command name seen, in order
+	quiet    int      // > 0 while analysing guesses not listed in display
 }
 
 // scope is where in the source a statement sits.
@@ -150,6 +153,9 @@ func (a *analyzer) command(cmd syntax.Command, sc scope, p pipe) {
 		a.stmts(c.Cond, sc, p)
 		a.stmts(c.Do, sc, p)
 	case *syntax.ForClause:
+		if _, ok := c.Loop.(*syntax.CStyleLoop); ok {
+			a.notReadOnly() // arithmetic, like (( )): a[$(cmd)] in it runs cmd
+		}
 		a.scan(c.Loop, sc)
 		a.stmts(c.Do, sc, p)
 	case *syntax.CaseClause:
@@ -169,7 +175,13 @@ func (a *analyzer) command(cmd syntax.Command, sc scope, p pipe) {
 	case *syntax.TimeClause:
 		a.stmt(c.Stmt, sc, p)
 	case *syntax.TestClause:
-		// [[ ... ]] only tests; its words may still hold substitutions.
+		// [[ ... ]] only tests, but not with an expansion or a "$" or "`"
+		// anywhere: -eq and -v evaluate their operands as arithmetic, and
+		// an array subscript there runs command substitutions even from a
+		// quoted string ([[ -v 'a[$(touch x)]' ]]).
+		if hasExpansion(c.X) || hasDollar(c.X) {
+			a.notReadOnly()
+		}
 		a.scan(c.X, sc)
 	case *syntax.DeclClause:
 		// declare/export/local/readonly change the shell's variables.
@@ -234,13 +246,45 @@ func (a *analyzer) scan(n syntax.Node, sc scope) {
 	})
 }
 
+// hasExpansion reports whether n holds anything expanded at run time.
+func hasExpansion(n syntax.Node) bool {
+	found := false
+	syntax.Walk(n, func(node syntax.Node) bool {
+		switch node.(type) {
+		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp, *syntax.ExtGlob:
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// hasDollar reports whether a literal or quoted text in n holds "$" or "`".
+func hasDollar(n syntax.Node) bool {
+	found := false
+	syntax.Walk(n, func(node syntax.Node) bool {
+		switch x := node.(type) {
+		case *syntax.Lit:
+			found = found || strings.ContainsAny(x.Value, "$`")
+		case *syntax.SglQuoted:
+			found = found || strings.ContainsAny(x.Value, "$`")
+		}
+		return !found
+	})
+	return found
+}
+
 // redirects resolves the redirections of a statement.
 func (a *analyzer) redirects(rs []*syntax.Redirect, sc scope) []Redirect {
 	var out []Redirect
 	for _, r := range rs {
 		target := ""
 		if r.Word != nil {
-			target = a.word(r.Word, sc).value
+			w := a.word(r.Word, sc)
+			if !w.static || w.glob {
+				a.notReadOnly() // < $F, > *.txt: a target only known at run time
+			}
+			target = w.value
 		}
 		if r.Hdoc != nil {
 			a.scan(r.Hdoc, sc)
@@ -309,16 +353,23 @@ func (a *analyzer) run(cmd Command, args []word, sc scope) {
 	cmd.Argv = make([]string, len(args))
 	for i, w := range args {
 		cmd.Argv[i] = w.value
+		if !w.static {
+			// $VAR, $(...), ${X:--delete}: the program sees a word the
+			// analysis does not know (find . ${X:--delete}).
+			a.notReadOnly()
+		}
 	}
 	cmd.Dynamic = !args[0].static
 	cmd.Name = cmd.Argv[0]
 	if !cmd.Dynamic && strings.Contains(cmd.Name, "/") {
 		cmd.Name = path.Base(cmd.Name)
 	}
-	a.display = append(a.display, display(args))
-	if cmd.Name != cmd.Argv[0] {
-		named := append([]word{{value: cmd.Name, static: true}}, args[1:]...)
-		a.display = append(a.display, display(named))
+	if a.quiet == 0 {
+		a.display = append(a.display, display(args))
+		if cmd.Name != cmd.Argv[0] {
+			named := append([]word{{value: cmd.Name, static: true}}, args[1:]...)
+			a.display = append(a.display, display(named))
+		}
 	}
 	a.names = append(a.names, cmd.Name)
 	a.check(cmd)
@@ -326,9 +377,20 @@ func (a *analyzer) run(cmd Command, args []word, sc scope) {
 	if !cmd.Dynamic && strings.Contains(cmd.Argv[0], "/") && !trustedPath(cmd.Argv[0]) {
 		a.notReadOnly() // ./ls may be anything
 	}
+	switch {
+	case cmd.Dynamic:
+		a.notReadOnly()
+		a.checkAs(cmd, dynamicCandidates)
+		return
+	case args[0].glob:
+		// /bin/r[m] is whichever program the pattern matches.
+		a.notReadOnly()
+		a.runAs(cmd, args, sc)
+		return
+	}
 	w, ok := unwrap(cmd)
 	if !ok {
-		if !readOnly(cmd) {
+		if !readOnly(cmd.Name, args[1:]) {
 			a.notReadOnly()
 		}
 		return
@@ -338,9 +400,83 @@ func (a *analyzer) run(cmd Command, args []word, sc scope) {
 	}
 	switch {
 	case w.script != nil:
+		before := a.simple
 		a.script(*w.script, scope{depth: sc.depth + 1, fn: sc.fn}, cmd.Upstream)
+		if a.simple == before {
+			// env -S '' runs no command, so it prints the environment.
+			a.notReadOnly()
+		}
+		if w.extra != nil {
+			a.quiet++
+			a.script(*w.extra, scope{depth: sc.depth + 1, fn: sc.fn}, cmd.Upstream)
+			a.quiet--
+		}
 	case w.inner > 0 && w.inner < len(args):
+		cmd.Appended = cmd.Appended || w.appends
 		a.run(cmd, args[w.inner:], sc)
+	}
+	if w.uncertain {
+		a.checkTails(cmd, w.inner)
+	}
+}
+
+// checkTails runs the block list over every tail of cmd.Argv that starts with
+// a word that could be a program, but the one at skip: a wrapper option the
+// analysis does not know may take a value (env -X VALUE rm -rf /).
+func (a *analyzer) checkTails(cmd Command, skip int) {
+	for i := 1; i < len(cmd.Argv); i++ {
+		if i == skip || strings.HasPrefix(cmd.Argv[i], "-") {
+			continue
+		}
+		c := cmd
+		c.Argv = cmd.Argv[i:]
+		c.Name = path.Base(c.Argv[0])
+		a.check(c)
+	}
+}
+
+// dynamicCandidates are the programs a computed command name ($(echo rm),
+// $CMD) is checked as: those whose rules look at the arguments, so that
+// "$(echo rm) -rf /" is blocked while "$CMD build" is not.
+var dynamicCandidates = []string{"rm", "chmod", "chown", "chgrp", "dd", "find"}
+
+// globCandidates are the programs a glob in a command name (/bin/r[m],
+// /usr/bin/*sh) is checked as when the pattern matches them: every name a
+// block rule or a wrapper knows.
+var globCandidates = func() []string {
+	names := []string{
+		"rm", "mkfs", "mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mkfs.xfs", "mkfs.btrfs",
+		"mkfs.vfat", "mkfs.fat", "mke2fs", "dd", "chmod", "chown", "chgrp", "shutdown",
+		"reboot", "halt", "poweroff", "init", "telinit", "systemctl", "tee", "find",
+		"env", "builtin", "busybox", "curl", "wget",
+	}
+	names = append(names, slices.Sorted(maps.Keys(wrappers))...)
+	names = append(names, interpreters...)
+	return names
+}()
+
+// checkAs runs the block list over cmd as if it were each of the names. Argv
+// keeps the name as written, so the reason shows what was sent.
+func (a *analyzer) checkAs(cmd Command, names []string) {
+	for _, n := range names {
+		c := cmd
+		c.Name, c.Dynamic = n, false
+		a.check(c)
+	}
+}
+
+// runAs analyses a command whose name is a glob pattern as each program in
+// globCandidates the pattern matches, wrappers included, without listing
+// those guesses in Verdict.Commands.
+func (a *analyzer) runAs(cmd Command, args []word, sc scope) {
+	a.quiet++
+	defer func() { a.quiet-- }()
+	for _, n := range globCandidates {
+		if ok, err := path.Match(cmd.Name, n); err != nil || !ok {
+			continue
+		}
+		named := append([]word{{value: n, static: true}}, args[1:]...)
+		a.run(cmd, named, sc)
 	}
 }
 

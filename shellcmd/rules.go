@@ -31,6 +31,9 @@ type Command struct {
 	Piped bool
 	// Background is set when the command runs with &.
 	Background bool
+	// Appended is set when a wrapper (xargs) adds arguments the analysis
+	// cannot see to the end of Argv.
+	Appended bool
 }
 
 // Redirect is one redirection, with its target resolved like a word.
@@ -59,6 +62,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Block: []Rule{
 		{Name: "rm-root", Reason: "recursively removes the root or home directory", Match: matchRmRoot},
+		{Name: "find-root", Reason: "find deletes or runs programs over the root or home directory", Match: matchFindRoot},
 		{Name: "mkfs", Reason: "formats a filesystem", Match: matchMkfs},
 		{Name: "dd-device", Reason: "dd writes onto a device", Match: matchDDDevice},
 		{Name: "fork-bomb", Reason: "a function that spawns itself without end (fork bomb)", Match: matchForkBomb},
@@ -77,11 +81,14 @@ func matchRmRoot(c Command) bool {
 		return false
 	}
 	flags, operands := splitOperands(c.Argv[1:])
-	if slices.Contains(flags, "--no-preserve-root") {
+	if slices.ContainsFunc(flags, func(f string) bool { return isLongPrefix(f, "--no-preserve-root") }) {
 		return true
 	}
 	if !hasFlag(flags, "--recursive", 'r', 'R') {
 		return false
+	}
+	if c.Appended {
+		return true // xargs rm -rf: the targets are unknown and may be /
 	}
 	return slices.ContainsFunc(operands, func(t string) bool { return isRootTarget(t) || isHomeTarget(t) })
 }
@@ -113,7 +120,7 @@ func matchChmodRoot(c Command) bool {
 		return false
 	}
 	flags, operands := splitOperands(c.Argv[1:])
-	return hasFlag(flags, "--recursive", 'R') && slices.ContainsFunc(operands, isRootTarget)
+	return hasFlag(flags, "--recursive", 'R') && (c.Appended || slices.ContainsFunc(operands, isRootTarget))
 }
 
 // interpreters run code read from standard input or from their arguments.
@@ -206,11 +213,13 @@ func splitOperands(args []string) (flags, operands []string) {
 	return flags, operands
 }
 
-// hasFlag reports whether flags hold the long option or a short option
-// cluster (-rf, -fR) containing one of the letters.
+// hasFlag reports whether flags hold the long option, or an abbreviation of
+// it as GNU getopt accepts (rm --recur), or a short option cluster (-rf, -fR)
+// containing one of the letters. Blocking expands abbreviations; the
+// read-only check never does.
 func hasFlag(flags []string, long string, short ...byte) bool {
 	for _, f := range flags {
-		if f == long {
+		if isLongPrefix(f, long) {
 			return true
 		}
 		if strings.HasPrefix(f, "--") {
@@ -230,18 +239,37 @@ func isRootTarget(t string) bool {
 	if !strings.HasPrefix(t, "/") {
 		return false
 	}
-	switch path.Clean(t) {
+	t = path.Clean(t)
+	switch t {
 	case "/", "/*", "/.*":
 		return true
+	}
+	if path.Dir(t) == "/" && globAt(t) >= 0 {
+		// /[a-z]*, /u*: a pattern matching a top-level system directory.
+		for _, d := range []string{"/bin", "/boot", "/etc", "/home", "/lib", "/opt", "/root", "/usr", "/var"} {
+			if ok, _ := path.Match(t, d); ok {
+				return true
+			}
+		}
 	}
 	return false
 }
 
-// isHomeTarget reports whether t names the home directory or everything in it.
+// isHomeTarget reports whether t names the home directory, everything in it,
+// or a directory above it (~/.., $HOME/../..).
 func isHomeTarget(t string) bool {
-	switch path.Clean(t) {
-	case "~", "~/*", "$HOME", "${HOME}", "$HOME/*", "${HOME}/*":
-		return true
+	const fake = "/h0me/us3r" // where the home is taken to be, two levels deep
+	for _, h := range []string{"~", "$HOME", "${HOME}"} {
+		rest, ok := strings.CutPrefix(t, h)
+		if !ok || (rest != "" && rest[0] != '/') {
+			continue
+		}
+		switch p := path.Clean(fake + rest); p {
+		case fake, fake + "/*", fake + "/.*", "/h0me", "/h0me/*", "/h0me/.*":
+			return true
+		default:
+			return isRootTarget(p)
+		}
 	}
 	return false
 }

@@ -11,14 +11,76 @@ type wrap struct {
 	inner int
 	// script is shell source the wrapper runs (bash -c, eval), if any.
 	script *string
-	// readOnly is set when the wrapper itself changes nothing, so the whole
-	// is read-only when what it runs is.
+	// extra is a second reading of script to analyse for the block list
+	// only (env -S splits words on "\_" where the shell does not).
+	extra *string
+	// readOnly is set when the wrapper itself changes nothing and every one
+	// of its options is known exactly, so the whole is read-only when what
+	// it runs is.
 	readOnly bool
+	// appends is set when the wrapper adds arguments the analysis cannot
+	// see to the command it runs (xargs).
+	appends bool
+	// uncertain is set when the wrapper has an option the analysis does not
+	// know, whose value may have been taken for the command: every later
+	// word is then also checked against the block list as a command.
+	uncertain bool
 }
 
 // shells run a script given with -c.
 var shells = map[string]bool{
 	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true,
+}
+
+// wrapperOpt is what the analysis knows of a wrapper's options.
+type wrapperOpt struct {
+	// spec lists every option the wrapper has that takes a value, so that
+	// its value is never taken for the wrapped command, and the harmless
+	// flags.
+	spec optSpec
+	// unsafe options change what the wrapped command does or writes: the
+	// whole is then not read-only.
+	unsafe []string
+}
+
+// wrappers holds the options of each wrapper that takes them. Options absent
+// here (or abbreviated) make the wrapper not read-only; for the block list the
+// wrapped command is still found.
+var wrappers = map[string]wrapperOpt{
+	"sudo":    {spec: opts("AbBEeHiKklNnPSsVv", "aCcDgpRrTtUu", "h", "user=", "group=", "host=", "chdir=", "chroot=", "prompt=", "role=", "type=", "close-from=", "other-user=", "command-timeout=", "preserve-env=?")},
+	"doas":    {spec: opts("Lns", "uC", "")},
+	"command": {spec: opts("pvV", "", "")},
+	"exec":    {spec: opts("cl", "a", "")},
+	"nice":    {spec: gnu(opts("0123456789", "n", "", "adjustment="))},
+	"nohup":   {spec: gnu(opts("", "", ""))},
+	"timeout": {spec: gnu(opts("v", "sk", "", "signal=", "kill-after=", "foreground", "preserve-status", "verbose"))},
+	"time": {spec: opts("apqvV", "fo", "", "append", "portability", "verbose", "quiet", "format=", "output=", "help", "version"),
+		unsafe: []string{"-o", "-a", "--output", "--append"}}, // writes a file
+	"stdbuf": {spec: gnu(opts("", "ioe", "", "input=", "output=", "error="))},
+	"ionice": {spec: opts("tVh", "cnpPu", "", "class=", "classdata=", "pid=", "pgid=", "uid=", "ignore", "help", "version"),
+		unsafe: []string{"-p", "-P", "-u", "--pid", "--pgid", "--uid"}}, // changes other processes
+	"xargs": {spec: gnu(opts("0oprtx", "adEILnPs", "eil", "null", "arg-file=", "delimiter=", "eof=?",
+		"replace=?", "max-lines=?", "max-args=", "max-procs=", "max-chars=", "no-run-if-empty",
+		"verbose", "exit", "show-limits", "open-tty", "interactive", "process-slot-var=")),
+		unsafe: []string{"-p", "--interactive", "-o", "--open-tty"}},
+	"watch": {spec: gnu(opts("bceptgxwr", "nq", "d", "interval=", "equexit=", "beep", "color",
+		"no-color", "differences=?", "errexit", "exec", "precise", "no-title", "no-wrap", "chgexit", "no-rerun"))},
+}
+
+// skip finds the wrapped command of wrapper name; strict is false when an
+// option is unknown, abbreviated or unsafe, unknown when one is not known at
+// all.
+func skip(name string, args []string) (inner int, strict, unknown bool) {
+	w := wrappers[name]
+	inner, strict, seen, unknown := w.spec.skipOptions(args)
+	for _, o := range seen {
+		for _, u := range w.unsafe {
+			if o == u {
+				strict = false
+			}
+		}
+	}
+	return inner, strict, unknown
 }
 
 // unwrap reports whether cmd is a wrapper and what it runs.
@@ -30,69 +92,55 @@ func unwrap(cmd Command) (wrap, bool) {
 	switch cmd.Name {
 	case "env":
 		return unwrapEnv(args), true
-	case "sudo":
-		w := skipOptions(args, "ugCDhprtUTR", nil)
-		w.readOnly = false
-		return w, true
-	case "doas":
-		w := skipOptions(args, "uC", nil)
-		w.readOnly = false
-		return w, true
+	case "sudo", "doas", "nohup":
+		// sudo and doas change the user; nohup writes nohup.out.
+		inner, _, unknown := skip(cmd.Name, args)
+		return wrap{inner: inner, uncertain: unknown}, true
 	case "command":
-		for _, a := range args[1:] {
-			if a == "-v" || a == "-V" {
-				return wrap{readOnly: true}, true // only says what a name is
-			}
-		}
-		return skipOptions(args, "", nil), true
-	case "builtin", "busybox":
-		return wrap{inner: 1, readOnly: true}, true
-	case "exec":
-		return skipOptions(args, "a", nil), true
-	case "nice":
-		return unwrapNice(args), true
-	case "nohup":
-		w := skipOptions(args, "", nil)
-		w.readOnly = false // writes nohup.out
-		return w, true
-	case "timeout":
-		w := skipOptions(args, "sk", []string{"--signal", "--kill-after"})
-		if w.inner > 0 {
-			w.inner++ // the duration
-		}
-		return w, true
-	case "time":
-		w := skipOptions(args, "of", []string{"--output", "--format"})
-		end := w.inner
+		inner, strict, unknown := skip(cmd.Name, args)
+		end := inner
 		if end == 0 {
 			end = len(args)
 		}
 		for _, a := range args[1:end] {
-			if strings.HasPrefix(a, "-o") || strings.HasPrefix(a, "--output") || strings.HasPrefix(a, "-a") || a == "--append" {
-				w.readOnly = false
+			if a == "-v" || a == "-V" || (strings.HasPrefix(a, "-") && strings.ContainsAny(a, "vV")) {
+				return wrap{readOnly: strict}, true // only says what a name is
 			}
 		}
-		return w, true
-	case "stdbuf":
-		return skipOptions(args, "ioe", []string{"--input", "--output", "--error"}), true
-	case "ionice":
-		return skipOptions(args, "cnpP", []string{"--class", "--classdata", "--pid", "--pgid", "--uid"}), true
-	case "xargs":
-		w := skipOptions(args, "adEILnPs", []string{"--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"})
-		if w.inner == 0 {
-			return wrap{readOnly: true}, true // runs echo
+		return wrap{inner: inner, readOnly: strict, uncertain: unknown}, true
+	case "builtin":
+		return wrap{inner: 1, readOnly: true}, true
+	case "busybox":
+		// Its applets take options of their own, not those in the tables.
+		return wrap{inner: 1}, true
+	case "exec", "nice", "stdbuf", "ionice", "time":
+		inner, strict, unknown := skip(cmd.Name, args)
+		return wrap{inner: inner, readOnly: strict, uncertain: unknown}, true
+	case "timeout":
+		inner, strict, unknown := skip(cmd.Name, args)
+		if inner > 0 {
+			inner++ // the duration
 		}
-		return w, true
+		return wrap{inner: inner, readOnly: strict, uncertain: unknown}, true
+	case "xargs":
+		inner, strict, unknown := skip(cmd.Name, args)
+		if inner == 0 || inner >= len(args) {
+			return wrap{readOnly: strict, uncertain: unknown}, true // runs echo
+		}
+		// The command runs with arguments read from standard input, which
+		// the analysis cannot see (echo -delete | xargs find . -name v).
+		return wrap{inner: inner, appends: true, uncertain: unknown}, true
 	case "eval":
 		s := strings.Join(args[1:], " ")
-		return wrap{script: &s, readOnly: true}, true
+		return wrap{script: &s}, true
 	case "watch":
-		w := skipOptions(args, "nq", []string{"--interval", "--equexit"})
-		if w.inner == 0 {
-			return wrap{}, true
+		inner, _, unknown := skip(cmd.Name, args)
+		if inner == 0 {
+			return wrap{uncertain: unknown}, true
 		}
-		s := strings.Join(args[w.inner:], " ")
-		return wrap{script: &s, readOnly: true}, true
+		// watch runs its arguments again and again as a script.
+		s := strings.Join(args[inner:], " ")
+		return wrap{script: &s, uncertain: unknown}, true
 	}
 	if shells[cmd.Name] {
 		return unwrapShell(args), true
@@ -100,120 +148,134 @@ func unwrap(cmd Command) (wrap, bool) {
 	return wrap{}, false
 }
 
-// skipOptions finds where the wrapped command starts after the wrapper's
-// options. valued holds the short options that take a separate value,
-// longValued the long ones that do unless written with "=".
-func skipOptions(args []string, valued string, longValued []string) wrap {
+// envLongs are env's long options; envSafe those that keep it read-only.
+var (
+	envLongs = []string{"ignore-environment", "null", "unset", "chdir", "argv0", "split-string", "debug",
+		"help", "version", "default-signal", "ignore-signal", "block-signal", "list-signal-handling"}
+	envSafe = map[string]bool{"ignore-environment": true, "null": true, "unset": true, "debug": true,
+		"help": true, "version": true}
+)
+
+// unwrapEnv finds what env runs. NAME=value, -C and options not in envSafe
+// make it not read-only. env -S splits its string itself: "\_" separates
+// words and ${VAR} expands, where the shell sees one word, so a script with a
+// backslash or a dollar is not read-only and is also analysed with "\_" read
+// as a space.
+func unwrapEnv(args []string) wrap {
+	ro, uncertain := true, false
 	for i := 1; i < len(args); i++ {
 		a := args[i]
+		script, hasScript := "", false
 		switch {
 		case a == "--":
 			if i+1 < len(args) {
-				return wrap{inner: i + 1, readOnly: true}
+				return wrap{inner: i + 1, readOnly: ro}
 			}
-			return wrap{readOnly: true}
+			return wrap{}
 		case strings.HasPrefix(a, "--"):
-			for _, l := range longValued {
-				if a == l {
-					i++
-				}
-			}
-		case len(a) > 1 && a[0] == '-':
-			// A cluster like -uroot or -n 5: a valued letter takes the rest
-			// of the word, or the next word when it is last.
-			for j := 1; j < len(a); j++ {
-				if strings.IndexByte(valued, a[j]) >= 0 {
-					if j == len(a)-1 {
-						i++
-					}
+			name, value, hasValue := strings.Cut(a[2:], "=")
+			full := ""
+			for _, l := range envLongs {
+				if name != "" && strings.HasPrefix(l, name) {
+					full = l
 					break
 				}
 			}
-		default:
-			return wrap{inner: i, readOnly: true}
-		}
-	}
-	return wrap{readOnly: true}
-}
-
-func unwrapEnv(args []string) wrap {
-	ro := true
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			continue
-		case a == "-S" || a == "--split-string":
-			if i+1 < len(args) {
-				s := strings.Join(args[i+1:], " ")
-				return wrap{script: &s, readOnly: ro}
+			if full != name || !envSafe[full] {
+				ro = false
 			}
-			return wrap{}
-		case strings.HasPrefix(a, "--split-string="):
-			s := strings.Join(append([]string{strings.TrimPrefix(a, "--split-string=")}, args[i+1:]...), " ")
-			return wrap{script: &s, readOnly: ro}
-		case strings.HasPrefix(a, "-S"):
-			s := strings.Join(append([]string{a[2:]}, args[i+1:]...), " ")
-			return wrap{script: &s, readOnly: ro}
-		case a == "-u" || a == "-C" || a == "--unset" || a == "--chdir":
-			i++
-		case strings.HasPrefix(a, "-"):
-			// -i, -0, -v, --unset=NAME and other flags.
-			if strings.HasPrefix(a, "-u") || strings.HasPrefix(a, "--unset") {
-				continue
+			if full == "" {
+				uncertain = true
+			}
+			switch full {
+			case "unset", "chdir", "argv0":
+				if !hasValue {
+					i++
+				}
+			case "split-string":
+				if hasValue {
+					script, hasScript = strings.Join(append([]string{value}, args[i+1:]...), " "), true
+				} else if i+1 < len(args) {
+					script, hasScript = strings.Join(args[i+1:], " "), true
+				} else {
+					return wrap{}
+				}
+			}
+		case len(a) > 1 && a[0] == '-':
+		letters:
+			for j := 1; j < len(a); j++ {
+				switch a[j] {
+				case 'i', '0', 'v':
+				case 'u', 'C', 'a':
+					if a[j] != 'u' {
+						ro = false // -C: another directory; -a: another argv[0]
+					}
+					if j == len(a)-1 {
+						i++
+					}
+					break letters
+				case 'S':
+					if j < len(a)-1 {
+						script, hasScript = strings.Join(append([]string{a[j+1:]}, args[i+1:]...), " "), true
+					} else if i+1 < len(args) {
+						script, hasScript = strings.Join(args[i+1:], " "), true
+					} else {
+						return wrap{}
+					}
+					break letters
+				default:
+					ro, uncertain = false, true
+				}
 			}
 		case strings.Contains(a, "="):
 			ro = false // NAME=value
 		default:
-			return wrap{inner: i, readOnly: ro}
+			return wrap{inner: i, readOnly: ro, uncertain: uncertain}
+		}
+		if hasScript {
+			w := wrap{script: &script, readOnly: ro && !strings.ContainsAny(script, `\$`)}
+			if strings.Contains(script, `\_`) {
+				split := strings.ReplaceAll(script, `\_`, " ")
+				w.extra = &split
+			}
+			return w
 		}
 	}
 	return wrap{} // env alone prints the environment, secrets included
 }
 
-func unwrapNice(args []string) wrap {
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "-n" || a == "--adjustment":
-			i++
-		case a == "--":
-			if i+1 < len(args) {
-				return wrap{inner: i + 1, readOnly: true}
-			}
-			return wrap{readOnly: true}
-		case strings.HasPrefix(a, "-"):
-			// -5, -n5, --adjustment=5
-		default:
-			return wrap{inner: i, readOnly: true}
-		}
-	}
-	return wrap{readOnly: true}
-}
-
 // unwrapShell finds the script of sh -c 'script'. A shell given a file or
-// reading standard input runs something the analysis cannot see.
+// reading standard input runs something the analysis cannot see. Only -c
+// and the flag letters -e -u -x -v -n keep it read-only; -l, -i, -o, -O,
+// --rcfile and other options ask.
 func unwrapShell(args []string) wrap {
-	hasC := false
+	hasC, ro := false, true
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--" || a == "-":
 			i++
 			if hasC && i < len(args) {
-				return wrap{script: &args[i], readOnly: true}
+				return wrap{script: &args[i], readOnly: ro}
 			}
 			return wrap{}
 		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file":
+			ro = false
 			i++
 		case strings.HasPrefix(a, "--"):
+			ro = false
 		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			// -e -u -x -v -n change only how the script runs; -i and -l read
+			// startup files from the home, -s reads standard input.
+			if a[0] == '+' || strings.Trim(a[1:], "cexuvn") != "" {
+				ro = false
+			}
 			if a[0] == '-' && strings.IndexByte(a, 'c') > 0 {
 				hasC = true
 			}
 		default:
 			if hasC {
-				return wrap{script: &args[i], readOnly: true}
+				return wrap{script: &args[i], readOnly: ro}
 			}
 			return wrap{} // sh script.sh
 		}

@@ -19,6 +19,12 @@ const maxBraceWords = 256
 type word struct {
 	value  string
 	static bool // no run-time expansion: value is exactly the argument
+	// glob is set when an unquoted *, ? or [...] makes the word a pattern
+	// the shell replaces with matching file names.
+	glob bool
+	// leadGlob is set when such a pattern could match a name starting with
+	// "-", which the program would then read as an option.
+	leadGlob bool
 }
 
 // words resolves the arguments of a simple command, applying brace expansion.
@@ -46,10 +52,16 @@ func (a *analyzer) words(ws []*syntax.Word, sc scope) []word {
 // commands of their own.
 func (a *analyzer) word(w *syntax.Word, sc scope) word {
 	var b strings.Builder
-	static := true
+	static, glob, leadGlob := true, false, false
 	for _, part := range w.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
+			if at := globAt(p.Value); at >= 0 {
+				glob = true
+				// Only a pattern at the start of the word can expand to a
+				// name starting with "-": "src/*" and "x*" cannot.
+				leadGlob = leadGlob || (b.Len() == 0 && at == 0)
+			}
 			b.WriteString(unescapeUnquoted(p.Value))
 		case *syntax.SglQuoted:
 			if p.Dollar {
@@ -74,7 +86,26 @@ func (a *analyzer) word(w *syntax.Word, sc scope) word {
 			b.WriteString(a.source(p))
 		}
 	}
-	return word{value: b.String(), static: static}
+	return word{value: b.String(), static: static, glob: glob, leadGlob: leadGlob}
+}
+
+// globAt returns the index of the first unescaped glob metacharacter in the
+// raw text of an unquoted literal, or -1. A "[" counts only with a "]" after
+// it, as in the shell: "[" alone (the test command) is a plain word.
+func globAt(raw string) int {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '*', '?':
+			return i
+		case '[':
+			if strings.IndexByte(raw[i+1:], ']') >= 0 {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // source prints a node back as shell text, for expansions kept as written.
