@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // errSwapped reports that a directory or file changed identity between
@@ -123,8 +124,8 @@ func (w *Workspace) walk(top *os.Root, display, want string, hops *int) (*entry,
 			target, err := dir.Readlink(name)
 			closeDir()
 			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) {
-					return nil, "", errSwapped
+				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EINVAL) {
+					return nil, "", errSwapped // no longer a symlink
 				}
 				return nil, "", fmt.Errorf("read symlink %s: %w", path.Join(dirReal, name), err)
 			}
@@ -159,9 +160,12 @@ func (w *Workspace) walk(top *os.Root, display, want string, hops *int) (*entry,
 func openDirAt(dir *os.Root, name string, fi fs.FileInfo) (*os.Root, error) {
 	sub, err := dir.OpenRoot(name)
 	if err != nil {
-		if again, lerr := dir.Lstat(name); lerr == nil && os.SameFile(fi, again) && again.IsDir() {
-			return nil, err // the same directory, so a real failure (permission, say)
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, err
 		}
+		// Anything else (a symlink leading out or looping, a name gone)
+		// is what a swap produces; checking again could meet the
+		// directory swapped back, so start over instead.
 		return nil, errSwapped
 	}
 	st, err := sub.Lstat(".")
