@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"sort"
 	"strings"
 	"time"
@@ -128,7 +127,7 @@ func globOnce(ctx context.Context, ws *Workspace, p GlobParams, pattern string, 
 	}
 	base := ws.display(e.real)
 	w := &treeWalker{ignore: ws.gitignore(e.top)}
-	err = w.walk(ctx, dir, base, func(d *walkDir, name, rel string, _ fs.DirEntry) error {
+	err = w.walk(ctx, dir, base, func(d *walkDir, name, rel string) error {
 		defer d.release()
 		if !doublestar.MatchUnvalidated(pattern, relBelow(base, rel)) {
 			return nil

@@ -5,7 +5,11 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // treeWalker visits the files below a directory the way the search tools
@@ -26,6 +30,16 @@ type walkDir struct {
 	root *os.Root
 	file *os.File
 	refs atomic.Int32
+
+	connOnce sync.Once
+	conn     syscall.RawConn
+	connErr  error
+}
+
+// rawConn is the directory's descriptor for opening its files, made once.
+func (d *walkDir) rawConn() (syscall.RawConn, error) {
+	d.connOnce.Do(func() { d.conn, d.connErr = d.file.SyscallConn() })
+	return d.conn, d.connErr
 }
 
 // release drops one reference and closes the directory with the last.
@@ -38,11 +52,11 @@ func (d *walkDir) release() {
 
 // walk calls fn for every regular file below dir, whose slash path relative
 // to the workspace root is rel, with the directory holding the file, its
-// name there, its path relative to the workspace root and its entry. The
+// name there and its path relative to the workspace root. The
 // walk takes dir over and closes it. Unreadable directories are skipped: a
 // search reports what it can read rather than failing.
-func (w *treeWalker) walk(ctx context.Context, dir *os.Root, rel string, fn func(d *walkDir, name, rel string, e fs.DirEntry) error) error {
-	f, err := dir.Open(".")
+func (w *treeWalker) walk(ctx context.Context, dir *os.Root, rel string, fn func(d *walkDir, name, rel string) error) error {
+	f, err := listingFile(dir)
 	if err != nil {
 		_ = dir.Close()
 		return nil
@@ -53,10 +67,11 @@ func (w *treeWalker) walk(ctx context.Context, dir *os.Root, rel string, fn func
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := readDirSorted(dir, ".")
+	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return nil
 	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
 		name := e.Name()
 		t := e.Type()
@@ -71,7 +86,7 @@ func (w *treeWalker) walk(ctx context.Context, dir *os.Root, rel string, fn func
 			if w.ignore.match(sub, true) {
 				continue
 			}
-			fi, err := dir.Lstat(name)
+			fi, err := dir.Lstat(name) // never e.Info (see listingFile)
 			if err != nil || !fi.IsDir() {
 				continue
 			}
@@ -88,7 +103,7 @@ func (w *treeWalker) walk(ctx context.Context, dir *os.Root, rel string, fn func
 				continue
 			}
 			d.refs.Add(1)
-			if err := fn(d, name, file, e); err != nil {
+			if err := fn(d, name, file); err != nil {
 				return err
 			}
 		}

@@ -15,7 +15,7 @@ import (
 // cannot be anything but an entry of that directory. ok is false for a
 // missing, special or oversized file.
 func readWhole(buf []byte, d *walkDir, name string, maxSize int64) (data, grown []byte, ok bool) {
-	rc, err := d.file.SyscallConn()
+	rc, err := d.rawConn()
 	if err != nil {
 		return nil, buf, false
 	}

@@ -175,7 +175,7 @@ func (ws *Workspace) search(ctx context.Context, e *entry, opts GrepOptions) (Gr
 	}
 
 	w := &treeWalker{ignore: ws.gitignore(e.top)}
-	walkErr := w.walk(ctx, dir, base, func(d *walkDir, name, rel string, _ fs.DirEntry) error {
+	walkErr := w.walk(ctx, dir, base, func(d *walkDir, name, rel string) error {
 		if include != "" {
 			match := name
 			if strings.Contains(include, "/") {

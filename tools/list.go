@@ -181,7 +181,7 @@ func (l *lister) walk(ctx context.Context, dir *os.Root, rel string, level, dept
 // walkSub opens the subdirectory e of dir and lists it; one swapped for
 // something else since it was listed is left out.
 func (l *lister) walkSub(ctx context.Context, dir *os.Root, e fs.DirEntry, rel string, level, depth int) error {
-	fi, err := dir.Lstat(e.Name())
+	fi, err := e.Info() // made with lstatat on dir's descriptor
 	if err != nil || !fi.IsDir() {
 		return nil
 	}
