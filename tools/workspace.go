@@ -144,18 +144,27 @@ func (w *Workspace) Resolve(p string) (string, error) {
 // name that must be handed to another process, such as a command's
 // working directory; never open a file by joining a name to it.
 func (w *Workspace) DirPath(p string, create bool) (string, error) {
+	for range maxLocateTries {
+		dir, err := w.dirPathOnce(p, create)
+		if !errors.Is(err, errSwapped) {
+			return dir, err
+		}
+	}
+	return "", fmt.Errorf("path %q %w %d times; try again", p, errSwapped, maxLocateTries)
+}
+
+func (w *Workspace) dirPathOnce(p string, create bool) (string, error) {
 	e, err := w.locate(p)
 	if err != nil {
 		return "", err
 	}
 	defer e.Close()
-	if e.info == nil && create {
+	switch {
+	case e.info == nil && create && e.fileInWay == "":
 		if err := e.mkdirParents(nil, true); err != nil {
 			return "", fmt.Errorf("create %s: %w", p, err)
 		}
-		return w.abs(e.real), nil
-	}
-	if e.info == nil || !e.info.IsDir() {
+	case e.info == nil || !e.info.IsDir():
 		return "", fmt.Errorf("%q is %w", p, ErrNoDirectory)
 	}
 	return w.abs(e.real), nil

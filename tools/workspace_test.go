@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,4 +220,43 @@ func FuzzResolve(f *testing.F) {
 		require.NoError(t, err)
 		require.True(t, strings.HasPrefix(real, ws.Root()), "existing part %s of %q is outside %s", real, p, ws.Root())
 	})
+}
+
+// TestWorkspaceOpenAndDirPath covers the API other packages use: Open and
+// ReadFile read beneath the root and say where a missing path leads;
+// DirPath hands out a real directory path and creates one on request.
+func TestWorkspaceOpenAndDirPath(t *testing.T) {
+	t.Parallel()
+	ws, _ := hostileTree(t)
+	data, err := ws.ReadFile("inside/f.txt")
+	require.NoError(t, err)
+	require.Equal(t, "x", string(data))
+	_, err = ws.ReadFile("out/secret")
+	require.ErrorIs(t, err, ErrOutsideWorkspace)
+	_, err = ws.Open("fifo")
+	require.ErrorIs(t, err, ErrSpecialFile)
+	var pe *fs.PathError
+	_, err = ws.Open("danglingin")
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "a/b/new.txt", pe.Path, "a dangling link names its target")
+	_, err = ws.Open("nope.txt")
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "nope.txt", pe.Path)
+
+	dir, err := ws.DirPath("inside", false)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(ws.Root(), "a", "b"), dir)
+	_, err = ws.DirPath("a/b/f.txt", false)
+	require.ErrorIs(t, err, ErrNoDirectory)
+	_, err = ws.DirPath("new/deep", false)
+	require.ErrorIs(t, err, ErrNoDirectory)
+	dir, err = ws.DirPath("inside/new/deep", true)
+	require.NoError(t, err)
+	require.DirExists(t, filepath.Join(ws.Root(), "a", "b", "new", "deep"))
+	require.Equal(t, filepath.Join(ws.Root(), "a", "b", "new", "deep"), dir)
+	_, err = ws.DirPath("out/new", true)
+	require.ErrorIs(t, err, ErrOutsideWorkspace)
+	_, err = ws.DirPath("a/b/f.txt/x", true)
+	require.ErrorIs(t, err, ErrNoDirectory)
 }
