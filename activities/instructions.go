@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -38,9 +37,9 @@ type Instructions struct {
 // loadInstructions finds the AGENTS.md nearest to the working directory
 // ws, looking in it and then in each parent up to the workspace root: the
 // file closest to the code being worked on is the most specific. Every
-// candidate is confined with the workspace's Resolve, so a symlink leading
-// out of the workspace is skipped (with a note saying so) and the search
-// goes on upward. The notes are for the person reading the history.
+// candidate is opened through the workspace, beneath its root, so a
+// symlink leading out of the workspace is skipped (with a note saying so)
+// and the search goes on upward. The notes are for the person reading the history.
 func (a *Activities) loadInstructions(ws *tools.Workspace) (*Instructions, []string, error) {
 	dir, err := filepath.Rel(a.workspace.Root(), ws.Root())
 	if err != nil {
@@ -73,22 +72,19 @@ func (a *Activities) loadInstructions(ws *tools.Workspace) (*Instructions, []str
 // for Temporal to retry.
 func (a *Activities) readInstructions(rel string) (*Instructions, string, error) {
 	shown := filepath.ToSlash(rel)
-	if _, err := os.Lstat(filepath.Join(a.workspace.Root(), rel)); errors.Is(err, fs.ErrNotExist) {
-		return nil, "", nil
-	}
-	path, err := a.workspace.Resolve(rel)
-	if err != nil {
-		return nil, fmt.Sprintf("%s ignored: %v", shown, err), nil
-	}
-	f, err := os.Open(path)
+	f, err := a.workspace.Open(rel)
+	var missing *fs.PathError
 	switch {
-	case errors.Is(err, fs.ErrNotExist): // a dangling symlink
-		return nil, fmt.Sprintf("%s ignored: it links to %s, which does not exist", shown, path), nil
-	case errors.Is(err, fs.ErrPermission):
+	case errors.As(err, &missing) && errors.Is(err, fs.ErrNotExist) && missing.Path == shown:
+		return nil, "", nil // absent
+	case errors.As(err, &missing) && errors.Is(err, fs.ErrNotExist): // a dangling symlink
+		return nil, fmt.Sprintf("%s ignored: it links to %s, which does not exist", shown, missing.Path), nil
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, tools.ErrOutsideWorkspace), errors.Is(err, tools.ErrSpecialFile):
 		return nil, fmt.Sprintf("%s ignored: %v", shown, err), nil
 	case err != nil:
-		return nil, "", fmt.Errorf("open %s: %w", path, err)
+		return nil, "", fmt.Errorf("open %s: %w", shown, err)
 	}
+	path := filepath.Join(a.workspace.Root(), rel)
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil {
 		return nil, "", fmt.Errorf("stat %s: %w", path, err)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"go.temporal.io/sdk/temporal"
@@ -55,16 +54,15 @@ func (a *Activities) LoadWorkspaceConfig(_ context.Context, workDir string) (Wor
 	if err != nil {
 		return WorkspaceConfig{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("working directory %q: %v", workDir, err), ErrTypeBadWorkspaceConfig, err)
 	}
-	path, err := ws.Resolve(PermissionsFile)
-	if err != nil {
-		return WorkspaceConfig{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadWorkspaceConfig, err)
-	}
-	raw, err := os.ReadFile(path)
+	raw, err := ws.ReadFile(PermissionsFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return a.withInstructions(WorkspaceConfig{}, ws)
 	}
+	if errors.Is(err, tools.ErrOutsideWorkspace) || errors.Is(err, tools.ErrSpecialFile) {
+		return WorkspaceConfig{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadWorkspaceConfig, err)
+	}
 	if err != nil {
-		return WorkspaceConfig{}, fmt.Errorf("read %s: %w", path, err)
+		return WorkspaceConfig{}, fmt.Errorf("read %s: %w", filepath.Join(ws.Root(), PermissionsFile), err)
 	}
 	var file struct {
 		Rules []permission.Rule `json:"rules"`

@@ -8,11 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 )
 
 // EditName is the name the model calls the edit tool by.
@@ -75,7 +72,7 @@ type editLock struct {
 	users int
 }
 
-// LockFile locks the file at path (a resolved path, from Workspace.Resolve)
+// LockFile locks the file at path (the absolute real path of a located file)
 // against other edits and returns its unlock. Tools that rewrite files take
 // it so an edit and a write of the same file never interleave. Entries are
 // removed when no one holds or waits for them, so the map stays as small
@@ -119,66 +116,83 @@ func (*Edit) Run(ctx context.Context, env Env, args json.RawMessage) (Result, er
 	if p.OldString == p.NewString {
 		return Errorf("old_string and new_string are identical: there is nothing to change"), nil
 	}
-	abs, err := env.Workspace.Resolve(p.Path)
+	if _, err := env.Workspace.Resolve(p.Path); err != nil {
+		return Errorf("%v", err), nil
+	}
+	return retrySwapped(p.Path, func() (Result, error) { return editOnce(ctx, env, p) })
+}
+
+// editOnce locates the file and edits it once.
+func editOnce(ctx context.Context, env Env, p EditParams) (Result, error) {
+	e, err := env.Workspace.locate(p.Path)
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
-	unlock := LockFile(abs)
+	defer e.Close()
+	if err := env.Workspace.controlRefusal(env, p.Path, e); err != nil {
+		return Errorf("%v", err), nil
+	}
+	unlock := LockFile(env.Workspace.lockKey(e))
 	defer unlock()
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	fi, err := os.Stat(abs)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) && p.OldString == "":
-		res, err := editCreate(p, abs)
+	case e.info == nil && e.fileInWay == "" && p.OldString == "":
+		res, err := editCreate(p, e)
 		if err == nil && !res.IsError {
-			res.Files = []FileVersion{env.Workspace.version(abs, []byte(p.NewString))}
+			res.Files = []FileVersion{env.Workspace.version(e.real, []byte(p.NewString))}
 		}
 		return res, err
-	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
-		return notFound(p.Path, abs), nil
-	case err != nil:
-		return Result{}, fmt.Errorf("stat %s: %w", abs, err)
-	case fi.IsDir():
+	case e.info == nil:
+		return notFound(p.Path, e), nil
+	case e.info.IsDir():
 		return Errorf("%s is a directory; give a file path", p.Path), nil
-	case fi.Size() > editMaxFileSize:
-		return Errorf("%s is %d bytes, over the %d MB edit limit; use shell tools for it", p.Path, fi.Size(), editMaxFileSize>>20), nil
+	case e.info.Size() > editMaxFileSize:
+		return Errorf("%s is %d bytes, over the %d MB edit limit; use shell tools for it", p.Path, e.info.Size(), editMaxFileSize>>20), nil
 	}
-	raw, err := os.ReadFile(abs)
+	raw, err := e.readAll()
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return Errorf("permission denied: %s", p.Path), nil
 		}
-		return Result{}, fmt.Errorf("read file %s: %w", abs, err)
+		if errors.Is(err, errSwapped) {
+			return Result{}, err
+		}
+		return Result{}, fmt.Errorf("read file %s: %w", e.real, err)
 	}
 	if bytes.IndexByte(raw[:min(len(raw), readSniffBytes)], 0) >= 0 {
 		return Errorf("cannot edit %s: binary file", p.Path), nil
 	}
-	if msg := env.staleCheck(p.Path, abs, raw); msg != "" {
+	if msg := env.staleCheck(p.Path, e.real, raw); msg != "" {
 		return Errorf("%s", msg), nil
 	}
 	res, after, ok := editContent(string(raw), p)
 	if !ok {
 		return res, nil
 	}
-	if err := writeAtomic(abs, []byte(after), fi.Mode().Perm()); err != nil {
+	if err := e.writeAtomic([]byte(after), e.info.Mode().Perm()); err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return Errorf("permission denied: %s", p.Path), nil
 		}
 		return Result{}, err
 	}
-	res.Files = []FileVersion{env.Workspace.version(abs, []byte(after))}
+	res.Files = []FileVersion{env.Workspace.version(e.real, []byte(after))}
 	return res, nil
 }
 
 // editCreate makes a new file holding new_string, as an edit with an empty
 // old_string asks.
-func editCreate(p EditParams, abs string) (Result, error) {
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return Errorf("cannot create directory for %s: %v", p.Path, err), nil
+func editCreate(p EditParams, e *entry) (Result, error) {
+	if strings.Contains(e.name, "/") {
+		if err := e.mkdirParents(nil, false); err != nil {
+			if errors.Is(err, errSwapped) {
+				return Result{}, err
+			}
+			return Errorf("cannot create directory for %s: %v", p.Path, err), nil
+		}
 	}
-	if err := writeAtomic(abs, []byte(p.NewString), writeDefaultMode); err != nil {
+	if err := e.writeAtomic([]byte(p.NewString), writeDefaultMode); err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return Errorf("permission denied: %s", p.Path), nil
 		}

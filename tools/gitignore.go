@@ -26,11 +26,17 @@ type ignoreRule struct {
 	dirOnly bool
 }
 
-// LoadGitignore reads root/.gitignore. A missing file is an empty matcher,
-// not an error, because most directories have none.
+// LoadGitignore reads root/.gitignore, beneath root (a symlink leading out
+// of it is not followed). A missing file is an empty matcher, not an
+// error, because most directories have none.
 func LoadGitignore(root string) (*Gitignore, error) {
 	p := filepath.Join(root, ".gitignore")
-	data, err := os.ReadFile(p)
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("read file %s: %w", p, err)
+	}
+	defer r.Close()
+	data, err := r.ReadFile(".gitignore")
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Gitignore{}, nil
 	}

@@ -6,11 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -81,39 +78,13 @@ func (*Glob) Run(ctx context.Context, env Env, args json.RawMessage) (Result, er
 	if !doublestar.ValidatePattern(pattern) {
 		return Errorf("pattern %q is not a valid glob (check brackets and braces)", p.Pattern), nil
 	}
-	base, err := env.Workspace.Resolve(p.Path)
-	if err != nil {
-		return Errorf("%v", err), nil
-	}
-	fi, err := os.Stat(base)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return Errorf("directory not found: %s", p.Path), nil
-	}
-	if err != nil {
-		return Result{}, fmt.Errorf("stat %s: %w", base, err)
-	}
-	if !fi.IsDir() {
-		return Errorf("%s is a file, not a directory; give a directory as path", p.Path), nil
-	}
-	ig, err := LoadGitignore(env.Workspace.Root())
-	if err != nil {
-		return Result{}, err
-	}
-	w := &treeWalker{root: env.Workspace.Root(), ignore: ig}
 	var hits []globHit
-	err = w.walk(ctx, base, func(abs, rel string, d fs.DirEntry) error {
-		if !doublestar.MatchUnvalidated(pattern, relSlash(base, abs)) {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil // removed during the walk
-		}
-		hits = append(hits, globHit{rel: rel, mtime: info.ModTime()})
-		return nil
+	res, err := retrySwapped(p.Path, func() (Result, error) {
+		hits = hits[:0]
+		return globOnce(ctx, env.Workspace, p, pattern, &hits)
 	})
-	if err != nil {
-		return Result{}, err
+	if err != nil || res.IsError {
+		return res, err
 	}
 	if len(hits) == 0 {
 		return Result{Content: fmt.Sprintf("No files found matching %s", p.Pattern)}, nil
@@ -134,4 +105,39 @@ func (*Glob) Run(ctx context.Context, env Env, args json.RawMessage) (Result, er
 		b.WriteByte('\n')
 	}
 	return Result{Content: b.String()}, nil
+}
+
+// globOnce locates the directory and collects the files below it that
+// match pattern. A zero Result means it went well.
+func globOnce(ctx context.Context, ws *Workspace, p GlobParams, pattern string, hits *[]globHit) (Result, error) {
+	e, err := ws.locate(p.Path)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	defer e.Close()
+	switch {
+	case e.info == nil:
+		return Errorf("directory not found: %s", p.Path), nil
+	case !e.info.IsDir():
+		return Errorf("%s is a file, not a directory; give a directory as path", p.Path), nil
+	}
+	dir, err := e.openDir()
+	if err != nil {
+		return Result{}, err
+	}
+	base := ws.display(e.real)
+	w := &treeWalker{ignore: ws.gitignore(e.top)}
+	err = w.walk(ctx, dir, base, func(d *walkDir, name, rel string) error {
+		defer d.release()
+		if !doublestar.MatchUnvalidated(pattern, relBelow(base, rel)) {
+			return nil
+		}
+		info, err := d.root.Lstat(name)
+		if err != nil {
+			return nil // removed during the walk
+		}
+		*hits = append(*hits, globHit{rel: rel, mtime: info.ModTime()})
+		return nil
+	})
+	return Result{}, err
 }

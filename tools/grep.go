@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
-	"syscall"
 )
 
 // GrepName is the name the model calls the grep tool by.
@@ -76,31 +73,31 @@ func (*Grep) Run(ctx context.Context, env Env, args json.RawMessage) (Result, er
 	if p.Pattern == "" {
 		return Errorf("pattern is empty; give a regular expression"), nil
 	}
-	abs, err := env.Workspace.Resolve(p.Path)
-	if err != nil {
-		return Errorf("%v", err), nil
-	}
-	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return Errorf("path not found: %s", p.Path), nil
-	} else if err != nil {
-		return Result{}, fmt.Errorf("stat %s: %w", abs, err)
-	}
-	filesOnly := p.Output == GrepOutputFiles
-	res, err := Search(ctx, env.Workspace.Root(), GrepOptions{
-		Pattern:    p.Pattern,
-		Path:       abs,
-		Include:    p.Include,
-		IgnoreCase: p.IgnoreCase,
-		FilesOnly:  filesOnly,
-		Limit:      p.Limit,
+	return retrySwapped(p.Path, func() (Result, error) {
+		e, err := env.Workspace.locate(p.Path)
+		if err != nil {
+			return Errorf("%v", err), nil
+		}
+		defer e.Close()
+		if e.info == nil {
+			return Errorf("path not found: %s", p.Path), nil
+		}
+		filesOnly := p.Output == GrepOutputFiles
+		res, err := env.Workspace.search(ctx, e, GrepOptions{
+			Pattern:    p.Pattern,
+			Include:    p.Include,
+			IgnoreCase: p.IgnoreCase,
+			FilesOnly:  filesOnly,
+			Limit:      p.Limit,
+		})
+		if errors.Is(err, ErrBadPattern) {
+			return Errorf("%v", err), nil
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		return Result{Content: formatGrep(res, filesOnly)}, nil
 	})
-	if errors.Is(err, ErrBadPattern) {
-		return Errorf("%v", err), nil
-	}
-	if err != nil {
-		return Result{}, err
-	}
-	return Result{Content: formatGrep(res, filesOnly)}, nil
 }
 
 // formatGrep renders a result for the model.

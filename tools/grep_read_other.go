@@ -1,17 +1,17 @@
-//go:build !unix
+//go:build !linux
 
 package tools
 
 import (
 	"errors"
 	"io"
-	"os"
 )
 
-// readWhole reads the regular file abs into buf (grown as needed). ok is
-// false for a missing, special or oversized file.
-func readWhole(buf []byte, abs string, maxSize int64) (data, grown []byte, ok bool) {
-	f, err := os.Open(abs)
+// readWhole reads the regular file name in d into buf (grown as needed),
+// opened beneath the directory's handle. ok is false for a missing,
+// special or oversized file.
+func readWhole(buf []byte, d *walkDir, name string, maxSize int64) (data, grown []byte, ok bool) {
+	f, err := d.root.Open(name)
 	if err != nil {
 		return nil, buf, false
 	}

@@ -5,9 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
@@ -94,6 +93,24 @@ type grepMatcher struct {
 // root is the workspace root: its .gitignore applies, and printed paths are
 // relative to it. A bad pattern is an error wrapping ErrBadPattern.
 func Search(ctx context.Context, root string, opts GrepOptions) (GrepResult, error) {
+	ws, err := NewWorkspace(root)
+	if err != nil {
+		return GrepResult{}, err
+	}
+	e, err := ws.locate(opts.Path)
+	if err != nil {
+		return GrepResult{}, err
+	}
+	defer e.Close()
+	if e.info == nil {
+		return GrepResult{}, fmt.Errorf("stat %s: %w", opts.Path, fs.ErrNotExist)
+	}
+	return ws.search(ctx, e, opts)
+}
+
+// search searches the located file or directory e. Files are opened
+// beneath their directory's handle, never by name from the root.
+func (ws *Workspace) search(ctx context.Context, e *entry, opts GrepOptions) (GrepResult, error) {
 	m, err := newGrepMatcher(opts.Pattern, opts.IgnoreCase)
 	if err != nil {
 		return GrepResult{}, err
@@ -106,23 +123,30 @@ func Search(ctx context.Context, root string, opts GrepOptions) (GrepResult, err
 	if limit <= 0 {
 		limit = grepDefaultLimit
 	}
-	root = filepath.Clean(root)
-	base := opts.Path
-	if base == "" {
-		base = root
-	} else if !filepath.IsAbs(base) {
-		base = filepath.Join(root, base)
+	base := ws.display(e.real)
+	if !e.info.IsDir() {
+		// A file named explicitly is searched even if ignored, as rg does.
+		var res GrepResult
+		s := &fileSearcher{m: m, limit: limit, filesOnly: opts.FilesOnly}
+		data, ok := readEntry(e, grepMaxFileSize)
+		h := fileHits{rel: base}
+		if ok {
+			h, ok = s.scan(data, base)
+		}
+		if !ok {
+			res.Skipped++
+		}
+		return collectHits([][]fileHits{{h}}, res, limit, opts.FilesOnly), nil
 	}
-	fi, err := os.Stat(base)
+	dir, err := e.openDir()
 	if err != nil {
-		return GrepResult{}, fmt.Errorf("stat %s: %w", base, err)
-	}
-	ig, err := LoadGitignore(root)
-	if err != nil {
-		return GrepResult{}, err
+		return GrepResult{}, fmt.Errorf("open %s: %w", base, err)
 	}
 
-	type job struct{ abs, rel string }
+	type job struct {
+		dir       *walkDir
+		name, rel string
+	}
 	jobs := make(chan job, 256)
 	workers := runtime.NumCPU()
 	results := make([][]fileHits, workers)
@@ -135,9 +159,11 @@ func Search(ctx context.Context, root string, opts GrepOptions) (GrepResult, err
 			s := &fileSearcher{m: m, limit: limit, filesOnly: opts.FilesOnly}
 			for j := range jobs {
 				if ctx.Err() != nil {
+					j.dir.release()
 					continue // drain so the walker never blocks
 				}
-				h, ok := s.search(j.abs, j.rel)
+				h, ok := s.search(j.dir, j.name, j.rel)
+				j.dir.release()
 				if !ok {
 					skipped[i]++
 				}
@@ -148,27 +174,21 @@ func Search(ctx context.Context, root string, opts GrepOptions) (GrepResult, err
 		}()
 	}
 
-	var walkErr error
-	if fi.IsDir() {
-		w := &treeWalker{root: root, ignore: ig}
-		baseSlash := len(base) + 1
-		walkErr = w.walk(ctx, base, func(abs, rel string, d fs.DirEntry) error {
-			if include != "" {
-				name := d.Name()
-				if strings.Contains(include, "/") {
-					name = filepath.ToSlash(abs[baseSlash:])
-				}
-				if !doublestar.MatchUnvalidated(include, name) {
-					return nil
-				}
+	w := &treeWalker{ignore: ws.gitignore(e.top)}
+	walkErr := w.walk(ctx, dir, base, func(d *walkDir, name, rel string) error {
+		if include != "" {
+			match := name
+			if strings.Contains(include, "/") {
+				match = relBelow(base, rel)
 			}
-			jobs <- job{abs, rel}
-			return nil
-		})
-	} else {
-		// A file named explicitly is searched even if ignored, as rg does.
-		jobs <- job{base, relSlash(root, base)}
-	}
+			if !doublestar.MatchUnvalidated(include, match) {
+				d.release()
+				return nil
+			}
+		}
+		jobs <- job{d, name, rel}
+		return nil
+	})
 	close(jobs)
 	wg.Wait()
 	if walkErr != nil {
@@ -177,12 +197,22 @@ func Search(ctx context.Context, root string, opts GrepOptions) (GrepResult, err
 	if err := ctx.Err(); err != nil {
 		return GrepResult{}, err
 	}
-
-	var all []fileHits
 	var res GrepResult
-	for i := range results {
-		all = append(all, results[i]...)
+	for i := range skipped {
 		res.Skipped += skipped[i]
+	}
+	return collectHits(results, res, limit, opts.FilesOnly), nil
+}
+
+// collectHits merges the workers' hits in path order into res.
+func collectHits(results [][]fileHits, res GrepResult, limit int, filesOnly bool) GrepResult {
+	var all []fileHits
+	for i := range results {
+		for _, h := range results[i] {
+			if h.count > 0 {
+				all = append(all, h)
+			}
+		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].rel < all[j].rel })
 	res.TotalFiles = len(all)
@@ -190,7 +220,7 @@ func Search(ctx context.Context, root string, opts GrepOptions) (GrepResult, err
 		if len(res.Files) < limit {
 			res.Files = append(res.Files, h.rel)
 		}
-		if opts.FilesOnly {
+		if filesOnly {
 			continue
 		}
 		res.TotalMatches += h.count
@@ -201,7 +231,7 @@ func Search(ctx context.Context, root string, opts GrepOptions) (GrepResult, err
 			res.Matches = append(res.Matches, l)
 		}
 	}
-	return res, nil
+	return res
 }
 
 // newGrepMatcher compiles the pattern and picks the cheapest way to find
@@ -296,14 +326,21 @@ type fileSearcher struct {
 	lower     []byte
 }
 
-// search returns the file's hits; ok is false when it was skipped as
-// binary, too large or unreadable.
-func (s *fileSearcher) search(abs, rel string) (fileHits, bool) {
-	h := fileHits{rel: rel}
-	data, ok := s.read(abs)
+// search returns the hits of the file name in d; ok is false when it was
+// skipped as binary, too large or unreadable.
+func (s *fileSearcher) search(d *walkDir, name, rel string) (fileHits, bool) {
+	data, buf, ok := readWhole(s.buf, d, name, grepMaxFileSize)
+	s.buf = buf
 	if !ok {
-		return h, false
+		return fileHits{rel: rel}, false
 	}
+	return s.scan(data, rel)
+}
+
+// scan returns the hits in a file's content; ok is false when it was
+// skipped as binary.
+func (s *fileSearcher) scan(data []byte, rel string) (fileHits, bool) {
+	h := fileHits{rel: rel}
 	if len(data) == 0 {
 		return h, true
 	}
@@ -366,12 +403,22 @@ func (s *fileSearcher) search(abs, rel string) (fileHits, bool) {
 	return h, true
 }
 
-// read reads a regular file whole into the worker's buffer, or reports
-// false for a file that is missing, special or over the size cap.
-func (s *fileSearcher) read(abs string) ([]byte, bool) {
-	data, buf, ok := readWhole(s.buf, abs, grepMaxFileSize)
-	s.buf = buf
-	return data, ok
+// readEntry reads a located regular file whole, or reports false for a
+// special or oversized one.
+func readEntry(e *entry, maxSize int64) ([]byte, bool) {
+	if !e.info.Mode().IsRegular() || e.info.Size() > maxSize {
+		return nil, false
+	}
+	f, err := e.open()
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
+	if err != nil || int64(len(data)) > maxSize {
+		return nil, false
+	}
+	return data, true
 }
 
 // grepLineEnd is the index of the newline ending the line that holds i, or

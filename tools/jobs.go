@@ -304,7 +304,7 @@ func signalName(sig syscall.Signal) string {
 // jobLogPath returns the log of the session's job, absolute and relative
 // to the workspace, creating its directory.
 func jobLogPath(ws *Workspace, session, id string) (abs, rel string, err error) {
-	dir, err := ws.Resolve(filepath.Join(JobsDir, fileSafe(session)))
+	dir, err := ws.DirPath(filepath.Join(JobsDir, fileSafe(session)), true)
 	if err != nil {
 		return "", "", err
 	}

@@ -8,9 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
-	"syscall"
 )
 
 // ListName is the name the model calls the list tool by.
@@ -80,31 +79,29 @@ func (*List) Run(ctx context.Context, env Env, args json.RawMessage) (Result, er
 	if p.Limit <= 0 {
 		p.Limit = listDefaultLimit
 	}
-	abs, err := env.Workspace.Resolve(p.Path)
-	if err != nil {
-		return Errorf("%v", err), nil
-	}
-	fi, err := os.Stat(abs)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return Errorf("directory not found: %s", p.Path), nil
-	}
-	if err != nil {
-		return Result{}, fmt.Errorf("stat %s: %w", abs, err)
-	}
-	if !fi.IsDir() {
-		return Errorf("%s is a file, not a directory; use read to see its contents", p.Path), nil
-	}
-	out, err := listTree(ctx, env.Workspace, abs, p.Depth, p.Limit)
-	if err != nil {
-		return Result{}, err
-	}
-	return Result{Content: out}, nil
+	return retrySwapped(p.Path, func() (Result, error) {
+		e, err := env.Workspace.locate(p.Path)
+		if err != nil {
+			return Errorf("%v", err), nil
+		}
+		defer e.Close()
+		switch {
+		case e.info == nil:
+			return Errorf("directory not found: %s", p.Path), nil
+		case !e.info.IsDir():
+			return Errorf("%s is a file, not a directory; use read to see its contents", p.Path), nil
+		}
+		out, err := listTree(ctx, env.Workspace, e, p.Depth, p.Limit)
+		if err != nil {
+			return Result{}, err
+		}
+		return Result{Content: out}, nil
+	})
 }
 
 // lister walks a tree, writing the first limit entries and counting the
 // rest.
 type lister struct {
-	ws     *Workspace
 	ignore *Gitignore
 	limit  int
 	shown  int
@@ -112,16 +109,19 @@ type lister struct {
 	b      strings.Builder
 }
 
-// listTree renders the directory abs (inside ws) to the given depth, with
-// the root's .gitignore applied. The read tool reuses it for directories.
-func listTree(ctx context.Context, ws *Workspace, abs string, depth, limit int) (string, error) {
-	ig, err := LoadGitignore(ws.Root())
+// listTree renders the located directory e to the given depth, with the
+// workspace root's .gitignore applied. The read tool reuses it for
+// directories.
+func listTree(ctx context.Context, ws *Workspace, e *entry, depth, limit int) (string, error) {
+	dir, err := e.openDir()
 	if err != nil {
 		return "", err
 	}
-	l := &lister{ws: ws, ignore: ig, limit: limit}
-	l.b.WriteString(ws.rel(abs) + "/\n")
-	if err := l.walk(ctx, abs, 1, depth); err != nil {
+	defer dir.Close()
+	l := &lister{ignore: ws.gitignore(e.top), limit: limit}
+	rel := ws.display(e.real)
+	l.b.WriteString(rel + "/\n")
+	if err := l.walk(ctx, dir, rel, 1, depth); err != nil {
 		return "", err
 	}
 	if l.shown == 0 && l.more == 0 {
@@ -137,11 +137,14 @@ func listTree(ctx context.Context, ws *Workspace, abs string, depth, limit int) 
 	return l.b.String(), nil
 }
 
-func (l *lister) walk(ctx context.Context, dir string, level, depth int) error {
+// walk lists dir, whose path relative to the workspace root is rel. Each
+// subdirectory is opened beneath dir (see openDirAt), so the listing
+// never leaves the tree it started in.
+func (l *lister) walk(ctx context.Context, dir *os.Root, rel string, level, depth int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := readDirSorted(dir, ".")
 	if err != nil {
 		if l.shown < l.limit {
 			fmt.Fprintf(&l.b, "%s(cannot read: %v)\n", strings.Repeat("  ", level), err)
@@ -152,22 +155,22 @@ func (l *lister) walk(ctx context.Context, dir string, level, depth int) error {
 		if l.more >= listCountCap {
 			return nil
 		}
-		full := filepath.Join(dir, e.Name())
-		rel := l.ws.rel(full)
+		name := e.Name()
+		full := path.Join(rel, name)
 		isDir := e.IsDir()
-		if e.Name() == ".git" || l.ignore.Ignored(rel, isDir) {
+		if name == ".git" || l.ignore.Ignored(full, isDir) {
 			continue
 		}
 		if l.shown < l.limit {
 			l.b.WriteString(strings.Repeat("  ", level))
-			l.b.WriteString(entryLabel(full, e))
+			l.b.WriteString(entryLabel(dir, e))
 			l.b.WriteByte('\n')
 			l.shown++
 		} else {
 			l.more++
 		}
 		if isDir && level < depth {
-			if err := l.walk(ctx, full, level+1, depth); err != nil {
+			if err := l.walkSub(ctx, dir, e, full, level+1, depth); err != nil {
 				return err
 			}
 		}
@@ -175,14 +178,29 @@ func (l *lister) walk(ctx context.Context, dir string, level, depth int) error {
 	return nil
 }
 
+// walkSub opens the subdirectory e of dir and lists it; one swapped for
+// something else since it was listed is left out.
+func (l *lister) walkSub(ctx context.Context, dir *os.Root, e fs.DirEntry, rel string, level, depth int) error {
+	fi, err := e.Info() // made with lstatat on dir's descriptor
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	sub, err := openDirAt(dir, e.Name(), fi)
+	if err != nil {
+		return nil
+	}
+	defer sub.Close()
+	return l.walk(ctx, sub, rel, level, depth)
+}
+
 // entryLabel is how one entry appears: directories end in "/", symlinks
 // show their target because they are not followed.
-func entryLabel(full string, e fs.DirEntry) string {
+func entryLabel(dir *os.Root, e fs.DirEntry) string {
 	switch {
 	case e.IsDir():
 		return e.Name() + "/"
 	case e.Type()&fs.ModeSymlink != 0:
-		target, err := os.Readlink(full)
+		target, err := dir.Readlink(e.Name())
 		if err != nil {
 			return e.Name() + " -> ?"
 		}

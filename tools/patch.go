@@ -68,6 +68,9 @@ func (*ApplyPatch) Run(ctx context.Context, env Env, args json.RawMessage) (Resu
 	if err != nil {
 		return patchFailure(err)
 	}
+	if msg := plan.controlCheck(env); msg != "" {
+		return Errorf("%s", msg), nil
+	}
 	if msg := plan.staleCheck(env); msg != "" {
 		return Errorf("%s", msg), nil
 	}
@@ -86,8 +89,27 @@ func (pl *PatchPlan) staleCheck(env Env) string {
 		if !t.orig.exists || t.orig.dir || !t.changed() {
 			continue
 		}
-		if msg := env.staleCheck(t.display, t.abs, t.orig.data); msg != "" {
+		if msg := env.staleCheck(t.display, t.real, t.orig.data); msg != "" {
 			msgs = append(msgs, msg)
+		}
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// controlCheck refuses a patch that changes a control file (see
+// IsControlPath), also one reached through a symlink, unless a person
+// approved the call; it names every such file.
+func (pl *PatchPlan) controlCheck(env Env) string {
+	if env.ApprovedByPerson {
+		return ""
+	}
+	var msgs []string
+	for _, t := range pl.targets {
+		if !t.changed() || !IsControlPath(t.real) {
+			continue
+		}
+		if err := env.Workspace.controlRefusal(env, t.display, &entry{real: t.real}); err != nil {
+			msgs = append(msgs, "apply_patch: "+err.Error())
 		}
 	}
 	return strings.Join(msgs, "\n")
@@ -100,9 +122,9 @@ func (pl *PatchPlan) versions(ws *Workspace) []FileVersion {
 		switch {
 		case !t.changed():
 		case t.final.exists:
-			out = append(out, ws.version(t.abs, t.final.data))
+			out = append(out, ws.version(t.real, t.final.data))
 		default:
-			out = append(out, FileVersion{Path: ws.rel(t.abs)})
+			out = append(out, FileVersion{Path: ws.display(t.real)})
 		}
 	}
 	return out

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"strings"
-	"syscall"
 )
 
 // utf8BOM is kept on an updated file that had it; hunks never see it.
@@ -251,10 +249,13 @@ type fileState struct {
 // planTarget is one path a plan touches: how it was when planned and how
 // the patch leaves it.
 type planTarget struct {
-	abs     string
+	real    string // located path relative to the project root (see entry)
 	display string
 	orig    fileState
 	final   fileState
+	// fileInWay names a file where a parent directory of the path
+	// should be (see entry).
+	fileInWay string
 }
 
 func (t *planTarget) changed() bool {
@@ -276,9 +277,10 @@ type PatchChange struct {
 // PatchPlan is a patch located in a workspace: every hunk found, every new
 // file content computed, nothing written yet. Apply writes it.
 type PatchPlan struct {
+	ws      *Workspace
 	changes []PatchChange
 	targets []*planTarget
-	byAbs   map[string]*planTarget
+	byReal  map[string]*planTarget
 	// writeHook, set by tests, runs before each path is written or removed;
 	// its error counts as that write failing, so the rollback is tested
 	// without relying on permissions (the tests may run as root).
@@ -291,7 +293,7 @@ type PatchPlan struct {
 // move it. Problems the model can fix are a *PatchError; a path outside ws
 // is one of them.
 func (p *Patch) Plan(ws *Workspace) (*PatchPlan, error) {
-	pl := &PatchPlan{byAbs: make(map[string]*planTarget)}
+	pl := &PatchPlan{ws: ws, byReal: make(map[string]*planTarget)}
 	for i := range p.Files {
 		f := &p.Files[i]
 		t, err := pl.target(ws, f.Path, f.Line)
@@ -310,7 +312,7 @@ func (p *Patch) Plan(ws *Workspace) (*PatchPlan, error) {
 			if t.final.exists {
 				return nil, refuse("already exists; use '*** Update File:' to change it, or delete it first")
 			}
-			if err := checkParents(t.abs); err != nil {
+			if err := t.checkParents(); err != nil {
 				return nil, refuse("%v", err)
 			}
 			content := ""
@@ -351,7 +353,7 @@ func (p *Patch) Plan(ws *Workspace) (*PatchPlan, error) {
 					if dst.final.exists {
 						return nil, refuse("cannot move to %s: it already exists", f.MoveTo)
 					}
-					if err := checkParents(dst.abs); err != nil {
+					if err := dst.checkParents(); err != nil {
 						return nil, refuse("cannot move to %s: %v", f.MoveTo, err)
 					}
 				}
@@ -372,58 +374,61 @@ func (p *Patch) Plan(ws *Workspace) (*PatchPlan, error) {
 // target returns the plan's entry for a path, reading the file the first
 // time the path is named.
 func (pl *PatchPlan) target(ws *Workspace, path string, line int) (*planTarget, error) {
-	abs, err := ws.Resolve(path)
+	for range maxLocateTries {
+		t, err := pl.targetOnce(ws, path, line)
+		if !errors.Is(err, errSwapped) {
+			return t, err
+		}
+	}
+	return nil, &PatchError{Line: line, Path: path, Msg: fmt.Sprintf("%v %d times; try again", errSwapped, maxLocateTries)}
+}
+
+func (pl *PatchPlan) targetOnce(ws *Workspace, path string, line int) (*planTarget, error) {
+	e, err := ws.locate(path)
 	if err != nil {
 		return nil, &PatchError{Line: line, Path: path, Msg: err.Error()}
 	}
-	if t, ok := pl.byAbs[abs]; ok {
+	defer e.Close()
+	if t, ok := pl.byReal[e.real]; ok {
 		return t, nil
 	}
-	st, err := readState(abs)
+	st, err := readState(e)
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return nil, &PatchError{Line: line, Path: path, Msg: "permission denied"}
 		}
 		return nil, err
 	}
-	t := &planTarget{abs: abs, display: path, orig: st, final: st}
-	pl.byAbs[abs] = t
+	t := &planTarget{real: e.real, display: path, orig: st, final: st, fileInWay: e.fileInWay}
+	pl.byReal[e.real] = t
 	pl.targets = append(pl.targets, t)
 	return t, nil
 }
 
-// readState reads what a path holds now.
-func readState(abs string) (fileState, error) {
-	fi, err := os.Stat(abs)
+// readState reads what a located path holds now.
+func readState(e *entry) (fileState, error) {
 	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+	case e.info == nil:
 		return fileState{}, nil
-	case err != nil:
-		return fileState{}, fmt.Errorf("stat %s: %w", abs, err)
-	case fi.IsDir():
+	case e.info.IsDir():
 		return fileState{exists: true, dir: true}, nil
 	}
-	data, err := os.ReadFile(abs)
+	data, err := e.readAll()
 	if err != nil {
-		return fileState{}, fmt.Errorf("read file %s: %w", abs, err)
+		if errors.Is(err, errSwapped) {
+			return fileState{}, err
+		}
+		return fileState{}, fmt.Errorf("read file %s: %w", e.real, err)
 	}
-	return fileState{exists: true, data: data, mode: fi.Mode().Perm()}, nil
+	return fileState{exists: true, data: data, mode: e.info.Mode().Perm()}, nil
 }
 
 // checkParents fails when a parent of a file to create is a file.
-func checkParents(abs string) error {
-	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
-		fi, err := os.Stat(dir)
-		if err == nil {
-			if !fi.IsDir() {
-				return fmt.Errorf("its parent %s is a file, not a directory", filepath.Base(dir))
-			}
-			return nil
-		}
-		if parent := filepath.Dir(dir); parent == dir {
-			return nil
-		}
+func (t *planTarget) checkParents() error {
+	if t.fileInWay == "" {
+		return nil
 	}
+	return fmt.Errorf("its parent %s is a file, not a directory", path.Base(t.fileInWay))
 }
 
 // Changes returns the plan's effect, one entry per file section.

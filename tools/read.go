@@ -12,11 +12,9 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 )
 
@@ -85,30 +83,35 @@ func (*Read) Run(ctx context.Context, env Env, args json.RawMessage) (Result, er
 	if p.Limit <= 0 {
 		p.Limit = readDefaultLimit
 	}
-	abs, err := env.Workspace.Resolve(p.Path)
+	return retrySwapped(p.Path, func() (Result, error) { return readOnce(ctx, env.Workspace, p) })
+}
+
+// readOnce locates and reads the file once.
+func readOnce(ctx context.Context, ws *Workspace, p ReadParams) (Result, error) {
+	e, err := ws.locate(p.Path)
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
-	fi, err := os.Stat(abs)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return notFound(p.Path, abs), nil
+	defer e.Close()
+	if e.info == nil {
+		return notFound(p.Path, e), nil
 	}
-	if err != nil {
-		return Result{}, fmt.Errorf("stat %s: %w", abs, err)
-	}
-	if fi.IsDir() {
-		out, err := listTree(ctx, env.Workspace, abs, 1, listDefaultLimit)
+	if e.info.IsDir() {
+		out, err := listTree(ctx, ws, e, 1, listDefaultLimit)
 		if err != nil {
 			return Result{}, err
 		}
 		return Result{Content: p.Path + " is a directory; its entries:\n" + out}, nil
 	}
-	f, err := os.Open(abs)
+	f, err := e.open()
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return Errorf("permission denied: %s", p.Path), nil
 		}
-		return Result{}, fmt.Errorf("open file %s: %w", abs, err)
+		if errors.Is(err, errSwapped) {
+			return Result{}, err
+		}
+		return Result{}, fmt.Errorf("open file %s: %w", e.real, err)
 	}
 	defer f.Close()
 	// The whole file goes through the hash, the window through readLines:
@@ -116,12 +119,12 @@ func (*Read) Run(ctx context.Context, env Env, args json.RawMessage) (Result, er
 	// from the same pass, not a second read that may see a later one.
 	h := sha256.New()
 	tee := io.TeeReader(f, h)
-	res, err := readLines(ctx, tee, p, fi.Size())
+	res, err := readLines(ctx, tee, p, e.info.Size())
 	if err != nil {
 		return res, err
 	}
 	if _, err := io.Copy(io.Discard, tee); err == nil {
-		res.Files = []FileVersion{{Path: env.Workspace.rel(abs), SHA256: hex.EncodeToString(h.Sum(nil))}}
+		res.Files = []FileVersion{{Path: ws.display(e.real), SHA256: hex.EncodeToString(h.Sum(nil))}}
 	}
 	return res, nil
 }
@@ -259,13 +262,16 @@ func isBinary(head []byte) bool {
 
 // notFound explains a missing file and suggests up to three similar names
 // from its directory, since the usual cause is a typo or a wrong guess.
-func notFound(path, abs string) Result {
+func notFound(path string, e *entry) Result {
 	msg := "file not found: " + path
-	entries, err := os.ReadDir(filepath.Dir(abs))
+	if e.fileInWay != "" || strings.Contains(e.name, "/") {
+		return Errorf("%s", msg) // its directory does not exist either
+	}
+	entries, err := readDirSorted(e.dir, ".")
 	if err != nil {
 		return Errorf("%s", msg)
 	}
-	want := strings.ToLower(filepath.Base(abs))
+	want := strings.ToLower(e.name)
 	type cand struct {
 		name string
 		dist int

@@ -150,12 +150,12 @@ func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 	if strings.TrimSpace(p.Command) == "" {
 		return Errorf("command is empty"), nil
 	}
-	dir, err := env.Workspace.Resolve(p.Workdir)
+	dir, err := env.Workspace.DirPath(p.Workdir, false)
+	if errors.Is(err, ErrNoDirectory) {
+		return Errorf("workdir %q is not an existing directory", p.Workdir), nil
+	}
 	if err != nil {
 		return Errorf("%v", err), nil
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return Errorf("workdir %q is not an existing directory", p.Workdir), nil
 	}
 	timeout := s.cfg.DefaultTimeout
 	if p.Timeout > 0 {

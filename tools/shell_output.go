@@ -17,7 +17,7 @@ const ToolOutputDir = ".longrun/tool-output"
 // failure is not fatal: the command still runs, the result says the full
 // output could not be saved.
 func openSpill(ws *Workspace) (*os.File, error) {
-	dir, err := ws.Resolve(ToolOutputDir)
+	dir, err := ws.DirPath(ToolOutputDir, true)
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"os"
 )
 
 // FileVersion is the content hash of one file as a tool saw or left it.
@@ -27,24 +25,10 @@ func hashBytes(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// hashFile digests a file in a streaming pass, so reading a window of a
-// huge file does not load all of it.
-func hashFile(abs string) (string, error) {
-	f, err := os.Open(abs)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// version is the FileVersion of content at abs.
-func (w *Workspace) version(abs string, content []byte) FileVersion {
-	return FileVersion{Path: w.rel(abs), SHA256: hashBytes(content)}
+// version is the FileVersion of content at real, a located path relative
+// to the project root.
+func (w *Workspace) version(real string, content []byte) FileVersion {
+	return FileVersion{Path: w.display(real), SHA256: hashBytes(content)}
 }
 
 // staleCheck is the stale-write guard, as OpenCode and Crush have it: a
@@ -53,12 +37,12 @@ func (w *Workspace) version(abs string, content []byte) FileVersion {
 // a person's edit, or a formatter's, with its own older picture of the
 // file. It returns the message for the model, or "" when the change may go
 // ahead. current is the file's content now; display is the path as the
-// model named it.
-func (env Env) staleCheck(display, abs string, current []byte) string {
+// model named it, real the located path relative to the project root.
+func (env Env) staleCheck(display, real string, current []byte) string {
 	if !env.GuardWrites {
 		return ""
 	}
-	key := env.Workspace.rel(abs)
+	key := env.Workspace.display(real)
 	seen, ok := env.Seen[key]
 	switch {
 	case !ok:

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,24 +19,46 @@ var (
 	// ErrSpecialFile marks a device, socket or named pipe: reading one can
 	// hang or leak host state, so tools never touch them.
 	ErrSpecialFile = errors.New("not a regular file or directory")
+	// ErrControlFile marks a change to a control file (see IsControlPath)
+	// that no person approved.
+	ErrControlFile = errors.New("control file")
+	// ErrNoDirectory marks a path DirPath was asked for that is not an
+	// existing directory.
+	ErrNoDirectory = errors.New("not an existing directory")
 )
 
-// maxLinkHops bounds how many dangling symlinks Resolve follows by hand, like
-// the kernel's ELOOP limit, so a link cycle cannot spin forever.
+// maxLinkHops bounds how many symlinks one path may pass through, like the
+// kernel's ELOOP limit, so a link cycle cannot spin forever.
 const maxLinkHops = 40
 
+// maxLocateTries bounds how often locate starts over because a directory
+// was swapped (for a symlink, say) between looking at it and opening it.
+const maxLocateTries = 64
+
 // Workspace confines every path a tool touches to one directory tree. The
-// model names paths; a Workspace is the only way they become file-system
-// paths, so a hostile or confused path ("../..", a symlink to /etc) is
+// model names paths; a Workspace is the only way they reach the file
+// system, so a hostile or confused path ("../..", a symlink to /etc) is
 // refused in one place instead of in every tool.
+//
+// Files are never opened by an absolute name after a check. Every
+// operation opens the project root as an os.Root and walks down from it
+// one component at a time, each directory opened beneath the one before
+// (os.Root never follows a symlink out of it), and then acts on one name
+// inside the last directory handle. Symlinks are followed by reading them,
+// so the real path of what is touched is known (the stale-write guard
+// keys on it, and a control file reached through a symlink is recognised)
+// and a symlink leading out is refused with its target named. A directory
+// swapped between being looked at and being opened is noticed (the opened
+// handle is not the directory looked at) and the walk starts over.
 type Workspace struct {
-	root  string // absolute, symlinks evaluated
-	given string // absolute as given, before evaluating symlinks
+	top      string // project root: absolute, symlinks evaluated; every handle is opened beneath it
+	topGiven string // the project root as given, absolute, before evaluating symlinks
+	sub      string // this workspace's directory below top, slash-separated; "." for top itself
 }
 
 // NewWorkspace returns a workspace rooted at root, which must be an existing
-// directory. Symlinks in root itself are evaluated once here so that the
-// containment check compares real paths.
+// directory. Symlinks in root itself are evaluated once here; root is the
+// project root, so the model cannot change the directories above it.
 func NewWorkspace(root string) (*Workspace, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -52,121 +75,109 @@ func NewWorkspace(root string) (*Workspace, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("workspace root %s: not a directory", root)
 	}
-	return &Workspace{root: real, given: abs}, nil
+	return &Workspace{top: real, topGiven: abs, sub: "."}, nil
 }
 
-// Root returns the absolute, symlink-free root directory.
-func (w *Workspace) Root() string { return w.root }
+// Root returns the absolute, symlink-free root directory. It is a name for
+// other processes (a command's working directory, the sandbox's mounts)
+// and for messages; tools open files through the Workspace's methods.
+func (w *Workspace) Root() string { return w.abs(w.sub) }
+
+// abs is the absolute name of a path relative to the project root.
+func (w *Workspace) abs(real string) string {
+	if real == "." {
+		return w.top
+	}
+	return filepath.Join(w.top, filepath.FromSlash(real))
+}
 
 // Sub returns the directory dir of this workspace as a workspace of its own,
 // so a session's working directory confines paths at least as tightly as
-// the project root does.
+// the project root does. Its files are still opened beneath the project
+// root, so swapping the directory for a symlink later leads nowhere else.
 func (w *Workspace) Sub(dir string) (*Workspace, error) {
-	p, err := w.Resolve(dir)
+	e, err := w.locate(dir)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		return nil, fmt.Errorf("workspace subdirectory %s: %w", dir, err)
-	}
-	if !fi.IsDir() {
+	defer e.Close()
+	switch {
+	case e.info == nil:
+		return nil, fmt.Errorf("workspace subdirectory %s: %w", dir, fs.ErrNotExist)
+	case !e.info.IsDir():
 		return nil, fmt.Errorf("workspace subdirectory %q is not a directory", dir)
 	}
-	return NewWorkspace(p)
+	return &Workspace{top: w.top, topGiven: w.topGiven, sub: e.real}, nil
 }
 
-// Resolve turns a path from the model into an absolute path inside the
-// workspace. Relative paths resolve under the root and the empty path is the
-// root; absolute paths must already lie inside it. Symlinks are evaluated at
-// every depth, including the final component and, for a path that does not
-// exist yet, its deepest existing ancestor: a path whose real location is
-// outside the root is refused, and so are devices, sockets and named pipes.
-// The result has its symlinks evaluated, so the caller opens the path that
-// was checked. Errors name the path and are written for the model.
+// Resolve turns a path from the model into a clean, slash-separated path
+// relative to the workspace root ("." for the root), without touching the
+// file system: the empty path is the root, an absolute path must lie
+// inside the root (and is made relative), and ".." may not climb out.
+// Symlinks are judged when the path is opened (see Workspace). Errors name
+// the path and are written for the model.
 func (w *Workspace) Resolve(p string) (string, error) {
 	if strings.ContainsRune(p, 0) {
 		return "", fmt.Errorf("path %q contains a NUL byte", p)
 	}
-	var joined string
-	switch {
-	case p == "":
-		joined = w.root
-	case filepath.IsAbs(p):
-		joined = filepath.Clean(p)
-		if w.given != w.root && within(w.given, joined) && !within(w.root, joined) {
-			rel, _ := filepath.Rel(w.given, joined)
-			joined = filepath.Join(w.root, rel)
+	root := w.Root()
+	rel := filepath.Clean(p)
+	if filepath.IsAbs(p) {
+		r, ok := relInside(root, rel)
+		if !ok {
+			r, ok = relInside(filepath.Join(w.topGiven, filepath.FromSlash(w.sub)), rel)
 		}
-	default:
-		joined = filepath.Join(w.root, p)
-	}
-	if !within(w.root, joined) {
-		return "", fmt.Errorf("path %q is %w %s", p, ErrOutsideWorkspace, w.root)
-	}
-	real, err := realPath(joined, 0)
-	if err != nil {
-		return "", fmt.Errorf("resolve path %q: %w", p, err)
-	}
-	if !within(w.root, real) {
-		return "", fmt.Errorf("path %q resolves through a symlink to %s, %w %s", p, real, ErrOutsideWorkspace, w.root)
-	}
-	fi, err := os.Stat(real)
-	if err == nil {
-		if kind := specialKind(fi.Mode()); kind != "" {
-			return "", fmt.Errorf("path %q is a %s, %w", p, kind, ErrSpecialFile)
+		if !ok {
+			return "", fmt.Errorf("path %q is %w %s", p, ErrOutsideWorkspace, root)
 		}
+		rel = r
 	}
-	return real, nil
+	rel = filepath.ToSlash(rel)
+	if rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", fmt.Errorf("path %q is %w %s", p, ErrOutsideWorkspace, root)
+	}
+	return rel, nil
 }
 
-// realPath evaluates the symlinks of an absolute, clean path whose tail may
-// not exist yet: the deepest existing ancestor is evaluated and the missing
-// components (which cannot be symlinks) are appended. A dangling symlink is
-// followed by hand so its target is checked too.
-func realPath(p string, hops int) (string, error) {
-	existing := p
-	var rest []string
-	for {
-		if _, err := os.Lstat(existing); err == nil {
-			break
+// DirPath returns the absolute real path of the directory p, creating it
+// (and its parents, beneath the root) when create is set. It is for a
+// name that must be handed to another process, such as a command's
+// working directory; never open a file by joining a name to it.
+func (w *Workspace) DirPath(p string, create bool) (string, error) {
+	for range maxLocateTries {
+		dir, err := w.dirPathOnce(p, create)
+		if !errors.Is(err, errSwapped) {
+			return dir, err
 		}
-		parent := filepath.Dir(existing)
-		if parent == existing {
-			break
-		}
-		rest = append(rest, filepath.Base(existing))
-		existing = parent
 	}
-	real, err := filepath.EvalSymlinks(existing)
+	return "", fmt.Errorf("path %q %w %d times; try again", p, errSwapped, maxLocateTries)
+}
+
+func (w *Workspace) dirPathOnce(p string, create bool) (string, error) {
+	e, err := w.locate(p)
 	if err != nil {
-		fi, lerr := os.Lstat(existing)
-		if lerr != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			return "", err
-		}
-		if hops >= maxLinkHops {
-			return "", fmt.Errorf("too many levels of symlinks at %s", existing)
-		}
-		target, rerr := os.Readlink(existing)
-		if rerr != nil {
-			return "", fmt.Errorf("read symlink %s: %w", existing, rerr)
-		}
-		if !filepath.IsAbs(target) {
-			dir, derr := filepath.EvalSymlinks(filepath.Dir(existing))
-			if derr != nil {
-				return "", fmt.Errorf("resolve %s: %w", filepath.Dir(existing), derr)
-			}
-			target = filepath.Join(dir, target)
-		}
-		real, err = realPath(filepath.Clean(target), hops+1)
-		if err != nil {
-			return "", err
-		}
+		return "", err
 	}
-	for i := len(rest) - 1; i >= 0; i-- {
-		real = filepath.Join(real, rest[i])
+	defer e.Close()
+	switch {
+	case e.info == nil && create && e.fileInWay == "":
+		if err := e.mkdirParents(nil, true); err != nil {
+			return "", fmt.Errorf("create %s: %w", p, err)
+		}
+	case e.info == nil || !e.info.IsDir():
+		return "", fmt.Errorf("%q is %w", p, ErrNoDirectory)
 	}
-	return real, nil
+	return w.abs(e.real), nil
+}
+
+// relInside returns p relative to root when p (clean, absolute) is root or
+// lies below it.
+func relInside(root, p string) (string, bool) {
+	if !within(root, p) {
+		return "", false
+	}
+	r, err := filepath.Rel(root, p)
+	return r, err == nil
 }
 
 // within reports whether p is root or lies below it, comparing clean
@@ -179,8 +190,14 @@ func within(root, p string) bool {
 	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
+// withinSlash is within for clean slash paths relative to the project
+// root, where "." is the root.
+func withinSlash(dir, p string) bool {
+	return dir == "." || p == dir || strings.HasPrefix(p, dir+"/")
+}
+
 // specialKind names a file mode tools refuse, or returns "" for regular
-// files and directories.
+// files, directories and symlinks.
 func specialKind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeCharDevice != 0:
@@ -200,9 +217,62 @@ func specialKind(m fs.FileMode) string {
 // rel returns abs relative to the root with forward slashes, for output the
 // model reads; the root itself is ".".
 func (w *Workspace) rel(abs string) string {
-	r, err := filepath.Rel(w.root, abs)
+	r, err := filepath.Rel(w.Root(), abs)
 	if err != nil {
 		return abs
 	}
 	return filepath.ToSlash(r)
+}
+
+// display turns a real path relative to the project root into one relative
+// to this workspace, as the model names paths.
+func (w *Workspace) display(real string) string {
+	switch {
+	case w.sub == ".":
+		return real
+	case real == w.sub:
+		return "."
+	}
+	return strings.TrimPrefix(real, w.sub+"/")
+}
+
+// lockKey is the key LockFile takes for a located path.
+func (w *Workspace) lockKey(e *entry) string { return w.abs(e.real) }
+
+// Open opens the file or directory p for reading, beneath the root, for
+// code outside the tools (the activities reading AGENTS.md, say). A path
+// that does not exist is an *fs.PathError wrapping fs.ErrNotExist whose
+// Path is where p leads (relative to the workspace root): p itself, or the
+// missing target of a symlink. Other errors name p and are written for the
+// person or the model.
+func (w *Workspace) Open(p string) (*os.File, error) {
+	for range maxLocateTries {
+		f, err := w.openOnce(p)
+		if !errors.Is(err, errSwapped) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("path %q %w %d times; try again", p, errSwapped, maxLocateTries)
+}
+
+func (w *Workspace) openOnce(p string) (*os.File, error) {
+	e, err := w.locate(p)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	if e.info == nil {
+		return nil, &fs.PathError{Op: "open", Path: w.display(e.real), Err: fs.ErrNotExist}
+	}
+	return e.open()
+}
+
+// ReadFile reads the file p whole, as Open finds it.
+func (w *Workspace) ReadFile(p string) ([]byte, error) {
+	f, err := w.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }

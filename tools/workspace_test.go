@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,14 +44,17 @@ func hostileTree(t *testing.T) (*Workspace, string) {
 	return ws, outside
 }
 
-func TestResolve(t *testing.T) {
+// TestLocate checks where a path from the model leads: symlinks inside
+// are followed to the real path, anything that leaves the root is refused
+// with the path named.
+func TestLocate(t *testing.T) {
 	t.Parallel()
 	ws, _ := hostileTree(t)
 	root := ws.Root()
 	tests := []struct {
 		name string
 		path string
-		want string // relative to root when ok
+		want string // the real path relative to root when ok
 		err  string // substring of the error; "" means success
 	}{
 		{name: "empty is root", path: "", want: "."},
@@ -76,18 +80,40 @@ func TestResolve(t *testing.T) {
 		{name: "dangling outside", path: "dangling", err: "outside the workspace"},
 		{name: "symlink loop", path: "a/b/loopone", err: "symlinks"},
 		{name: "nul byte", path: "a\x00b", err: "NUL"},
+		{name: "absolute symlink inside", path: "abslink/f.txt", want: "a/b/f.txt"},
+		{name: "file in the way", path: "a/b/f.txt/x", want: "a/b/f.txt/x"},
 	}
+	require.NoError(t, os.Symlink(filepath.Join(root, "a", "b"), filepath.Join(root, "abslink")))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := ws.Resolve(tt.path)
+			e, err := ws.locate(tt.path)
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, filepath.Join(root, filepath.FromSlash(tt.want)), got)
+			defer e.Close()
+			require.Equal(t, tt.want, e.real)
 		})
+	}
+}
+
+func TestResolveIsLexical(t *testing.T) {
+	t.Parallel()
+	ws, _ := hostileTree(t)
+	root := ws.Root()
+	for p, want := range map[string]string{
+		"": ".", ".": ".", "a//b/../b/f.txt": "a/b/f.txt", filepath.Join(root, "a"): "a",
+		"out/secret": "out/secret", // symlinks are judged when opened
+	} {
+		got, err := ws.Resolve(p)
+		require.NoError(t, err, p)
+		require.Equal(t, want, got, p)
+	}
+	for _, p := range []string{"..", "../x", "a/../../x", "/etc/passwd", "a\x00b"} {
+		_, err := ws.Resolve(p)
+		require.Error(t, err, p)
 	}
 }
 
@@ -122,7 +148,7 @@ func TestNewWorkspace(t *testing.T) {
 			// An absolute path spelled through the unevaluated root is inside.
 			got, err := ws.Resolve(filepath.Join(tt.root, "f"))
 			require.NoError(t, err)
-			require.Equal(t, filepath.Join(real, "f"), got)
+			require.Equal(t, "f", got)
 		})
 	}
 }
@@ -135,6 +161,15 @@ func TestSub(t *testing.T) {
 	require.Equal(t, filepath.Join(ws.Root(), "a"), sub.Root())
 	_, err = sub.Resolve("../inside")
 	require.ErrorContains(t, err, "outside the workspace")
+	// A symlink in the subdirectory to elsewhere in the project leaves it.
+	require.NoError(t, os.Symlink("../inside", filepath.Join(ws.Root(), "a", "up")))
+	_, err = sub.locate("up/f.txt")
+	require.ErrorContains(t, err, "outside the workspace")
+	e, err := sub.locate("b/f.txt")
+	require.NoError(t, err)
+	e.Close()
+	require.Equal(t, "a/b/f.txt", e.real)
+	require.Equal(t, "b/f.txt", sub.display(e.real))
 	_, err = ws.Sub("out")
 	require.ErrorContains(t, err, "outside the workspace")
 	_, err = ws.Sub("a/b/f.txt")
@@ -166,10 +201,12 @@ func FuzzResolve(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
-		got, err := ws.Resolve(p)
+		e, err := ws.locate(p)
 		if err != nil {
 			return
 		}
+		e.Close()
+		got := ws.abs(e.real)
 		require.True(t, within(ws.Root(), got), "result %s of %q is outside %s", got, p, ws.Root())
 		// The existing part, with symlinks evaluated, must be inside too.
 		existing := got
@@ -183,4 +220,43 @@ func FuzzResolve(f *testing.F) {
 		require.NoError(t, err)
 		require.True(t, strings.HasPrefix(real, ws.Root()), "existing part %s of %q is outside %s", real, p, ws.Root())
 	})
+}
+
+// TestWorkspaceOpenAndDirPath covers the API other packages use: Open and
+// ReadFile read beneath the root and say where a missing path leads;
+// DirPath hands out a real directory path and creates one on request.
+func TestWorkspaceOpenAndDirPath(t *testing.T) {
+	t.Parallel()
+	ws, _ := hostileTree(t)
+	data, err := ws.ReadFile("inside/f.txt")
+	require.NoError(t, err)
+	require.Equal(t, "x", string(data))
+	_, err = ws.ReadFile("out/secret")
+	require.ErrorIs(t, err, ErrOutsideWorkspace)
+	_, err = ws.Open("fifo")
+	require.ErrorIs(t, err, ErrSpecialFile)
+	var pe *fs.PathError
+	_, err = ws.Open("danglingin")
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "a/b/new.txt", pe.Path, "a dangling link names its target")
+	_, err = ws.Open("nope.txt")
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "nope.txt", pe.Path)
+
+	dir, err := ws.DirPath("inside", false)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(ws.Root(), "a", "b"), dir)
+	_, err = ws.DirPath("a/b/f.txt", false)
+	require.ErrorIs(t, err, ErrNoDirectory)
+	_, err = ws.DirPath("new/deep", false)
+	require.ErrorIs(t, err, ErrNoDirectory)
+	dir, err = ws.DirPath("inside/new/deep", true)
+	require.NoError(t, err)
+	require.DirExists(t, filepath.Join(ws.Root(), "a", "b", "new", "deep"))
+	require.Equal(t, filepath.Join(ws.Root(), "a", "b", "new", "deep"), dir)
+	_, err = ws.DirPath("out/new", true)
+	require.ErrorIs(t, err, ErrOutsideWorkspace)
+	_, err = ws.DirPath("a/b/f.txt/x", true)
+	require.ErrorIs(t, err, ErrNoDirectory)
 }

@@ -7,10 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // WriteName is the name the model calls the write tool by.
@@ -68,46 +65,61 @@ func (*Write) Run(ctx context.Context, env Env, args json.RawMessage) (Result, e
 	if p.Path == "" {
 		return Errorf("path is empty; name the file to write"), nil
 	}
-	abs, err := env.Workspace.Resolve(p.Path)
-	if err != nil {
+	if _, err := env.Workspace.Resolve(p.Path); err != nil {
 		return Errorf("%v", err), nil
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	// One lock per file: a write never interleaves with an edit or patch.
-	defer LockFile(abs)()
-	mode := writeDefaultMode
-	created := true
-	fi, err := os.Stat(abs)
-	switch {
-	case err == nil && fi.IsDir():
-		return Errorf("%s is a directory; give a file path", p.Path), nil
-	case err == nil:
-		mode = fi.Mode().Perm()
-		created = false
-	case errors.Is(err, syscall.ENOTDIR):
-		return Errorf("cannot create directory for %s: a parent is a file, not a directory", p.Path), nil
-	case !errors.Is(err, fs.ErrNotExist):
-		return Result{}, fmt.Errorf("stat %s: %w", abs, err)
+	return retrySwapped(p.Path, func() (Result, error) { return writeOnce(env, p) })
+}
+
+// writeOnce locates the file and writes it once.
+func writeOnce(env Env, p WriteParams) (Result, error) {
+	e, err := env.Workspace.locate(p.Path)
+	if err != nil {
+		return Errorf("%v", err), nil
 	}
-	dir := filepath.Dir(abs)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Errorf("cannot create directory for %s: %v", p.Path, err), nil
+	defer e.Close()
+	if err := env.Workspace.controlRefusal(env, p.Path, e); err != nil {
+		return Errorf("%v", err), nil
+	}
+	// One lock per file: a write never interleaves with an edit or patch.
+	defer LockFile(env.Workspace.lockKey(e))()
+	mode := writeDefaultMode
+	created := e.info == nil
+	switch {
+	case e.fileInWay != "":
+		return Errorf("cannot create directory for %s: a parent is a file, not a directory", p.Path), nil
+	case !created && e.info.IsDir():
+		return Errorf("%s is a directory; give a file path", p.Path), nil
+	case !created:
+		mode = e.info.Mode().Perm()
+	}
+	if created && strings.Contains(e.name, "/") {
+		if err := e.mkdirParents(nil, false); err != nil {
+			if errors.Is(err, errSwapped) {
+				return Result{}, err
+			}
+			return Errorf("cannot create directory for %s: %v", p.Path, err), nil
+		}
 	}
 	before := ""
 	if !created {
-		raw, err := os.ReadFile(abs)
+		raw, err := e.readAll()
 		if err != nil {
-			return Result{}, fmt.Errorf("read file %s: %w", abs, err)
+			if errors.Is(err, errSwapped) {
+				return Result{}, err
+			}
+			return Result{}, fmt.Errorf("read file %s: %w", e.real, err)
 		}
-		if msg := env.staleCheck(p.Path, abs, raw); msg != "" {
+		if msg := env.staleCheck(p.Path, e.real, raw); msg != "" {
 			return Errorf("%s", msg), nil
 		}
 		before = string(raw)
 	}
 	content := keepFileConventions(before, p.Content)
-	if err := writeAtomic(abs, []byte(content), mode); err != nil {
+	if err := e.writeAtomic([]byte(content), mode); err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return Errorf("permission denied: %s", p.Path), nil
 		}
@@ -126,7 +138,7 @@ func (*Write) Run(ctx context.Context, env Env, args json.RawMessage) (Result, e
 			msg += "\n" + diff
 		}
 	}
-	return Result{Content: msg, Files: []FileVersion{env.Workspace.version(abs, []byte(content))}}, nil
+	return Result{Content: msg, Files: []FileVersion{env.Workspace.version(e.real, []byte(content))}}, nil
 }
 
 // keepFileConventions gives new content the line endings and BOM of the
@@ -149,39 +161,4 @@ func keepFileConventions(before, content string) string {
 // normalizeEndings strips a BOM and turns CRLF into LF, for diffs.
 func normalizeEndings(s string) string {
 	return strings.ReplaceAll(strings.TrimPrefix(s, editBOM), "\r\n", "\n")
-}
-
-// writeAtomic writes data to a temporary file in the target's directory and
-// renames it over the target, so a crash or a concurrent reader never sees a
-// half-written file.
-func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("create temp file for %s: %w", path, err)
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			_ = tmp.Close()
-			_ = os.Remove(name)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write file %s: %w", name, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("chmod %s: %w", name, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", name, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", name, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		return fmt.Errorf("rename %s to %s: %w", name, path, err)
-	}
-	ok = true
-	return nil
 }
