@@ -50,12 +50,12 @@ type job struct {
 	// log is where the job's output goes: sessions/<session>/jobs/<id>
 	// in the state directory, outside the workspace, kept after the job
 	// ends; job_output reads it by session and job id only.
-	log stateFile
-	pgid                 int
-	sandboxed            bool
-	began                time.Time
-	started              Result // what shell answered; a retry gets it again
-	done                 chan struct{}
+	log       stateFile
+	pgid      int
+	sandboxed bool
+	began     time.Time
+	started   Result // what shell answered; a retry gets it again
+	done      chan struct{}
 
 	mu      sync.Mutex
 	ended   time.Time
