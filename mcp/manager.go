@@ -173,8 +173,8 @@ func (m *Manager) Close() error {
 
 // server is one configured MCP server and its current connection.
 type server struct {
-	name   string
-	cfg    ServerConfig
+	name    string
+	cfg     ServerConfig
 	client  *sdk.Client
 	dir     string
 	command func(argv []string, dir string, env []string) (*exec.Cmd, error)
