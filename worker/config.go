@@ -62,6 +62,11 @@ func prepareStateDir(dir, workspaceRoot string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("--state-dir %s: %w", dir, err)
 	}
+	// Checked before anything is made, so a refused directory is not
+	// left behind in the workspace; checked again once it is real.
+	if err := apart("state directory", realOrClean(abs), "--state-dir", workspaceRoot); err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return "", fmt.Errorf("--state-dir: create %s: %w", abs, err)
 	}
@@ -92,12 +97,22 @@ func within(path, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
-// realOrClean resolves symlinks of a path that exists, else cleans it.
+// realOrClean resolves the symlinks of an absolute path as far as it
+// exists: its longest existing ancestor is resolved and the rest joined on.
 func realOrClean(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
+	p = filepath.Clean(p)
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
 	}
-	return filepath.Clean(p)
 }
 
 // loadConfig reads the configuration directory dir for the workspace

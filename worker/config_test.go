@@ -97,8 +97,16 @@ func TestPrepareStateDir(t *testing.T) {
 	_, err = prepareStateDir(filepath.Join(ws, ".longrun", "state"), ws)
 	require.EqualError(t, err, "the state directory "+filepath.Join(ws, ".longrun", "state")+" lies inside the workspace "+ws+
 		", where the model could read and change it: choose a --state-dir outside the workspace")
+	require.NoDirExists(t, filepath.Join(ws, ".longrun"), "a refused directory is not made")
 	_, err = prepareStateDir(ws, ws)
 	require.ErrorContains(t, err, "lies inside the workspace")
+
+	// Not yet there, below a symlink into the workspace.
+	wsLink := filepath.Join(realTemp(t), "ws-link")
+	require.NoError(t, os.Symlink(ws, wsLink))
+	_, err = prepareStateDir(filepath.Join(wsLink, "new", "state"), ws)
+	require.ErrorContains(t, err, "the state directory "+filepath.Join(ws, "new", "state")+" lies inside the workspace "+ws)
+	require.NoDirExists(t, filepath.Join(ws, "new"))
 
 	// Reached through a symlink from outside: still inside.
 	link := filepath.Join(realTemp(t), "link")
