@@ -22,10 +22,11 @@ RUN apt-get update && \
 # A fixed non-root user: the workspace volume is created owned by it, and
 # a tool cannot touch anything in the image outside /workspace.
 RUN useradd --uid 10001 --create-home --shell /bin/bash longrun && \
-    mkdir /workspace && chown longrun:longrun /workspace
+    mkdir /workspace /state && chown longrun:longrun /workspace /state && chmod 0700 /state
 COPY --from=build /out/longrun-worker /out/longrun /usr/local/bin/
 USER longrun
 WORKDIR /workspace
 ENV LONGRUN_WORKSPACE=/workspace \
+    LONGRUN_STATE_DIR=/state \
     TEMPORAL_ADDRESS=temporal:7233
 ENTRYPOINT ["/usr/local/bin/longrun-worker"]

@@ -47,6 +47,8 @@ type Activities struct {
 	transcript transcript.Store
 	// mcp holds the worker's MCP servers (SetMCP); nil: none.
 	mcp *mcp.Manager
+	// worker is the worker's own configuration (SetWorkerConfig).
+	worker WorkerConfig
 }
 
 // New returns activities that call the model described by mc and run the

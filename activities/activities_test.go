@@ -97,6 +97,7 @@ func TestCallModelFaults(t *testing.T) {
 func TestLoadWorkspaceConfig(t *testing.T) {
 	t.Parallel()
 	a, root := newActs(t, nil)
+	SetWorkerConfig(a, WorkerConfig{TrustWorkspace: true})
 	wc, err := a.LoadWorkspaceConfig(context.Background(), "")
 	require.NoError(t, err)
 	require.Empty(t, wc.Rules)

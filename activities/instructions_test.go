@@ -157,6 +157,7 @@ func TestInstructionsCap(t *testing.T) {
 func TestInstructionsBesidePermissions(t *testing.T) {
 	t.Parallel()
 	a, root := newActs(t, nil)
+	SetWorkerConfig(a, WorkerConfig{TrustWorkspace: true})
 	write(t, root, "sub/.longrun/permissions.json", `{"rules":[{"tool":"shell","pattern":"go test *","action":"allow"}]}`)
 	write(t, root, "AGENTS.md", "run go test")
 	wc, err := a.LoadWorkspaceConfig(context.Background(), "sub")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"go.temporal.io/sdk/temporal"
@@ -44,19 +45,90 @@ type WorkspaceConfig struct {
 	NoSandbox bool `json:"no_sandbox,omitempty"`
 }
 
+// WorkerConfig is what the worker's own configuration directory says
+// about the sessions it runs, set once at start (SetWorkerConfig).
+type WorkerConfig struct {
+	// Rules are the directory's permissions.json (LoadRulesFile); they
+	// reach every session as WorkspaceConfig.WorkerRules.
+	Rules []permission.Rule
+	// TrustWorkspace is set when a person marked the workspace trusted
+	// (trusted.json or --trust-workspace): only then do its
+	// .longrun/permissions.json rules count. The workspace's content is
+	// otherwise the model's to change, so its rules could be the model's.
+	TrustWorkspace bool
+	// Notes are said in every session's WorkspaceConfig.Notes, e.g. that
+	// the workspace's mcp.json was ignored.
+	Notes []string
+}
+
+// SetWorkerConfig gives the activities the worker's own configuration.
+// Without it no workspace is trusted and there are no worker rules. It
+// is a function, not a method: every exported method of Activities is
+// registered as an activity.
+func SetWorkerConfig(a *Activities, wc WorkerConfig) { a.worker = wc }
+
+// UntrustedNote is what a session's notes and the worker's log say about
+// a workspace configuration file that was not used.
+func UntrustedNote(file string) string {
+	return file + " ignored: the workspace is not trusted; see README Security model"
+}
+
+// LoadRulesFile reads a permissions file ({"rules": [...]}, the format of
+// .longrun/permissions.json) and checks its rules as the layer named
+// layer would hold them. A missing file is no rules and no error.
+func LoadRulesFile(path, layer string) ([]permission.Rule, error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return parseRules(raw, path, layer)
+}
+
+// parseRules decodes and validates a permissions file's content; name is
+// the file as the message should name it.
+func parseRules(raw []byte, name, layer string) ([]permission.Rule, error) {
+	var file struct {
+		Rules []permission.Rule `json:"rules"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&file); err != nil {
+		return nil, fmt.Errorf("%s: %v (want {\"rules\": [{\"tool\": \"shell\", \"pattern\": \"go test *\", \"action\": \"allow\"}]})", name, err)
+	}
+	// Validate now, with the file's name in the message.
+	if _, err := permission.New(permission.Config{Layers: []permission.Layer{{Name: layer, Rules: file.Rules}}}); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	return file.Rules, nil
+}
+
 // LoadWorkspaceConfig reads .longrun/permissions.json of the session's
 // working directory: {"rules": [{"tool": "shell", "pattern": "go test *",
-// "action": "allow"}]}. A missing file is no rules; a malformed one is an
-// error naming the file, so nobody runs with rules they did not mean. It
-// also reads the nearest AGENTS.md (see Instructions).
+// "action": "allow"}]}, but only when the workspace is trusted (see
+// WorkerConfig); otherwise a file there is named in Notes and not read.
+// A missing file is no rules; a malformed one is an error naming the
+// file, so nobody runs with rules they did not mean. It adds the worker's
+// own rules, and reads the nearest AGENTS.md (see Instructions).
 func (a *Activities) LoadWorkspaceConfig(_ context.Context, workDir string) (WorkspaceConfig, error) {
 	ws, err := a.workspace.Sub(workDir)
 	if err != nil {
 		return WorkspaceConfig{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("working directory %q: %v", workDir, err), ErrTypeBadWorkspaceConfig, err)
 	}
+	base := WorkspaceConfig{WorkerRules: a.worker.Rules, Notes: append([]string(nil), a.worker.Notes...)}
+	name := filepath.Join(workDir, PermissionsFile)
+	if !a.worker.TrustWorkspace {
+		// Not even resolved: whatever is there is not read.
+		if _, err := os.Lstat(filepath.Join(ws.Root(), PermissionsFile)); err == nil {
+			base.Notes = append(base.Notes, UntrustedNote(name))
+		}
+		return a.withInstructions(base, ws)
+	}
 	raw, err := ws.ReadFile(PermissionsFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return a.withInstructions(WorkspaceConfig{}, ws)
+		return a.withInstructions(base, ws)
 	}
 	if errors.Is(err, tools.ErrOutsideWorkspace) || errors.Is(err, tools.ErrSpecialFile) {
 		return WorkspaceConfig{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadWorkspaceConfig, err)
@@ -64,22 +136,12 @@ func (a *Activities) LoadWorkspaceConfig(_ context.Context, workDir string) (Wor
 	if err != nil {
 		return WorkspaceConfig{}, fmt.Errorf("read %s: %w", filepath.Join(ws.Root(), PermissionsFile), err)
 	}
-	var file struct {
-		Rules []permission.Rule `json:"rules"`
+	rules, err := parseRules(raw, name, permission.LayerWorkspace)
+	if err != nil {
+		return WorkspaceConfig{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadWorkspaceConfig, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&file); err != nil {
-		return WorkspaceConfig{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("%s: %v (want {\"rules\": [{\"tool\": \"shell\", \"pattern\": \"go test *\", \"action\": \"allow\"}]})", filepath.Join(workDir, PermissionsFile), err),
-			ErrTypeBadWorkspaceConfig, err)
-	}
-	// Validate now, with the file's name in the message.
-	if _, err := permission.New(permission.Config{Layers: []permission.Layer{{Name: permission.LayerWorkspace, Rules: file.Rules}}}); err != nil {
-		return WorkspaceConfig{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("%s: %v", filepath.Join(workDir, PermissionsFile), err), ErrTypeBadWorkspaceConfig, err)
-	}
-	return a.withInstructions(WorkspaceConfig{Path: filepath.Join(workDir, PermissionsFile), Rules: file.Rules}, ws)
+	base.Path, base.Rules = name, rules
+	return a.withInstructions(base, ws)
 }
 
 // withInstructions adds the working directory's AGENTS.md to wc.
@@ -88,6 +150,7 @@ func (a *Activities) withInstructions(wc WorkspaceConfig, ws *tools.Workspace) (
 	if err != nil {
 		return WorkspaceConfig{}, err
 	}
-	wc.Instructions, wc.Notes = ins, notes
+	wc.Instructions = ins
+	wc.Notes = append(wc.Notes, notes...)
 	return wc, nil
 }

@@ -301,7 +301,8 @@ func (s *chaosSession) finish(ctx context.Context) chaosCounts {
 func (s *chaosSession) logPath() string { return filepath.Join(s.dir, "worker.log") }
 
 func (s *chaosSession) startWorker() error {
-	w, err := startGroupProc(filepath.Join(binDir, "worker"), []string{"--workspace", s.workspace}, []string{
+	w, err := startGroupProc(filepath.Join(binDir, "worker"), []string{"--workspace", s.workspace,
+		"--state-dir", filepath.Join(s.dir, "state"), "--config", filepath.Join(s.dir, "config")}, []string{
 		"TEMPORAL_ADDRESS=" + s.addr,
 		"LONGRUN_TASK_QUEUE=" + s.taskQueue,
 		"OPENAI_BASE_URL=" + s.srv.URL(),

@@ -136,6 +136,9 @@ type env struct {
 
 	// workerArgs are extra flags for every worker this env starts.
 	workerArgs []string
+	// stateDir and configDir are the worker's --state-dir and --config,
+	// outside the workspace and never the developer's own.
+	stateDir, configDir string
 }
 
 func newEnv(t *testing.T, script ...scriptedmodel.Reply) *env {
@@ -151,6 +154,8 @@ func newEnvResponder(t *testing.T, r scriptedmodel.Responder) *env {
 		t:         t,
 		model:     scriptedmodel.NewResponder(r),
 		workspace: t.TempDir(),
+		stateDir:  t.TempDir(),
+		configDir: t.TempDir(),
 		taskQueue: "e2e-" + randHex(6),
 		apiKey:    "sk-test-" + randHex(16),
 	}
@@ -168,6 +173,8 @@ func newEnvWorkerEnv(t *testing.T, workerEnv []string, script ...scriptedmodel.R
 		t:         t,
 		model:     scriptedmodel.New(script...),
 		workspace: t.TempDir(),
+		stateDir:  t.TempDir(),
+		configDir: t.TempDir(),
 		taskQueue: "e2e-" + randHex(6),
 		apiKey:    "sk-test-" + randHex(16),
 	}
@@ -178,7 +185,14 @@ func newEnvWorkerEnv(t *testing.T, workerEnv []string, script ...scriptedmodel.R
 
 func (e *env) startWorker() {
 	e.t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "worker"), append([]string{"--workspace", e.workspace}, e.workerArgs...)...)
+	if e.stateDir == "" {
+		e.stateDir = e.t.TempDir()
+	}
+	if e.configDir == "" {
+		e.configDir = e.t.TempDir()
+	}
+	args := []string{"--workspace", e.workspace, "--state-dir", e.stateDir, "--config", e.configDir}
+	cmd := exec.Command(filepath.Join(binDir, "worker"), append(args, e.workerArgs...)...)
 	cmd.Env = append(os.Environ(),
 		"TEMPORAL_ADDRESS="+temporalAddr,
 		"LONGRUN_TASK_QUEUE="+e.taskQueue,
@@ -198,6 +212,15 @@ func (e *env) startWorker() {
 			e.t.Logf("worker log:\n%s", logs.String())
 		}
 	})
+}
+
+// trustWorkspace restarts the worker with --trust-workspace, so the
+// workspace's .longrun/permissions.json and .longrun/mcp.json count.
+func (e *env) trustWorkspace() {
+	e.t.Helper()
+	e.stopWorker()
+	e.workerArgs = append(e.workerArgs, "--trust-workspace")
+	e.startWorker()
 }
 
 // stopWorker shuts the current worker process down as an operator would

@@ -89,13 +89,14 @@ func TestBackgroundJobAcrossTurnsKilledOnCancel(t *testing.T) {
 	recordHistory(t, id, "background_job_killed_on_cancel")
 
 	var logs []string
-	_ = filepath.WalkDir(filepath.Join(e.workspace, ".longrun", "jobs"), func(p string, d os.DirEntry, err error) error {
+	_ = filepath.WalkDir(filepath.Join(e.stateDir, "sessions"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, "job-1.log") {
 			logs = append(logs, p)
 		}
 		return nil
 	})
-	require.Len(t, logs, 1, "the job's log stays in the workspace")
+	require.Len(t, logs, 1, "the job's log stays in the worker's state directory")
+	require.NoDirExists(t, filepath.Join(e.workspace, ".longrun", "jobs"), "and nothing of it in the workspace")
 	require.Contains(t, readFile(t, logs[0]), "tick 3\nready\n")
 }
 

@@ -44,11 +44,10 @@ func TestSessionCallsAnMCPTool(t *testing.T) {
 		sm.Tools(sm.Call{ID: "c_mcp", Name: "kb__lookup_1", Arguments: `{"key":"answer"}`}),
 		sm.Text("the answer is 42"),
 	)
-	// The worker reads the MCP config at start-up.
+	// The worker reads the MCP config of its config directory at start-up.
 	e.stopWorker()
 	cfg := fmt.Sprintf(`{"servers":{"kb":{"url":%q,"exposure":"direct","timeout":"10s"}}}`, ts.URL)
-	require.NoError(t, os.MkdirAll(filepath.Join(e.workspace, ".longrun"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, ".longrun", "mcp.json"), []byte(cfg), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.configDir, "mcp.json"), []byte(cfg), 0o644))
 	e.startWorker()
 
 	id := e.start(workflows.SessionInput{Prompt: "what is the answer?", Profile: "auto"})
@@ -103,11 +102,11 @@ func TestSixtyMCPToolsDeferredAndFoundByToolSearch(t *testing.T) {
 		sm.Tools(sm.Call{ID: "c_refund", Name: "crm__refund_payment", Arguments: `{"payment_id": "p-7"}`}),
 		sm.Text("refunded"),
 	)
-	e.stopWorker()
+	// A workspace's own .longrun/mcp.json counts for a trusted workspace.
 	cfg := fmt.Sprintf(`{"servers":{"crm":{"url":%q,"timeout":"10s"}}}`, ts.URL)
 	require.NoError(t, os.MkdirAll(filepath.Join(e.workspace, ".longrun"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, ".longrun", "mcp.json"), []byte(cfg), 0o644))
-	e.startWorker()
+	e.trustWorkspace()
 
 	id := e.start(workflows.SessionInput{Prompt: "refund payment p-7", Profile: "auto"})
 	r := result(t, id)
@@ -134,4 +133,29 @@ func TestSixtyMCPToolsDeferredAndFoundByToolSearch(t *testing.T) {
 	require.Contains(t, names(0), "tool_search")
 	require.NotContains(t, names(0), "crm__refund_payment", "deferred until found")
 	require.Contains(t, names(1), "crm__refund_payment", "sent once tool_search found it")
+}
+
+// An untrusted workspace's .longrun/mcp.json never starts its command: a
+// planted "MCP server" would run on the worker's machine unasked. The
+// worker says in its log and in the session's history why it ignored it.
+func TestUntrustedWorkspaceMCPIgnored(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sm.Text("nothing to do"))
+	e.stopWorker()
+	canary := filepath.Join(t.TempDir(), "canary")
+	cfg := fmt.Sprintf(`{"servers":{"planted":{"command":"sh","args":["-c","touch %s"],"exposure":"direct"}}}`, canary)
+	require.NoError(t, os.MkdirAll(filepath.Join(e.workspace, ".longrun"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, ".longrun", "mcp.json"), []byte(cfg), 0o644))
+	e.startWorker()
+
+	id := e.start(workflows.SessionInput{Prompt: "hello", Profile: "auto"})
+	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
+	reqs := e.model.Requests()
+	require.Len(t, reqs, 1)
+	for _, tl := range reqs[0].Tools {
+		require.NotContains(t, tl.Function.Name, "planted")
+	}
+	require.NoFileExists(t, canary, "the workspace's MCP command never ran")
+	require.Contains(t, e.logs.String(), ".longrun/mcp.json ignored: the workspace is not trusted; see README Security model")
+	require.Contains(t, string(decodedPayloads(history(t, id))), ".longrun/mcp.json ignored: the workspace is not trusted")
 }

@@ -50,6 +50,7 @@ func TestWorkspaceRulesAndRemember(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(e.workspace, ".longrun"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, ".longrun", "permissions.json"),
 		[]byte(`{"rules": [{"tool": "shell", "pattern": "echo *", "action": "allow"}]}`), 0o644))
+	e.trustWorkspace() // the workspace's rules count only for a trusted one
 	out, err := e.starter("start", "go")
 	require.NoError(t, err, out)
 	id := strings.TrimSpace(regexp.MustCompile(`session-\S+`).FindString(out))
@@ -73,6 +74,7 @@ func TestWorkspaceRulesAndRemember(t *testing.T) {
 func TestMalformedPermissionsFile(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sm.Text("never"))
+	e.trustWorkspace()
 	require.NoError(t, os.MkdirAll(filepath.Join(e.workspace, ".longrun"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, ".longrun", "permissions.json"), []byte(`{"rules": [{"tool": "shell", "action": "maybe"}]}`), 0o644))
 	id := e.start(workflows.SessionInput{Prompt: "go"})
@@ -84,4 +86,26 @@ func TestMalformedPermissionsFile(t *testing.T) {
 	var r workflows.SessionResult
 	err = tc.GetWorkflow(t.Context(), id, "").Get(t.Context(), &r)
 	require.ErrorContains(t, err, "permissions.json")
+}
+
+// An untrusted workspace's permissions.json is ignored (the model could
+// have written it): its allow-everything rule does not let a command run
+// unasked, and the worker's log says why the file did not count.
+func TestUntrustedWorkspacePermissionsIgnored(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t,
+		sm.Tools(sm.Call{ID: "c_touch", Name: "shell", Arguments: `{"command": "touch planted.txt"}`}),
+		sm.Text("done"),
+	)
+	require.NoError(t, os.MkdirAll(filepath.Join(e.workspace, ".longrun"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, ".longrun", "permissions.json"),
+		[]byte(`{"rules": [{"tool": "*", "action": "allow"}]}`), 0o644))
+	id := e.start(workflows.SessionInput{Prompt: "go"})
+	p := waitPending(t, id, 1)
+	require.Equal(t, "c_touch", p[0].CallID, "the planted rule did not allow it")
+	require.NoFileExists(t, filepath.Join(e.workspace, "planted.txt"))
+	require.Contains(t, string(decodedPayloads(history(t, id))), ".longrun/permissions.json ignored: the workspace is not trusted; see README Security model")
+	out, err := e.starter("deny", id, "--all", "--feedback", "no")
+	require.NoError(t, err, out)
+	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
 }

@@ -48,7 +48,7 @@ func TestTranscriptInS3SharedByTwoWorkers(t *testing.T) {
 	// saying which and what to do.
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	bad := exec.CommandContext(ctx, filepath.Join(binDir, "worker"), "--workspace", t.TempDir(),
+	bad := exec.CommandContext(ctx, filepath.Join(binDir, "worker"), "--workspace", t.TempDir(), "--state-dir", t.TempDir(), "--config", t.TempDir(),
 		"--transcript", strings.Replace(spec, "longrun-transcripts", "no-such-bucket", 1))
 	bad.Env = append(os.Environ(), append([]string{"TEMPORAL_ADDRESS=" + temporalAddr, "LONGRUN_TASK_QUEUE=e2e-" + randHex(6)}, creds...)...)
 	msg, err := bad.CombinedOutput()
@@ -130,6 +130,7 @@ func TestTranscriptInS3SharedByTwoWorkers(t *testing.T) {
 	for _, ws := range []string{machine1, e.workspace} {
 		require.NoDirExists(t, filepath.Join(ws, ".longrun", "transcript"))
 	}
+	require.NoDirExists(t, filepath.Join(e.stateDir, "transcript"), "nor in the state directory")
 }
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {

@@ -1,5 +1,6 @@
-// Package mcp connects a worker to the MCP servers a workspace configures
-// (.longrun/mcp.json) through the official go-sdk client: it lists their
+// Package mcp connects a worker to the MCP servers its configuration names
+// (mcp.json in the worker's config directory, and a trusted workspace's
+// .longrun/mcp.json) through the official go-sdk client: it lists their
 // tools as tools.Specs and runs calls to them, with a per-server timeout,
 // normalising what comes back into a tools.Result. Connections are opened
 // lazily and belong to the worker process that opened them.
@@ -21,14 +22,19 @@ import (
 )
 
 // ConfigPath is where a workspace keeps its MCP configuration, relative to
-// the workspace root.
+// the workspace root. The worker reads it only for a workspace a person
+// marked trusted: its commands run on the worker's machine.
 const ConfigPath = ".longrun/mcp.json"
+
+// ConfigFile is the MCP configuration's name in the worker's own
+// configuration directory (--config).
+const ConfigFile = "mcp.json"
 
 // DefaultTimeout bounds one call (and one connect or listing) when a server
 // names no timeout.
 const DefaultTimeout = 30 * time.Second
 
-// Config is the content of .longrun/mcp.json.
+// Config is the content of an mcp.json.
 type Config struct {
 	Servers map[string]ServerConfig `json:"servers"`
 }
@@ -36,10 +42,13 @@ type Config struct {
 // ServerConfig is one MCP server: a command started over stdio, or the URL
 // of a streamable HTTP endpoint.
 type ServerConfig struct {
-	Command string            `json:"command,omitempty"`
-	Args    []string          `json:"args,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-	URL     string            `json:"url,omitempty"`
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Env is what a stdio server gets beyond PATH, HOME, LANG, LC_*, TERM
+	// and TZ; ${VAR} in a value is expanded from the worker's environment
+	// (only here: args and url are used as written).
+	Env map[string]string `json:"env,omitempty"`
+	URL string            `json:"url,omitempty"`
 	// Timeout bounds each call to the server.
 	Timeout Duration `json:"timeout,omitzero"`
 	// Omit lists the server's tool names (as the server spells them) that

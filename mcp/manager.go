@@ -34,6 +34,22 @@ type Options struct {
 	Dir string
 	// DeferAbove overrides DefaultDeferAbove when positive.
 	DeferAbove int
+	// Command builds the process of a stdio server from its argv, working
+	// directory and environment (already reduced to the allowlist, see
+	// serverEnv). The worker sets it to run servers in its sandbox where
+	// one works; nil runs them as plain child processes (ExecCommand).
+	// The process must not be tied to a context: it outlives the call
+	// that starts it.
+	Command func(argv []string, dir string, env []string) (*exec.Cmd, error)
+}
+
+// ExecCommand is the default Options.Command: the server as a plain
+// child process of the worker, unsandboxed.
+func ExecCommand(argv []string, dir string, env []string) (*exec.Cmd, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	return cmd, nil
 }
 
 // Manager holds one worker's MCP servers. It is safe for concurrent use:
@@ -62,9 +78,13 @@ func New(cfg Config, opts Options) (*Manager, error) {
 	if opts.DeferAbove > 0 {
 		m.deferAbove = opts.DeferAbove
 	}
+	command := opts.Command
+	if command == nil {
+		command = ExecCommand
+	}
 	for _, name := range m.names {
 		m.servers[name] = &server{name: name, cfg: cfg.Servers[name], client: client, dir: opts.Dir,
-			logger: logger.With("mcp_server", name)}
+			command: command, logger: logger.With("mcp_server", name)}
 	}
 	return m, nil
 }
@@ -153,11 +173,12 @@ func (m *Manager) Close() error {
 
 // server is one configured MCP server and its current connection.
 type server struct {
-	name   string
-	cfg    ServerConfig
-	client *sdk.Client
-	dir    string
-	logger *slog.Logger
+	name    string
+	cfg     ServerConfig
+	client  *sdk.Client
+	dir     string
+	command func(argv []string, dir string, env []string) (*exec.Cmd, error)
+	logger  *slog.Logger
 
 	mu      sync.Mutex
 	session *sdk.ClientSession
@@ -187,18 +208,17 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	var t sdk.Transport
 	if s.cfg.URL != "" {
-		t = &sdk.StreamableClientTransport{Endpoint: os.ExpandEnv(s.cfg.URL),
+		// The URL is used as written: ${VAR} expands only in env, so a
+		// url cannot carry one of the worker's secrets to its host.
+		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL,
 			// Only replies to our own requests matter; no standing stream.
 			DisableStandaloneSSE: true}
 	} else {
-		// exec.Command, not CommandContext: the process must outlive the
-		// call that started it.
-		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
-		cmd.Dir = s.dir
-		cmd.Env = os.Environ()
-		for k, v := range s.cfg.Env {
-			// ${VAR} lets the file name a secret without holding it.
-			cmd.Env = append(cmd.Env, k+"="+os.ExpandEnv(v))
+		// Not bound to ctx: the process must outlive the call that
+		// started it.
+		cmd, err := s.command(append([]string{s.cfg.Command}, s.cfg.Args...), s.dir, serverEnv(os.Environ(), s.cfg.Env))
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", s.cfg.Command, err)
 		}
 		cmd.Stderr = &logWriter{logger: s.logger}
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
@@ -404,4 +424,41 @@ func (w *logWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// serverEnv is a stdio server's environment: from the worker's (environ)
+// only what every program needs (PATH, HOME, LANG, LC_*, TERM, TZ), then
+// the server's own env entries, where ${VAR} is expanded from the worker's
+// environment so the file can name a secret without holding it. Nothing
+// else of the worker's (its model key, cloud credentials) reaches a
+// server unless its configuration names it.
+func serverEnv(environ []string, set map[string]string) []string {
+	lookup := map[string]string{}
+	var env []string
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		lookup[name] = value
+		if _, own := set[name]; !own && passedToServers(name) {
+			env = append(env, kv)
+		}
+	}
+	names := make([]string, 0, len(set))
+	for k := range set {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		env = append(env, k+"="+os.Expand(set[k], func(v string) string { return lookup[v] }))
+	}
+	return env
+}
+
+// passedToServers reports whether a variable of the worker's environment
+// is one every stdio server gets.
+func passedToServers(name string) bool {
+	switch name {
+	case "PATH", "HOME", "LANG", "TERM", "TZ":
+		return true
+	}
+	return strings.HasPrefix(name, "LC_")
 }

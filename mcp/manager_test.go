@@ -98,7 +98,7 @@ func TestSpecsExposure(t *testing.T) {
 
 // omitAllBut omits every test-server tool except keep.
 func omitAllBut(keep ...string) []string {
-	all := []string{"fail", "slow", "picture", "crash"}
+	all := []string{"fail", "slow", "picture", "crash", "env"}
 	for i := range 60 {
 		all = append(all, fmt.Sprintf("lookup_%d", i))
 	}

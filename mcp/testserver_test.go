@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,13 +86,19 @@ func newTestServer() *sdk.Server {
 			os.Exit(3)
 			return nil, nil
 		})
+	s.AddTool(&sdk.Tool{Name: "env", Description: "Reports the server's environment, one NAME=value a line, sorted.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			env := os.Environ()
+			sort.Strings(env)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(env, "\n")}}}, nil
+		})
 	return s
 }
 
 var colours = []string{"red", "green", "blue", "amber", "violet", "teal", "ochre"}
 
 // testServerTools is how many tools newTestServer offers.
-const testServerTools = 64
+const testServerTools = 65
 
 // httpServer serves the test server over streamable HTTP.
 func httpServer(t *testing.T) *httptest.Server {

@@ -15,6 +15,9 @@ PORT=${LONGRUN_PORT:-7233}
 UI_PORT=${LONGRUN_UI_PORT:-8233}
 STATE=${LONGRUN_STATE:-$ROOT/.longrun}
 WORKSPACE=$STATE/demo-workspace
+# The worker's own state (transcripts, job logs, spilled output) beside
+# the workspace, never inside it.
+WORKER_STATE=$STATE/worker-state
 LOGS=$STATE/logs
 mkdir -p "$WORKSPACE" "$LOGS"
 
@@ -39,10 +42,10 @@ export TEMPORAL_ADDRESS=127.0.0.1:$PORT
 
 if [[ -z "${OPENAI_API_KEY:-}" ]]; then
   echo "No OPENAI_API_KEY set: using the scripted demo model (offline, no live model is called)."
-  "$BIN/worker" --workspace "$WORKSPACE" --scripted-model demo 2>"$LOGS/worker.log" &
+  "$BIN/worker" --workspace "$WORKSPACE" --state-dir "$WORKER_STATE" --scripted-model demo 2>"$LOGS/worker.log" &
 else
   echo "Using the model at ${OPENAI_BASE_URL:-https://api.openai.com/v1} (${LONGRUN_MODEL:-model from the session})."
-  "$BIN/worker" --workspace "$WORKSPACE" 2>"$LOGS/worker.log" &
+  "$BIN/worker" --workspace "$WORKSPACE" --state-dir "$WORKER_STATE" 2>"$LOGS/worker.log" &
 fi
 pids+=($!)
 

@@ -32,6 +32,7 @@ func Builtin(cfg Config) []Tool {
 	}
 	shell := NewShell(cfg.Shell)
 	shell.jobs = jobs
+	shell.state = newStateDir(cfg.StateDir)
 	return []Tool{
 		NewRead(),
 		NewList(),

@@ -68,5 +68,5 @@ func (t *JobKill) Run(_ context.Context, env Env, args json.RawMessage) (Result,
 	default:
 		what = fmt.Sprintf("background job %s stopped: %s", jb.id, jb.status())
 	}
-	return Result{Content: fmt.Sprintf("%s\nits log stays at %s; what you have not read yet: job_output {\"id\": %q}", what, jb.logRel, jb.id)}, nil
+	return Result{Content: fmt.Sprintf("%s\nits log is kept; what you have not read yet: job_output {\"id\": %q}", what, jb.id)}, nil
 }

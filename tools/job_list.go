@@ -40,8 +40,7 @@ func (*JobList) Spec() Spec {
 	}
 }
 
-// Run lists the jobs, one line each in start order: id, status, command,
-// log. One line a job lets the session merge the lists of several workers.
+// Run lists the jobs, one line each in start order: id, status, command. One line a job lets the session merge the lists of several workers.
 func (t *JobList) Run(_ context.Context, env Env, _ json.RawMessage) (Result, error) {
 	if env.Session == "" {
 		return Errorf("background jobs need a session, and this call has none"), nil
@@ -52,7 +51,7 @@ func (t *JobList) Run(_ context.Context, env Env, _ json.RawMessage) (Result, er
 	}
 	var b strings.Builder
 	for _, jb := range jobs {
-		fmt.Fprintf(&b, "%s  %s  %s  (log %s)\n", jb.id, jb.status(), oneLine(jb.command), jb.logRel)
+		fmt.Fprintf(&b, "%s  %s  %s\n", jb.id, jb.status(), oneLine(jb.command))
 	}
 	return Result{Content: strings.TrimRight(b.String(), "\n")}, nil
 }

@@ -97,7 +97,7 @@ func (t *JobOutput) Run(_ context.Context, env Env, args json.RawMessage) (Resul
 	case !strings.HasSuffix(text, "\n"):
 		text += "\n"
 	}
-	return Result{Content: fmt.Sprintf("%s[%s %s; log %s]", text, jb.id, status, jb.logRel)}, nil
+	return Result{Content: fmt.Sprintf("%s[%s %s]", text, jb.id, status)}, nil
 }
 
 // readNew returns what the log gained since the previous job_output call
@@ -107,7 +107,7 @@ func (t *JobOutput) Run(_ context.Context, env Env, args json.RawMessage) (Resul
 func (jb *job) readNew(limit int, ended bool) (string, error) {
 	jb.mu.Lock()
 	defer jb.mu.Unlock()
-	f, size, err := openLog(jb.logPath)
+	f, size, err := openLog(jb.log)
 	if err != nil {
 		return "", err
 	}
@@ -149,7 +149,7 @@ func (jb *job) readNew(limit int, ended bool) (string, error) {
 	dropped := end - off - int64(len(head)) - int64(len(tail))
 	jb.readOff = end
 	return strings.ToValidUTF8(string(head), "\uFFFD") +
-		fmt.Sprintf("\n... [%d characters dropped; the whole log is %s: read it with offset/limit] ...\n", dropped, jb.logRel) +
+		fmt.Sprintf("\n... [%d characters dropped; the whole log is kept outside the workspace for a person, where tools cannot read it] ...\n", dropped) +
 		strings.ToValidUTF8(string(tail), "\uFFFD"), nil
 }
 
@@ -159,7 +159,7 @@ func (jb *job) readNew(limit int, ended bool) (string, error) {
 func (jb *job) readTail(n, limit int) (string, error) {
 	jb.mu.Lock()
 	defer jb.mu.Unlock()
-	f, size, err := openLog(jb.logPath)
+	f, size, err := openLog(jb.log)
 	if err != nil {
 		return "", err
 	}
@@ -187,14 +187,15 @@ func (jb *job) readTail(n, limit int) (string, error) {
 	}
 	text := strings.Join(lines, "")
 	if cut && len(lines) < n {
-		text = fmt.Sprintf("[only the last %d lines fit; the whole log is %s]\n", len(lines), jb.logRel) + text
+		text = fmt.Sprintf("[only the last %d lines fit]\n", len(lines)) + text
 	}
 	return text, nil
 }
 
-// openLog opens a job's log and returns its current size.
-func openLog(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
+// openLog opens a job's log, beneath the state directory and never
+// through a symlink, and returns its current size.
+func openLog(log stateFile) (*os.File, int64, error) {
+	f, err := log.open()
 	if err != nil {
 		return nil, 0, err
 	}

@@ -5,20 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 )
-
-// JobsDir is where background jobs write their output, relative to the
-// workspace: one directory per session, one <job id>.log per job. The logs
-// stay after a job ends or is killed, so the model can `read` them.
-const JobsDir = ".longrun/jobs"
 
 // Why a job was killed, as its status says.
 const (
@@ -54,13 +47,15 @@ func NewJobs() *Jobs {
 // job is one background command.
 type job struct {
 	id, session, command string
-	logPath              string // absolute
-	logRel               string // relative to the workspace, for the model
-	pgid                 int
-	sandboxed            bool
-	began                time.Time
-	started              Result // what shell answered; a retry gets it again
-	done                 chan struct{}
+	// log is where the job's output goes: sessions/<session>/jobs/<id>
+	// in the state directory, outside the workspace, kept after the job
+	// ends; job_output reads it by session and job id only.
+	log       stateFile
+	pgid      int
+	sandboxed bool
+	began     time.Time
+	started   Result // what shell answered; a retry gets it again
+	done      chan struct{}
 
 	mu      sync.Mutex
 	ended   time.Time
@@ -141,7 +136,7 @@ func (j *Jobs) list(session string) []*job {
 
 // KillSession stops every running job of the session (SIGTERM to its
 // process group, SIGKILL after the shell's grace period) and forgets the
-// session's jobs; their logs stay in the workspace. It returns the ids of
+// session's jobs; their logs stay in the state directory. It returns the ids of
 // the jobs it stopped. Forgetting matters because a workflow id can be
 // reused: a new session under the same id must not be handed the old
 // session's job-1 as if its own start were a retry.
@@ -299,20 +294,6 @@ func signalName(sig syscall.Signal) string {
 		return n
 	}
 	return sig.String()
-}
-
-// jobLogPath returns the log of the session's job, absolute and relative
-// to the workspace, creating its directory.
-func jobLogPath(ws *Workspace, session, id string) (abs, rel string, err error) {
-	dir, err := ws.DirPath(filepath.Join(JobsDir, fileSafe(session)), true)
-	if err != nil {
-		return "", "", err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", fmt.Errorf("create %s: %w", ws.rel(dir), err)
-	}
-	abs = filepath.Join(dir, fileSafe(id)+".log")
-	return abs, ws.rel(abs), nil
 }
 
 // fileSafe makes a session or job id a file name: letters, digits, '.',

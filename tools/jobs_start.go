@@ -3,7 +3,6 @@ package tools
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -20,13 +19,15 @@ func (s *Shell) runBackground(env Env, p ShellParams, dir string, sb *sandbox) (
 		return Result{}, errors.New("tool shell: background jobs need a job manager (tools.Config.Jobs)")
 	}
 	return s.jobs.startJob(env.Session, env.JobID, func() (*job, Result, error) {
-		abs, rel, err := jobLogPath(env.Workspace, env.Session, env.JobID)
+		// In the state directory, never the workspace: a command cannot
+		// plant a symlink there to make the worker write elsewhere.
+		log, err := s.state.sessionFile(env.Session, stateJobLogDir, env.JobID+".log")
 		if err != nil {
 			return nil, Errorf("cannot create the log of background job %s: %v", env.JobID, err), nil
 		}
-		// Truncated, not appended: a log holds one job's output, also when
-		// a new session reuses an old one's id.
-		f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+		// Made afresh, not appended: a log holds one job's output, also
+		// when a new session reuses an old one's id.
+		f, err := log.create()
 		if err != nil {
 			return nil, Errorf("cannot create the log of background job %s: %v", env.JobID, err), nil
 		}
@@ -37,7 +38,7 @@ func (s *Shell) runBackground(env Env, p ShellParams, dir string, sb *sandbox) (
 		}
 		jb := &job{
 			id: env.JobID, session: env.Session, command: p.Command,
-			logPath: abs, logRel: rel, sandboxed: sb != nil,
+			log: log, sandboxed: sb != nil,
 			began: pr.began, done: make(chan struct{}),
 		}
 		jb.pgid = pr.group()
@@ -54,7 +55,7 @@ func (s *Shell) runBackground(env Env, p ShellParams, dir string, sb *sandbox) (
 func startText(jb *job, timeoutGiven bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "started background job %s: %s\n", jb.id, oneLine(jb.command))
-	fmt.Fprintf(&b, "its output goes to %s (kept after the job ends; open it with read)\n", jb.logRel)
+	fmt.Fprintf(&b, "its output goes to a log the worker keeps outside the workspace (kept after the job ends; read it with job_output)\n")
 	fmt.Fprintf(&b, "new output: job_output {\"id\": %q}; the last lines: job_output {\"id\": %q, \"tail\": 20}; stop it: job_kill {\"id\": %q}\n", jb.id, jb.id, jb.id)
 	b.WriteString("it runs until it exits, is killed, or the session ends")
 	if timeoutGiven {

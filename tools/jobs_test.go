@@ -21,6 +21,7 @@ const tickCommand = "for i in 1 2 3; do echo tick $i; sleep 0.3; done; sleep 30"
 // Builtin wires them.
 type jobHarness struct {
 	ws     *Workspace
+	state  string // the state directory the job logs go to
 	jobs   *Jobs
 	shell  *Shell
 	output *JobOutput
@@ -31,10 +32,11 @@ type jobHarness struct {
 
 func newJobHarness(t *testing.T, mode SandboxMode) *jobHarness {
 	t.Helper()
-	h := &jobHarness{ws: testWorkspace(t, nil), jobs: NewJobs()}
+	h := &jobHarness{ws: testWorkspace(t, nil), jobs: NewJobs(), state: t.TempDir()}
 	t.Cleanup(h.jobs.Close)
 	h.shell = NewShell(ShellConfig{Sandbox: mode})
 	h.shell.jobs = h.jobs
+	h.shell.state = newStateDir(h.state)
 	h.shell.onStart = func(int) { h.starts.Add(1) }
 	h.output = NewJobOutput(h.jobs, 0)
 	h.list = NewJobList(h.jobs)
@@ -65,9 +67,9 @@ func (h *jobHarness) job(t *testing.T, session, id string) *job {
 func waitLog(t *testing.T, jb *job, want string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		b, _ := os.ReadFile(jb.logPath)
+		b, _ := os.ReadFile(jb.log.abs)
 		return strings.Contains(string(b), want)
-	}, 10*time.Second, 20*time.Millisecond, "log %s never showed %q", jb.logRel, want)
+	}, 10*time.Second, 20*time.Millisecond, "log %s never showed %q", jb.log.abs, want)
 }
 
 // waitEnded waits, bounded, until the job's process has been reaped.
@@ -98,9 +100,9 @@ func testJobLifecycle(t *testing.T, mode SandboxMode) {
 	res := h.start(t, session, "job-1", tickCommand)
 	require.False(t, res.IsError, res.Content)
 	jb := h.job(t, session, "job-1")
-	require.Equal(t, ".longrun/jobs/"+fileSafe(session)+"/job-1.log", jb.logRel)
+	require.Equal(t, filepath.Join(h.state, "sessions", fileSafe(session), "jobs", "job-1.log"), jb.log.abs)
 	require.Equal(t, "started background job job-1: "+tickCommand+"\n"+
-		"its output goes to "+jb.logRel+" (kept after the job ends; open it with read)\n"+
+		"its output goes to a log the worker keeps outside the workspace (kept after the job ends; read it with job_output)\n"+
 		`new output: job_output {"id": "job-1"}; the last lines: job_output {"id": "job-1", "tail": 20}; stop it: job_kill {"id": "job-1"}`+"\n"+
 		"it runs until it exits, is killed, or the session ends\n", res.Content)
 
@@ -109,7 +111,7 @@ func testJobLifecycle(t *testing.T, mode SandboxMode) {
 	first := h.call(t, h.output, session, JobOutputParams{ID: "job-1"})
 	require.False(t, first.IsError, first.Content)
 	require.Contains(t, first.Content, "tick 1\n")
-	require.Regexp(t, `\n\[job-1 running for \d+\.\ds; log `+regexp.QuoteMeta(jb.logRel)+`\]$`, first.Content)
+	require.Regexp(t, `\n\[job-1 running for \d+\.\ds\]$`, first.Content)
 	waitLog(t, jb, "tick 3\n")
 	second := h.call(t, h.output, session, JobOutputParams{ID: "job-1"})
 	require.NotContains(t, second.Content, "tick 1")
@@ -122,25 +124,29 @@ func testJobLifecycle(t *testing.T, mode SandboxMode) {
 	require.True(t, strings.HasPrefix(tail.Content, "tick 2\ntick 3\n[job-1 running for "), tail.Content)
 
 	list := h.call(t, h.list, session, struct{}{})
-	require.Regexp(t, `^job-1  running for \d+\.\ds  `+regexp.QuoteMeta(tickCommand)+`  \(log `+regexp.QuoteMeta(jb.logRel)+`\)$`, list.Content)
+	require.Regexp(t, `^job-1  running for \d+\.\ds  `+regexp.QuoteMeta(tickCommand)+`$`, list.Content)
 
 	pids := groupMembers(jb.pgid)
 	require.NotEmpty(t, pids, "no process in the job's group %d", jb.pgid)
 	killed := h.call(t, h.kill, session, JobKillParams{ID: "job-1"})
 	require.False(t, killed.IsError, killed.Content)
 	require.Regexp(t, `^background job job-1 stopped: killed by SIGTERM \(job_kill\) after \d+\.\ds\n`+
-		`its log stays at `+regexp.QuoteMeta(jb.logRel)+`; what you have not read yet: job_output \{"id": "job-1"\}$`, killed.Content)
+		`its log is kept; what you have not read yet: job_output \{"id": "job-1"\}$`, killed.Content)
 	requireGroupGone(t, jb.pgid, pids)
 
-	log, err := os.ReadFile(filepath.Join(h.ws.Root(), jb.logRel))
+	log, err := os.ReadFile(jb.log.abs)
 	require.NoError(t, err)
 	require.Equal(t, "tick 1\ntick 2\ntick 3\n", string(log))
-	read := runTool(t, context.Background(), NewRead(), Env{Workspace: h.ws}, ReadParams{Path: jb.logRel})
-	require.False(t, read.IsError, read.Content)
-	require.Contains(t, read.Content, "tick 3")
+	fi, err := os.Stat(jb.log.abs)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "a log is the worker's alone")
+	fi, err = os.Stat(filepath.Dir(jb.log.abs))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	require.NoDirExists(t, filepath.Join(h.ws.Root(), ".longrun"), "nothing of the job is kept in the workspace")
 
 	after := h.call(t, h.output, session, JobOutputParams{ID: "job-1"})
-	require.Regexp(t, `^\(no new output\)\n\[job-1 killed by SIGTERM \(job_kill\) after \d+\.\ds; log `, after.Content)
+	require.Regexp(t, `^\(no new output\)\n\[job-1 killed by SIGTERM \(job_kill\) after \d+\.\ds\]$`, after.Content)
 	again := h.call(t, h.kill, session, JobKillParams{ID: "job-1"})
 	require.False(t, again.IsError, again.Content)
 	require.Contains(t, again.Content, "background job job-1 had already ended: killed by SIGTERM (job_kill) after ")
@@ -179,7 +185,7 @@ func TestJobEndsOnItsOwn(t *testing.T) {
 	jb := h.job(t, "s", "job-1")
 	waitEnded(t, jb)
 	out := h.call(t, h.output, "s", JobOutputParams{ID: "job-1"})
-	require.Regexp(t, `^pid \d+\ndone\n\[job-1 exited with code 3 after \d+\.\ds; log `, out.Content)
+	require.Regexp(t, `^pid \d+\ndone\n\[job-1 exited with code 3 after \d+\.\ds\]$`, out.Content)
 	requireDead(t, childPIDs(t, out.Content))
 	killed := h.call(t, h.kill, "s", JobKillParams{ID: "job-1"})
 	require.False(t, killed.IsError)
@@ -243,7 +249,7 @@ func TestJobKillSessionAndClose(t *testing.T) {
 	require.True(t, b1.running(), "session b's job was killed with a's")
 	require.Equal(t, pidsB, groupMembers(b1.pgid))
 	for _, jb := range []*job{a1, a2} {
-		log, err := os.ReadFile(jb.logPath)
+		log, err := os.ReadFile(jb.log.abs)
 		require.NoError(t, err, "the log stays")
 		require.Equal(t, "started\n", string(log))
 	}
@@ -321,7 +327,7 @@ func TestJobOutputTruncated(t *testing.T) {
 	waitEnded(t, jb)
 	out := h.call(t, h.output, "s", JobOutputParams{ID: "job-1"})
 	require.True(t, strings.HasPrefix(out.Content, "1\n2\n3\n"), out.Content)
-	require.Contains(t, out.Content, " characters dropped; the whole log is "+jb.logRel+": read it with offset/limit] ...\n")
+	require.Contains(t, out.Content, " characters dropped; the whole log is kept outside the workspace for a person, where tools cannot read it] ...\n")
 	require.Contains(t, out.Content, "\n999\n1000\n[job-1 exited with code 0 after ")
 	require.NotContains(t, out.Content, "\n500\n")
 	require.Less(t, len(out.Content), 400)
@@ -329,8 +335,8 @@ func TestJobOutputTruncated(t *testing.T) {
 
 	// The tail is bounded too, and says when fewer lines fit than asked.
 	tail := h.call(t, h.output, "s", JobOutputParams{ID: "job-1", Tail: 500})
-	require.True(t, strings.HasPrefix(tail.Content, "[only the last 24 lines fit; the whole log is "+jb.logRel+"]\n977\n978\n"), tail.Content)
-	log, err := os.ReadFile(jb.logPath)
+	require.True(t, strings.HasPrefix(tail.Content, "[only the last 24 lines fit]\n977\n978\n"), tail.Content)
+	log, err := os.ReadFile(jb.log.abs)
 	require.NoError(t, err)
 	require.Len(t, strings.Split(strings.TrimSpace(string(log)), "\n"), 1000)
 }
@@ -373,4 +379,47 @@ func TestCompleteUTF8(t *testing.T) {
 	for _, tt := range tests {
 		require.Equal(t, tt.want, completeUTF8([]byte(tt.in)), "%q", tt.in)
 	}
+}
+
+// A symlink planted where a job's log goes (finding 5 of issue 15) never
+// redirects the worker: the log is made afresh beside it, the file the
+// link named is untouched; a link planted over a session's directory is
+// refused; and job_output does not read through a link swapped in later.
+func TestJobLogPlantedSymlink(t *testing.T) {
+	t.Parallel()
+	h := newJobHarness(t, SandboxOff)
+	victim := filepath.Join(t.TempDir(), "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("keep me\n"), 0o644))
+	logDir := filepath.Join(h.state, "sessions", "s", "jobs")
+	require.NoError(t, os.MkdirAll(logDir, 0o700))
+	require.NoError(t, os.Symlink(victim, filepath.Join(logDir, "job-1.log")))
+
+	res := h.start(t, "s", "job-1", "echo job wrote this")
+	require.False(t, res.IsError, res.Content)
+	jb := h.job(t, "s", "job-1")
+	waitEnded(t, jb)
+	waitLog(t, jb, "job wrote this\n")
+	fi, err := os.Lstat(jb.log.abs)
+	require.NoError(t, err)
+	require.True(t, fi.Mode().IsRegular(), "the log is a file of its own, not the planted link")
+	b, err := os.ReadFile(victim)
+	require.NoError(t, err)
+	require.Equal(t, "keep me\n", string(b))
+
+	// A link swapped in for the log afterwards is not read through.
+	require.NoError(t, os.Remove(jb.log.abs))
+	require.NoError(t, os.Symlink(victim, jb.log.abs))
+	out := h.call(t, h.output, "s", JobOutputParams{ID: "job-1", Tail: 5})
+	require.Contains(t, out.Content, "[cannot read the log: ")
+	require.NotContains(t, out.Content, "keep me")
+
+	// A session directory that is a link out of the state directory.
+	outside := t.TempDir()
+	require.NoError(t, os.Symlink(outside, filepath.Join(h.state, "sessions", "t")))
+	res = h.start(t, "t", "job-1", "echo nope")
+	require.True(t, res.IsError, res.Content)
+	require.Contains(t, res.Content, "cannot create the log of background job job-1: ")
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing was written outside the state directory")
 }

@@ -51,6 +51,10 @@ type ShellConfig struct {
 	SecretPatterns []string
 	// Sandbox says whether commands run inside bubblewrap; empty is auto.
 	Sandbox SandboxMode
+	// MaxSpillBytes caps the file a command's full output is saved to
+	// when the model's copy is cut; past it the output is discarded.
+	// Zero is DefaultMaxSpillBytes.
+	MaxSpillBytes int64
 }
 
 // DefaultShellConfig returns the defaults: long enough for a test suite,
@@ -62,6 +66,7 @@ func DefaultShellConfig() ShellConfig {
 		OutputLimit:    30000,
 		SecretPatterns: []string{"*_KEY", "*_TOKEN", "*_SECRET", "*PASSWORD*"},
 		Sandbox:        SandboxAuto,
+		MaxSpillBytes:  DefaultMaxSpillBytes,
 	}
 }
 
@@ -87,6 +92,8 @@ type Shell struct {
 	// jobs holds the background jobs this shell starts; Builtin shares it
 	// with the job tools.
 	jobs *Jobs
+	// state is where spilled output and job logs go (Config.StateDir).
+	state *stateDir
 }
 
 // NewShell returns the shell tool; zero fields of cfg take their defaults.
@@ -107,7 +114,10 @@ func NewShell(cfg ShellConfig) *Shell {
 	if cfg.SecretPatterns == nil {
 		cfg.SecretPatterns = d.SecretPatterns
 	}
-	return &Shell{cfg: cfg}
+	if cfg.MaxSpillBytes <= 0 {
+		cfg.MaxSpillBytes = d.MaxSpillBytes
+	}
+	return &Shell{cfg: cfg, state: newStateDir("")}
 }
 
 // Spec describes the shell tool.
@@ -185,9 +195,10 @@ func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 	defer proc.close()
 
 	out := newCappedBuffer(s.cfg.OutputLimit)
-	// The full output goes to a file too, kept only when the model's copy
-	// had to be cut, so the model can read what was dropped.
-	spill, spillErr := openSpill(env.Workspace)
+	// The full output goes to a file in the state directory too, up to
+	// MaxSpillBytes, once the model's copy has to be cut, so a person can
+	// read what was dropped.
+	spill := newSpill(s.state, env.Session, s.cfg.OutputLimit, s.cfg.MaxSpillBytes)
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
@@ -195,10 +206,8 @@ func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 		for {
 			n, err := pr.Read(buf)
 			out.Write(buf[:n])
-			if spill != nil && n > 0 {
-				if _, werr := spill.Write(buf[:n]); werr != nil {
-					spillErr = werr
-				}
+			if n > 0 {
+				spill.Write(buf[:n])
 			}
 			if err != nil {
 				return
@@ -267,7 +276,7 @@ loop:
 	if content != "" && !strings.HasSuffix(content, "\n") {
 		content += "\n"
 	}
-	content += keepSpill(env.Workspace, spill, spillErr, out.truncated())
+	content += spill.close(out.truncated())
 	res := Result{}
 	switch {
 	case reason == "cancel":

@@ -36,9 +36,23 @@ type Main struct {
 	Scripted  string // "demo": serve the scripted demo model in-process
 	Tools     tools.Config
 	// Transcript is the transcript store: a directory ("" is
-	// <workspace>/.longrun/transcript), an s3:// URL (see
-	// transcript.ParseS3URL), or "off" for none.
+	// <state>/transcript), an s3:// URL (see transcript.ParseS3URL), or
+	// "off" for none.
 	Transcript string
+	// StateDir is the worker's own state (transcripts, job logs, spilled
+	// output), outside every workspace: --state-dir, LONGRUN_STATE_DIR,
+	// else $XDG_STATE_HOME/longrun or ~/.local/state/longrun.
+	StateDir string
+	// ConfigDir is the worker's own configuration (mcp.json,
+	// permissions.json, prices.json, trusted.json): --config,
+	// LONGRUN_CONFIG_DIR, else $XDG_CONFIG_HOME/longrun or ~/.config/longrun.
+	ConfigDir string
+	// TrustWorkspace counts the workspace's .longrun/permissions.json and
+	// .longrun/mcp.json as if it were listed in trusted.json.
+	TrustWorkspace bool
+	// pricesFlag is --prices / LONGRUN_PRICES as given; without it the
+	// config directory's prices.json is used.
+	pricesFlag string
 }
 
 // ParseFlags reads flags, falling back to the environment (getenv) and
@@ -51,7 +65,23 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
 	fs.StringVar(&m.Workspace, "workspace", or(getenv("LONGRUN_WORKSPACE"), "."), "workspace root every tool is confined to (env LONGRUN_WORKSPACE)")
 	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
-	fs.StringVar(&m.Transcript, "transcript", getenv("LONGRUN_TRANSCRIPT_DIR"), "transcript store sessions keep their messages in: a directory (default <workspace>/.longrun/transcript), or s3://bucket/prefix?endpoint=host:port&region=R&insecure=1 for a bucket workers on several machines share (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, else the instance's IAM role; endpoint defaults to AWS S3), or off: none, the whole conversation goes through history (env LONGRUN_TRANSCRIPT_DIR)")
+	fs.StringVar(&m.StateDir, "state-dir", getenv("LONGRUN_STATE_DIR"), "directory of the worker's own state (transcripts, job logs, spilled output), outside every workspace; made 0700 (default $XDG_STATE_HOME/longrun or ~/.local/state/longrun; env LONGRUN_STATE_DIR)")
+	fs.StringVar(&m.ConfigDir, "config", getenv("LONGRUN_CONFIG_DIR"), "directory of the worker's own configuration: mcp.json, permissions.json, prices.json, trusted.json (default $XDG_CONFIG_HOME/longrun or ~/.config/longrun; env LONGRUN_CONFIG_DIR)")
+	trust, err := parseOnOff(or(getenv("LONGRUN_TRUST_WORKSPACE"), "off"))
+	if err != nil {
+		return nil, fmt.Errorf("LONGRUN_TRUST_WORKSPACE: %w", err)
+	}
+	fs.BoolVar(&m.TrustWorkspace, "trust-workspace", trust, "trust the workspace: its .longrun/permissions.json and .longrun/mcp.json count, as for one listed in the config directory's trusted.json (env LONGRUN_TRUST_WORKSPACE=1)")
+	maxSpill := int64(tools.DefaultMaxSpillBytes)
+	if v := getenv("LONGRUN_MAX_SPILL_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("LONGRUN_MAX_SPILL_BYTES=%q: want a positive number of bytes", v)
+		}
+		maxSpill = n
+	}
+	fs.Int64Var(&m.Tools.Shell.MaxSpillBytes, "max-spill-bytes", maxSpill, "most bytes of one command's output saved for a person when the model's copy is cut; the rest is discarded (env LONGRUN_MAX_SPILL_BYTES)")
+	fs.StringVar(&m.Transcript, "transcript", getenv("LONGRUN_TRANSCRIPT_DIR"), "transcript store sessions keep their messages in: a directory (default <state-dir>/transcript), or s3://bucket/prefix?endpoint=host:port&region=R&insecure=1 for a bucket workers on several machines share (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, else the instance's IAM role; endpoint defaults to AWS S3), or off: none, the whole conversation goes through history (env LONGRUN_TRANSCRIPT_DIR)")
 	fs.StringVar(&m.Scripted, "scripted-model", "", `serve a scripted model in-process instead of OPENAI_BASE_URL ("demo")`)
 	fs.DurationVar(&m.Tools.Shell.DefaultTimeout, "shell-timeout", m.Tools.Shell.DefaultTimeout, "default shell command timeout")
 	fs.DurationVar(&m.Tools.Shell.MaxTimeout, "shell-max-timeout", m.Tools.Shell.MaxTimeout, "largest shell timeout a call may ask for")
@@ -73,7 +103,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 		return nil, fmt.Errorf("LONGRUN_MODEL_STREAM: %w", err)
 	}
 	fs.BoolVar(&stream, "model-stream", stream, "stream model replies, so heartbeats show the partial text (env LONGRUN_MODEL_STREAM=on|off)")
-	prices := fs.String("prices", getenv("LONGRUN_PRICES"), "JSON price table {\"model\": {\"input\": USD/1M tokens, \"output\": ...}} for cost estimates (env LONGRUN_PRICES)")
+	fs.StringVar(&m.pricesFlag, "prices", getenv("LONGRUN_PRICES"), "JSON price table {\"model\": {\"input\": USD/1M tokens, \"output\": ...}} for cost estimates (default prices.json of --config; env LONGRUN_PRICES)")
 	sandbox := fs.String("sandbox", or(getenv("LONGRUN_SANDBOX"), string(tools.SandboxAuto)), "run shell commands in bubblewrap: auto, on or off (env LONGRUN_SANDBOX)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -84,11 +114,21 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	if err := m.Observe.validate(); err != nil {
 		return nil, err
 	}
+	if m.Tools.Shell.MaxSpillBytes <= 0 {
+		return nil, fmt.Errorf("--max-spill-bytes %d: want a positive number of bytes", m.Tools.Shell.MaxSpillBytes)
+	}
+	// Left empty when there is no default: Run then says what to set.
+	if m.StateDir == "" {
+		m.StateDir = defaultDir(getenv, "XDG_STATE_HOME", filepath.Join(".local", "state"))
+	}
+	if m.ConfigDir == "" {
+		m.ConfigDir = defaultDir(getenv, "XDG_CONFIG_HOME", ".config")
+	}
 	m.Model.NoStream = !stream
 	m.Model.BaseURL = getenv("OPENAI_BASE_URL")
 	m.Model.APIKey = getenv("OPENAI_API_KEY")
-	if *prices != "" {
-		t, err := activities.LoadPrices(*prices)
+	if m.pricesFlag != "" {
+		t, err := activities.LoadPrices(m.pricesFlag)
 		if err != nil {
 			return nil, err
 		}
@@ -111,6 +151,10 @@ func (m *Main) Run() error {
 	ws, err := tools.NewWorkspace(m.Workspace)
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
+	}
+	cfg, err := m.prepare(ws.Root(), logger)
+	if err != nil {
+		return err
 	}
 	// Said at start-up so an operator knows what a command can reach;
 	// mode on refuses to start rather than run commands unconfined.
@@ -154,7 +198,8 @@ func (m *Main) Run() error {
 	defer jobs.Close()
 	m.Tools.Jobs = jobs
 	acts := activities.New(m.Model, tools.NewRegistry(tools.Builtin(m.Tools)...), ws)
-	store, where, err := openTranscript(m.Transcript, ws.Root())
+	activities.SetWorkerConfig(acts, activities.WorkerConfig{Rules: cfg.Rules, TrustWorkspace: cfg.Trusted, Notes: cfg.Notes})
+	store, where, err := openTranscript(m.Transcript, m.StateDir)
 	if err != nil {
 		return err
 	}
@@ -169,14 +214,14 @@ func (m *Main) Run() error {
 	}
 	own := ownQueue(m.TaskQueue)
 	activities.SetJobs(acts, jobs, own)
-	servers, err := openMCP(ws.Root(), logger)
+	servers, err := openMCP(cfg.MCP, ws.Root(), logger)
 	if err != nil {
 		return err
 	}
 	if servers != nil {
 		defer servers.Close()
 		activities.SetMCP(acts, servers)
-		logger.Info("MCP servers (connected on first use)", "config", mcp.ConfigPath, "servers", servers.Servers())
+		logger.Info("MCP servers (connected on first use)", "config", cfg.MCPFiles, "servers", servers.Servers())
 	}
 
 	// Heartbeats carry the live output of tools and the partial text of a
@@ -198,18 +243,49 @@ func (m *Main) Run() error {
 	return w.Run(worker.InterruptCh())
 }
 
-// openMCP builds the Manager for the workspace's .longrun/mcp.json; nil
-// when there is none. A malformed file stops the worker: running without
-// the servers someone configured would fail every session's calls to them.
-func openMCP(root string, logger *slog.Logger) (*mcp.Manager, error) {
-	cfg, err := mcp.LoadConfig(filepath.Join(root, mcp.ConfigPath))
-	if errors.Is(err, mcp.ErrNoConfig) {
+// openMCP builds the Manager for the servers loadConfig found; nil when
+// there are none. Stdio servers start in the workspace root, unsandboxed
+// (mcp.ExecCommand) until the worker passes a sandboxing Options.Command.
+func openMCP(cfg mcp.Config, root string, logger *slog.Logger) (*mcp.Manager, error) {
+	if len(cfg.Servers) == 0 {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
 	return mcp.New(cfg, mcp.Options{Logger: logger, Dir: root})
+}
+
+// prepare makes the state directory and reads the config directory for
+// the workspace root (a real path), saying in the log what counts.
+func (m *Main) prepare(root string, logger *slog.Logger) (workerConfig, error) {
+	switch {
+	case m.StateDir == "":
+		return workerConfig{}, errors.New("no state directory: HOME and XDG_STATE_HOME are unset; set --state-dir or LONGRUN_STATE_DIR")
+	case m.ConfigDir == "":
+		return workerConfig{}, errors.New("no config directory: HOME and XDG_CONFIG_HOME are unset; set --config or LONGRUN_CONFIG_DIR")
+	}
+	state, err := prepareStateDir(m.StateDir, root)
+	if err != nil {
+		return workerConfig{}, err
+	}
+	m.StateDir, m.Tools.StateDir = state, state
+	cfg, err := loadConfig(m.ConfigDir, root, m.TrustWorkspace)
+	if err != nil {
+		return workerConfig{}, err
+	}
+	if m.Model.Prices == nil && cfg.Prices != nil {
+		m.Model.Prices = cfg.Prices
+	}
+	logger.Info("worker directories", "state", state, "config", m.ConfigDir, "worker_rules", len(cfg.Rules))
+	if cfg.Trusted {
+		logger.Info("workspace trusted: its .longrun/permissions.json and .longrun/mcp.json count", "by", cfg.TrustedBy)
+	} else {
+		for _, n := range cfg.Notes {
+			logger.Warn(n)
+		}
+		if _, err := os.Lstat(filepath.Join(root, activities.PermissionsFile)); err == nil {
+			logger.Warn(activities.UntrustedNote(activities.PermissionsFile))
+		}
+	}
+	return cfg, nil
 }
 
 // transcriptCacheBytes bounds the conversations the worker keeps decoded
@@ -223,13 +299,13 @@ const transcriptOpenTimeout = 30 * time.Second
 
 // openTranscript opens the transcript store flag names (see
 // Main.Transcript) and describes it for the log; nil when it is off.
-func openTranscript(flag, workspaceRoot string) (*transcript.Cache, string, error) {
+func openTranscript(flag, stateDir string) (*transcript.Cache, string, error) {
 	spec := flag
 	switch flag {
 	case "off":
 		return nil, "", nil
 	case "":
-		spec = filepath.Join(workspaceRoot, ".longrun", "transcript")
+		spec = filepath.Join(stateDir, "transcript")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), transcriptOpenTimeout)
 	defer cancel()

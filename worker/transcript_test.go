@@ -33,10 +33,10 @@ func TestTranscriptFlag(t *testing.T) {
 
 func TestOpenTranscript(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
+	root := t.TempDir() // the state directory
 	store, dir, err := openTranscript("", root)
 	require.NoError(t, err)
-	require.Equal(t, filepath.Join(root, ".longrun", "transcript"), dir)
+	require.Equal(t, filepath.Join(root, "transcript"), dir, "the default is the state directory's")
 	require.DirExists(t, dir)
 	ctx := context.Background()
 	head, err := transcript.Append(ctx, store, "", []conversation.Message{{Role: conversation.RoleUser, Content: "hi"}})
