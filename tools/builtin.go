@@ -32,6 +32,7 @@ func Builtin(cfg Config) []Tool {
 	}
 	shell := NewShell(cfg.Shell)
 	shell.jobs = jobs
+	shell.stateDir = cfg.StateDir
 	return []Tool{
 		NewRead(),
 		NewList(),
