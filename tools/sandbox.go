@@ -55,6 +55,20 @@ func CheckSandbox(cfg ShellConfig) (sandboxed bool, why string, err error) {
 	return sb != nil, why, err
 }
 
+// CheckSandboxNetwork reports whether sandboxed commands of sessions that
+// allow the network can have it: only through pasta, whose network cannot
+// reach the host's loopback. Without pasta such commands are refused.
+func CheckSandboxNetwork(cfg ShellConfig) (ok bool, why string) {
+	sb, why, _ := resolveSandbox(cfg.Sandbox, hostSandbox())
+	switch {
+	case sb == nil:
+		return false, why
+	case sb.pasta == "":
+		return false, "pasta (Debian package passt) is not installed"
+	}
+	return true, ""
+}
+
 // sandboxProbeTimeout bounds each start-up probe (bwrap, go env): a probe
 // that hangs must not hang the worker.
 const sandboxProbeTimeout = 10 * time.Second

@@ -16,6 +16,8 @@ var envAllowed = []string{
 	"PATH", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME",
 	"CGO_ENABLED", "CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "JAVA_HOME",
 	"SSL_CERT_FILE", "SSL_CERT_DIR",
+	// git's identity: the sandbox hides ~/.gitconfig, and a commit needs one.
+	"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
 }
 
 // envNeverPassed are the worker's own credentials: not passed even when

@@ -246,3 +246,31 @@ func TestSandboxSessionDirectory(t *testing.T) {
 	require.FileExists(t, filepath.Join(ws.Root(), "a", "mine"))
 	require.NoFileExists(t, filepath.Join(ws.Root(), "b", "theirs"))
 }
+
+// TestSandboxCommand: the public wrapper runs an arbitrary program (an MCP
+// stdio server, say) in the same sandbox, talking over its stdin and
+// stdout; without a sandbox it refuses with ErrNoSandbox.
+func TestSandboxCommand(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	dir := t.TempDir()
+	cfg := Config{Shell: ShellConfig{Sandbox: SandboxOn}}
+	c, err := SandboxCommand(cfg, SandboxSpec{
+		Argv: []string{"sh", "-c", `read line; echo "got $line $MCP_X $HOME"; echo x > f || echo read-only`},
+		Dir:  dir, Root: dir, ReadOnly: true, Env: []string{"MCP_X=set"},
+	})
+	require.NoError(t, err)
+	defer c.Close()
+	c.Cmd.Stdin = strings.NewReader("hello\n")
+	var out strings.Builder
+	c.Cmd.Stdout, c.Cmd.Stderr = &out, &out
+	require.NoError(t, c.Start())
+	require.Positive(t, c.PID())
+	require.NoError(t, c.Wait())
+	require.Contains(t, out.String(), "got hello set /")
+	require.Contains(t, out.String(), "read-only\n")
+	require.NoFileExists(t, filepath.Join(dir, "f"))
+
+	_, err = SandboxCommand(Config{Shell: ShellConfig{Sandbox: SandboxOff}}, SandboxSpec{Argv: []string{"true"}, Dir: dir})
+	require.ErrorIs(t, err, ErrNoSandbox)
+}

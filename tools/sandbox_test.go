@@ -317,16 +317,18 @@ func TestSandboxArgs(t *testing.T) {
 	t.Parallel()
 	sb := &sandbox{
 		bwrap:      "bwrap",
-		hide:       []string{"/home/u", "/run/user/1000"},
+		hide:       []string{"/home/u", "/run/user/1000", "/run"},
+		sockets:    []string{"/srv/app/s.sock"},
 		visible:    []string{"/home/u/sdk/go/bin"},
 		goModCache: "/home/u/go/pkg/mod",
 	}
 	tests := []struct {
-		name    string
-		root    string
-		network bool
-		order   [][]string // these argument runs appear in this order
-		absent  []string
+		name     string
+		root     string
+		network  bool
+		readOnly bool
+		order    [][]string // these argument runs appear in this order
+		absent   []string
 	}{
 		{name: "workspace under home", root: "/home/u/proj", order: [][]string{
 			{"--tmpfs", "/home/u"}, {"--bind", "/home/u/proj", "/home/u/proj"},
@@ -338,11 +340,16 @@ func TestSandboxArgs(t *testing.T) {
 		{name: "workspace is the home", root: "/home/u", order: [][]string{{"--tmpfs", "/home/u"}, {"--bind", "/home/u", "/home/u"}}},
 		{name: "home inside the workspace", root: "/", order: [][]string{{"--bind", "/", "/"}, {"--tmpfs", "/tmp"}, {"--tmpfs", "/home/u"}}},
 		{name: "network allowed", root: "/srv/ws", network: true, order: [][]string{{"--unshare-net"}, {"--bind", "/home/u/go/pkg/mod", "/home/u/go/pkg/mod"}}},
+		{name: "read-only", root: "/srv/ws", readOnly: true, order: [][]string{
+			{"--tmpfs", "/run"}, {"--ro-bind", "/srv/ws", "/srv/ws"},
+			{"--ro-bind", "/dev/null", "/srv/app/s.sock"}, {"--ro-bind", "/srv/ws/.git", "/srv/ws/.git"},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			args := sb.args(sandboxRun{root: tt.root, dir: "/home/u/proj/sub", network: tt.network, goCache: "/home/u/.cache/longrun/go-build",
+			args := sb.args(sandboxRun{root: tt.root, dir: "/home/u/proj/sub", network: tt.network, readOnly: tt.readOnly,
+				goCache: "/home/u/.cache/longrun/go-build", protect: []string{tt.root + "/.git"},
 				infoFD: 3, blockFD: -1, argv: []string{"bash", "-c", "true"}})
 			require.Equal(t, []string{"--ro-bind", "/", "/"}, args[:3])
 			require.Contains(t, args, "--cap-drop")
@@ -377,4 +384,14 @@ func randomName(t *testing.T) string {
 	require.NoError(t, err)
 	f.Close()
 	return filepath.Base(f.Name())
+}
+
+func TestCheckSandboxNetwork(t *testing.T) {
+	t.Parallel()
+	ok, why := CheckSandboxNetwork(ShellConfig{Sandbox: SandboxOff})
+	require.False(t, ok)
+	require.Contains(t, why, "off")
+	p := hostSandbox()
+	ok, _ = CheckSandboxNetwork(ShellConfig{Sandbox: SandboxAuto})
+	require.Equal(t, p.sb != nil && p.sb.pasta != "", ok)
 }
