@@ -263,12 +263,21 @@ func (sb *sandbox) hidden(p string) bool {
 // is given (go test must), and the host's cache is read by every build the
 // person runs later, so a shared one is a poisoning path. The cost: the
 // first build in the sandbox is cold (the standard library is compiled
-// once, tens of seconds on two cores); later ones hit this cache. It lives
-// under the state directory when the worker has one, so it survives
-// restarts, else in a temporary directory of this process.
+// once, tens of seconds on two cores); later ones hit this cache, which
+// sandboxed commands of every session share. It lives under the state
+// directory when the worker has one, else in the user's cache directory
+// (longrun/sandbox-go-build: kept across restarts, not a temporary
+// directory that would be left behind by every worker process), and only
+// if neither works in a temporary directory of this process.
 func sandboxGoCache(stateDir string) string {
+	var dirs []string
 	if stateDir != "" {
-		dir := filepath.Join(stateDir, "go-build")
+		dirs = append(dirs, filepath.Join(stateDir, "go-build"))
+	}
+	if cache, err := os.UserCacheDir(); err == nil {
+		dirs = append(dirs, filepath.Join(cache, "longrun", "sandbox-go-build"))
+	}
+	for _, dir := range dirs {
 		if os.MkdirAll(dir, 0o700) == nil {
 			if real := realDir(dir); real != "" {
 				return real
@@ -278,7 +287,8 @@ func sandboxGoCache(stateDir string) string {
 	return processGoCache()
 }
 
-// processGoCache is the build cache of a worker without a state directory.
+// processGoCache is the build cache of a worker that can create neither
+// of the others.
 var processGoCache = sync.OnceValue(func() string {
 	dir, err := os.MkdirTemp("", "longrun-go-build-")
 	if err != nil {
