@@ -269,13 +269,22 @@ func (sb *sandbox) hidden(p string) bool {
 // (longrun/sandbox-go-build: kept across restarts, not a temporary
 // directory that would be left behind by every worker process), and only
 // if neither works in a temporary directory of this process.
-func sandboxGoCache(stateDir string) string {
+//
+// Commands nobody approved (readOnly) get a cache of their own: they must
+// be able to build, and what they write there (a misjudged command may
+// plant anything) then reaches only other read-only runs, which can change
+// nothing, never the build of an approved command.
+func sandboxGoCache(stateDir string, readOnly bool) string {
+	name := "go-build"
+	if readOnly {
+		name = "go-build-unapproved"
+	}
 	var dirs []string
 	if stateDir != "" {
-		dirs = append(dirs, filepath.Join(stateDir, "go-build"))
+		dirs = append(dirs, filepath.Join(stateDir, name))
 	}
 	if cache, err := os.UserCacheDir(); err == nil {
-		dirs = append(dirs, filepath.Join(cache, "longrun", "sandbox-go-build"))
+		dirs = append(dirs, filepath.Join(cache, "longrun", "sandbox-"+name))
 	}
 	for _, dir := range dirs {
 		if os.MkdirAll(dir, 0o700) == nil {
@@ -284,6 +293,9 @@ func sandboxGoCache(stateDir string) string {
 			}
 		}
 	}
+	if readOnly {
+		return processGoCacheUnapproved()
+	}
 	return processGoCache()
 }
 
@@ -291,6 +303,15 @@ func sandboxGoCache(stateDir string) string {
 // of the others.
 var processGoCache = sync.OnceValue(func() string {
 	dir, err := os.MkdirTemp("", "longrun-go-build-")
+	if err != nil {
+		return ""
+	}
+	return realDir(dir)
+})
+
+// processGoCacheUnapproved is processGoCache for read-only runs.
+var processGoCacheUnapproved = sync.OnceValue(func() string {
+	dir, err := os.MkdirTemp("", "longrun-go-build-unapproved-")
 	if err != nil {
 		return ""
 	}

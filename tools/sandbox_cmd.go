@@ -139,8 +139,11 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, stateDir string, spec SandboxS
 	if home == "" {
 		home = "/tmp"
 	}
-	goCache := sandboxGoCache(stateDir)
+	goCache := sandboxGoCache(stateDir, spec.ReadOnly)
 	set := []string{"HOME=" + home, "TMPDIR=/tmp", "GOTMPDIR=", "GOCACHE=" + goCache}
+	if goCache == "" {
+		set[3] = "GOCACHE=/tmp/go-build" // private, cold every time
+	}
 	if sb.goModCache != "" {
 		set = append(set, "GOMODCACHE="+sb.goModCache)
 	}

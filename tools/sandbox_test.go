@@ -187,6 +187,18 @@ func TestSandboxGoBuild(t *testing.T) {
 	require.NotContains(t, res.Content, strings.TrimSpace(string(hostCache))+"\n")
 	res = sandboxed(t, ws, false, "touch "+strings.TrimSpace(string(hostCache))+"/"+randomName(t))
 	require.True(t, res.IsError, res.Content)
+
+	// A command nobody approved builds with a cache of its own, and cannot
+	// write the one approved commands use.
+	readOnly := func(command string) Result {
+		return runTool(t, context.Background(), sh, Env{Workspace: ws, ReadOnlySandbox: true}, ShellParams{Command: command, Timeout: 300})
+	}
+	res = readOnly("go env GOCACHE && touch " + filepath.Join(sh.stateDir, "go-build", randomName(t)))
+	require.True(t, res.IsError, res.Content)
+	require.Contains(t, res.Content, filepath.Join(sh.stateDir, "go-build-unapproved")+"\n")
+	res = readOnly("go build -o /tmp/hello . && /tmp/hello")
+	require.False(t, res.IsError, res.Content)
+	require.Contains(t, res.Content, "built in the sandbox\n")
 }
 
 // A process that leaves the command's process group (setsid) is beyond
