@@ -64,7 +64,7 @@ func CheckSandboxNetwork(cfg ShellConfig) (ok bool, why string) {
 	case sb == nil:
 		return false, why
 	case sb.pasta == "":
-		return false, "pasta (Debian package passt) is not installed"
+		return false, sb.pastaWhy
 	}
 	return true, ""
 }
@@ -82,6 +82,8 @@ type sandbox struct {
 	// that may use the network gets; "" when it is not installed, and
 	// such a command is then refused (see sandboxNet).
 	pasta string
+	// pastaWhy says why pasta is "": not installed, or failing here.
+	pastaWhy string
 	// hide are directories replaced by an empty tmpfs: the worker's home
 	// (dot files, ~/.ssh, cloud and git credentials), its runtime
 	// directory (agent and D-Bus sockets), and the directories where hosts
@@ -163,6 +165,8 @@ func probeSandbox(lookPath func(string) (string, error)) sandboxProbe {
 	sb := &sandbox{bwrap: bwrap}
 	if pasta, err := lookPath("pasta"); err == nil {
 		sb.pasta = pasta
+	} else {
+		sb.pastaWhy = "pasta (Debian package passt) is not installed: " + err.Error()
 	}
 	if h := realDir(homeDir()); h != "" && h != "/" {
 		sb.home = h
@@ -190,7 +194,32 @@ func probeSandbox(lookPath func(string) (string, error)) sandboxProbe {
 		}
 		return sandboxProbe{why: fmt.Sprintf("%s does not work here: %s", bwrap, msg)}
 	}
+	if sb.pasta != "" {
+		if err := probeNetwork(sb); err != nil {
+			sb.pasta, sb.pastaWhy = "", fmt.Sprintf("%s does not work here: %v", sb.pasta, err)
+		}
+	}
 	return sandboxProbe{sb: sb}
+}
+
+// probeNetwork runs `true` in a sandbox with the network attached, the
+// way every networked command runs, so what the worker says at start-up
+// about network-enabled sessions is what they get.
+func probeNetwork(sb *sandbox) error {
+	x, err := newSandboxExec(sb, ShellConfig{}, "", SandboxSpec{Argv: []string{"true"}, Dir: "/", Network: true})
+	if err != nil {
+		return err
+	}
+	defer x.close()
+	if err := x.cmd.Start(); err != nil {
+		return err
+	}
+	if err := x.attach(); err != nil {
+		_ = x.cmd.Process.Kill()
+		_ = x.cmd.Wait()
+		return err
+	}
+	return x.cmd.Wait()
 }
 
 // findSockets walks root, except the trees in skip, for unix sockets, up

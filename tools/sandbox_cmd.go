@@ -129,7 +129,7 @@ type sandboxExec struct {
 func newSandboxExec(sb *sandbox, cfg ShellConfig, stateDir string, spec SandboxSpec) (*sandboxExec, error) {
 	network := spec.Network && !spec.ReadOnly
 	if network && sb.pasta == "" {
-		return nil, errNoPasta
+		return nil, fmt.Errorf("%w (%s)", errNoPasta, sb.pastaWhy)
 	}
 	gitEnv, err := gitNeutralEnv(spec.Dir)
 	if err != nil {

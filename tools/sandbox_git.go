@@ -15,7 +15,7 @@ import (
 // file, an include loop) or build an environment larger than exec allows.
 const (
 	gitConfigMaxBytes    = 1 << 20
-	gitConfigMaxIncludes = 10
+	gitConfigMaxIncludes = 50
 	gitConfigMaxDepth    = 5
 	gitMaxOverrides      = 500
 )
@@ -90,6 +90,9 @@ func gitNeutralEnv(dir string) ([]string, error) {
 	for _, f := range gitConfigFiles(dir) {
 		r.read(f, 0)
 	}
+	if r.err != nil {
+		return nil, fmt.Errorf("%w: refusing to run commands in it, since what was not read could name a program git would run", r.err)
+	}
 	for _, e := range r.entries {
 		if e.sub == "" {
 			if v, ok := gitIfSet[e.section+"."+e.name]; ok {
@@ -138,7 +141,10 @@ func gitConfigFiles(dir string) []string {
 	gitDir := ""
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		p := filepath.Join(d, ".git")
-		if fi, err := os.Lstat(p); err == nil {
+		// Stat, not Lstat: git follows a .git that is a symlink, so its
+		// target's configuration is what must be neutralised. Reading
+		// through it is bounded and refuses what is not a regular file.
+		if fi, err := os.Stat(p); err == nil {
 			switch {
 			case fi.IsDir():
 				gitDir = p
@@ -191,16 +197,24 @@ type gitConfigEntry struct {
 type gitConfigReader struct {
 	entries []gitConfigEntry
 	files   int
+	// err is set when a limit was reached: what was not read could name
+	// a program, so the caller refuses rather than run half-neutralised.
+	err error
 }
 
 // read parses one file; include.path and includeIf.<cond>.path are
 // followed whatever the condition (reading too much only neutralises more).
 func (r *gitConfigReader) read(file string, depth int) {
 	if depth > gitConfigMaxDepth || r.files >= gitConfigMaxIncludes {
+		r.err = fmt.Errorf("the repository's git configuration includes files more than %d deep or more than %d files", gitConfigMaxDepth, gitConfigMaxIncludes)
 		return
 	}
-	b, err := readBounded(file, gitConfigMaxBytes)
+	b, err := readBounded(file, gitConfigMaxBytes+1)
 	if err != nil {
+		return // missing, or not a regular file: git reads nothing there either
+	}
+	if len(b) > gitConfigMaxBytes {
+		r.err = fmt.Errorf("git configuration %s is larger than %d bytes", file, gitConfigMaxBytes)
 		return
 	}
 	r.files++
@@ -230,11 +244,17 @@ func (r *gitConfigReader) read(file string, depth int) {
 		value = unquoteGitValue(strings.TrimSpace(value))
 		r.entries = append(r.entries, gitConfigEntry{section: section, sub: sub, name: name, value: value})
 		if name == "path" && (section == "include" || section == "includeif") && value != "" && !strings.HasPrefix(value, "~") {
-			inc := value
-			if !filepath.IsAbs(inc) {
-				inc = filepath.Join(filepath.Dir(file), inc)
+			if filepath.IsAbs(value) {
+				r.read(value, depth+1)
+				continue
 			}
-			r.read(inc, depth+1)
+			// Relative to the file's directory, as named and, when that
+			// is through a symlink, as it really is: read both rather
+			// than guess which git takes.
+			r.read(filepath.Join(filepath.Dir(file), value), depth+1)
+			if real, err := filepath.EvalSymlinks(filepath.Dir(file)); err == nil && real != filepath.Dir(file) {
+				r.read(filepath.Join(real, value), depth+1)
+			}
 		}
 	}
 }

@@ -121,13 +121,18 @@ func TestGitNeutralEnv(t *testing.T) {
 	url = x
 	uploadpack = evil
 `)
-	write("inc.cfg", "[merge \"m\"]\n\tdriver = evil\n[include]\n\tpath = inc.cfg\n")
+	write("inc.cfg", "[merge \"m\"]\n\tdriver = evil\n")
 	write(".git/modules/sub/config", "[diff \"d\"]\n\tcommand = evil\n")
 	// A FIFO where a config file should be must not hang the worker.
 	require.NoError(t, syscall.Mkfifo(filepath.Join(gitDir, "config.worktree"), 0o644))
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "deep", "er"), 0o755))
 
-	env, err := gitNeutralEnv(filepath.Join(dir, "deep", "er"))
+	// The working directory's .git is a symlink to the repository: git
+	// follows it, so its configuration counts.
+	wd := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(wd, "deep", "er"), 0o755))
+	require.NoError(t, os.Symlink(gitDir, filepath.Join(wd, ".git")))
+
+	env, err := gitNeutralEnv(filepath.Join(wd, "deep", "er"))
 	require.NoError(t, err)
 	got := map[string]string{}
 	var count string
@@ -161,5 +166,32 @@ func TestGitNeutralEnv(t *testing.T) {
 	for k, v := range want {
 		require.Contains(t, got, k)
 		require.Equal(t, v, got[k], k)
+	}
+}
+
+// TestGitNeutralEnvLimits: a configuration too large or with too many
+// includes to read is refused, not half neutralised.
+func TestGitNeutralEnvLimits(t *testing.T) {
+	t.Parallel()
+	loop := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(loop, ".git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(loop, ".git", "config"), []byte("[include]\n\tpath = config\n"), 0o644))
+	_, err := gitNeutralEnv(loop)
+	require.ErrorContains(t, err, "refusing to run commands")
+
+	big := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(big, ".git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(big, ".git", "config"), []byte("#"+strings.Repeat("x", gitConfigMaxBytes)+"\n"), 0o644))
+	_, err = gitNeutralEnv(big)
+	require.ErrorContains(t, err, "larger than")
+
+	// The shell says so, and runs nothing.
+	if hostSandbox().sb != nil {
+		ws, err := NewWorkspace(loop)
+		require.NoError(t, err)
+		res := runEnv(t, Env{Workspace: ws}, "touch ran")
+		require.True(t, res.IsError, res.Content)
+		require.Contains(t, res.Content, "refusing to run commands")
+		require.NoFileExists(t, filepath.Join(loop, "ran"))
 	}
 }

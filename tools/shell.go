@@ -180,7 +180,7 @@ func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 		return Result{}, fmt.Errorf("tool shell: %w", err)
 	}
 	if sb != nil && env.AllowNetwork && !env.ReadOnlySandbox && sb.pasta == "" {
-		return Errorf("%v", errNoPasta), nil
+		return Errorf("%v (%s)", errNoPasta, sb.pastaWhy), nil
 	}
 
 	if p.Background {
