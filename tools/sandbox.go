@@ -186,7 +186,7 @@ func probeSandbox(lookPath func(string) (string, error)) sandboxProbe {
 	sb.sockets = findSockets("/", append(append([]string{"/tmp"}, sb.hide...), socketScanSkip...), socketScanBudget)
 	ctx, cancel := context.WithTimeout(context.Background(), sandboxProbeTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bwrap, sb.args(sandboxRun{dir: "/", infoFD: -1, blockFD: -1, argv: []string{"true"}})...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, bwrap, sb.args(sandboxRun{dir: "/", sockets: liveSockets(sb.sockets), infoFD: -1, blockFD: -1, argv: []string{"true"}})...).CombinedOutput()
 	if err != nil {
 		msg := strings.TrimSpace(string(out))
 		if msg == "" {
@@ -244,6 +244,19 @@ func findSockets(root string, skip []string, budget int) []string {
 		return nil
 	})
 	return found
+}
+
+// liveSockets returns the sockets that are still sockets: bwrap would
+// have to create the mount point of one that is gone, and fails on the
+// read-only root (or creates a file in the working directory).
+func liveSockets(sockets []string) []string {
+	var live []string
+	for _, s := range sockets {
+		if fi, err := os.Lstat(s); err == nil && fi.Mode()&fs.ModeSocket != 0 {
+			live = append(live, s)
+		}
+	}
+	return live
 }
 
 // findGo asks the go command, when there is one, where its module cache
@@ -362,6 +375,9 @@ type sandboxRun struct {
 	network bool
 	// goCache is the writable build cache (sandboxGoCache); "" for none.
 	goCache string
+	// sockets are the probe's sockets that still exist (liveSockets):
+	// /dev/null is bound over each.
+	sockets []string
 	// protect are paths bound read-only over themselves after root:
 	// control files (controlFiles).
 	protect []string
@@ -428,7 +444,7 @@ func (sb *sandbox) args(r sandboxRun) []string {
 	for _, h := range sb.hide {
 		mounts = append(mounts, mount{flag: "--tmpfs", path: h})
 	}
-	for _, s := range sb.sockets {
+	for _, s := range r.sockets {
 		mounts = append(mounts, mount{flag: "--ro-bind", path: s, src: "/dev/null"})
 	}
 	for _, v := range sb.visible {

@@ -165,7 +165,7 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, stateDir string, spec SandboxS
 	}
 	run := sandboxRun{
 		root: spec.Root, dir: spec.Dir, readOnly: spec.ReadOnly, network: network,
-		goCache: goCache, protect: controlFiles(spec.Root),
+		goCache: goCache, sockets: liveSockets(sb.sockets), protect: controlFiles(spec.Root),
 		infoFD: 3, blockFD: blockFD, argv: spec.Argv,
 	}
 	x.cmd = exec.Command(sb.bwrap, sb.args(run)...)

@@ -164,6 +164,19 @@ func TestSandboxHidesSockets(t *testing.T) {
 	sh := NewShell(ShellConfig{Sandbox: SandboxOn})
 	sh.probe = func() sandboxProbe { return probe }
 	ws := testWorkspace(t, nil)
+	// A socket the scan found that is gone by the time a command runs
+	// must not break the sandbox (bwrap cannot create its mount point on
+	// the read-only root).
+	gone := serve(filepath.Join("/var/lib", name+"-gone"))
+	again := probeSandbox(exec.LookPath)
+	require.Contains(t, again.sb.sockets, gone)
+	require.NoError(t, os.Remove(gone))
+	shGone := NewShell(ShellConfig{Sandbox: SandboxOn})
+	shGone.probe = func() sandboxProbe { return again }
+	res := runTool(t, context.Background(), shGone, Env{Workspace: ws}, ShellParams{Command: "echo still-works"})
+	require.False(t, res.IsError, res.Content)
+	require.Contains(t, res.Content, "still-works\n")
+
 	for _, sock := range socks {
 		// The host reaches it: the server works.
 		out, err := exec.Command("curl", "-sS", "--unix-socket", sock, "http://x/").CombinedOutput()

@@ -330,7 +330,6 @@ func TestSandboxArgs(t *testing.T) {
 	sb := &sandbox{
 		bwrap:      "bwrap",
 		hide:       []string{"/home/u", "/run/user/1000", "/run"},
-		sockets:    []string{"/srv/app/s.sock"},
 		visible:    []string{"/home/u/sdk/go/bin"},
 		goModCache: "/home/u/go/pkg/mod",
 	}
@@ -361,7 +360,7 @@ func TestSandboxArgs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			args := sb.args(sandboxRun{root: tt.root, dir: "/home/u/proj/sub", network: tt.network, readOnly: tt.readOnly,
-				goCache: "/home/u/.cache/longrun/go-build", protect: []string{tt.root + "/.git"},
+				goCache: "/home/u/.cache/longrun/go-build", protect: []string{tt.root + "/.git"}, sockets: []string{"/srv/app/s.sock"},
 				infoFD: 3, blockFD: -1, argv: []string{"bash", "-c", "true"}})
 			require.Equal(t, []string{"--ro-bind", "/", "/"}, args[:3])
 			require.Contains(t, args, "--cap-drop")
