@@ -198,6 +198,13 @@ func (x *sandboxExec) attach() error {
 	x.info.Close()
 	x.info = nil
 	if err != nil {
+		// bwrap failed to set up (its message is in the output) or is
+		// wedged: closing the block pipe lets a wedged one go on, still
+		// without a network, rather than wait for the timeout.
+		if x.block != nil {
+			x.block.Close()
+			x.block = nil
+		}
 		return err
 	}
 	x.childPID = pid
