@@ -33,6 +33,7 @@ func Builtin(cfg Config) []Tool {
 	shell := NewShell(cfg.Shell)
 	shell.jobs = jobs
 	shell.state = newStateDir(cfg.StateDir)
+	shell.stateDir = cfg.StateDir
 	return []Tool{
 		NewRead(),
 		NewList(),

@@ -42,7 +42,13 @@ func (s *Shell) runBackground(env Env, p ShellParams, dir string, sb *sandbox) (
 			began: pr.began, done: make(chan struct{}),
 		}
 		jb.pgid = pr.group()
-		go jb.watch(pr.cmd)
+		go func() {
+			jb.watch(pr.cmd)
+			pr.close() // the sandbox's network goes with the job
+		}()
+		if pr.setupErr != nil {
+			return nil, Errorf("background job %s did not start: %v", env.JobID, pr.setupErr), nil
+		}
 		if s.onStart != nil {
 			s.onStart(jb.pgid)
 		}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -53,6 +55,20 @@ func CheckSandbox(cfg ShellConfig) (sandboxed bool, why string, err error) {
 	return sb != nil, why, err
 }
 
+// CheckSandboxNetwork reports whether sandboxed commands of sessions that
+// allow the network can have it: only through pasta, whose network cannot
+// reach the host's loopback. Without pasta such commands are refused.
+func CheckSandboxNetwork(cfg ShellConfig) (ok bool, why string) {
+	sb, why, _ := resolveSandbox(cfg.Sandbox, hostSandbox())
+	switch {
+	case sb == nil:
+		return false, why
+	case sb.pasta == "":
+		return false, sb.pastaWhy
+	}
+	return true, ""
+}
+
 // sandboxProbeTimeout bounds each start-up probe (bwrap, go env): a probe
 // that hangs must not hang the worker.
 const sandboxProbeTimeout = 10 * time.Second
@@ -62,24 +78,32 @@ const sandboxProbeTimeout = 10 * time.Second
 // it changes while the worker runs.
 type sandbox struct {
 	bwrap string
+	// pasta is the user-mode network (Debian package passt) a command
+	// that may use the network gets; "" when it is not installed, and
+	// such a command is then refused (see sandboxNet).
+	pasta string
+	// pastaWhy says why pasta is "": not installed, or failing here.
+	pastaWhy string
 	// hide are directories replaced by an empty tmpfs: the worker's home
-	// (dot files, ~/.ssh, cloud and git credentials) and its runtime
-	// directory (agent and D-Bus sockets).
+	// (dot files, ~/.ssh, cloud and git credentials), its runtime
+	// directory (agent and D-Bus sockets), and the directories where hosts
+	// keep unix sockets (socketDirs).
 	hide []string
+	// home is the hidden home: HOME inside the sandbox, an empty tmpfs;
+	// "" when the worker has no home to hide, and HOME is then /tmp.
+	home string
+	// sockets are unix sockets the probe found outside the hidden
+	// directories (findSockets): /dev/null is bound over each, so a
+	// connect fails.
+	sockets []string
 	// visible are directories inside a hidden one that commands still
 	// need, bound read-only: GOROOT and PATH entries such as ~/go/bin or
 	// ~/sdk/go1.26/bin.
 	visible []string
-	// goCache is bound read-write: it is a content-addressed build cache,
-	// not a credential, and without it every `go build` or `go test` in
-	// the sandbox would rebuild the standard library (tens of seconds on
-	// two cores). The cost is that a command can add entries the worker
-	// user's own builds would read; approval and the hard block stand
-	// before that.
-	goCache string
 	// goModCache is bound read-only, so a command cannot rewrite module
 	// source other builds trust; only when the session allows the network
-	// (the only way a download can succeed) is it writable.
+	// (the only way a download can succeed) is it writable. The build
+	// cache is not the host's (see sandboxGoCache).
 	goModCache string
 }
 
@@ -111,6 +135,24 @@ func resolveSandbox(mode SandboxMode, p sandboxProbe) (*sandbox, string, error) 
 	return p.sb, "", nil
 }
 
+// socketDirs are where hosts keep unix sockets (systemd, D-Bus, Docker,
+// databases under /run; programs' private sockets under /var/tmp): each
+// that exists is replaced by an empty tmpfs. A unix socket is reachable
+// through a read-only mount (connect needs no write to the file system),
+// so only hiding the file keeps a command from talking to the service
+// behind it. /tmp is private anyway and /dev is bwrap's own (--dev: a
+// fresh /dev/shm); sockets elsewhere are found by findSockets.
+var socketDirs = []string{"/run", "/var/run", "/var/tmp", "/var/lock"}
+
+// socketScanSkip are trees findSockets does not walk: kernel file systems
+// (/proc, /sys; /dev is replaced) and the large read-only trees of
+// installed software, where no service keeps a socket.
+var socketScanSkip = []string{"/proc", "/sys", "/dev", "/usr", "/nix", "/snap", "/gnu"}
+
+// socketScanBudget bounds the start-up walk for sockets; a tree larger
+// than that is not walked to its end.
+const socketScanBudget = 300_000
+
 // probeSandbox finds bwrap with lookPath and runs it once with the flags
 // every command gets: bwrap can be installed and still fail (no user
 // namespaces in a container, a seccomp profile), and such a machine must
@@ -121,15 +163,30 @@ func probeSandbox(lookPath func(string) (string, error)) sandboxProbe {
 		return sandboxProbe{why: "bwrap (bubblewrap) is not installed: " + err.Error()}
 	}
 	sb := &sandbox{bwrap: bwrap}
-	for _, dir := range []string{homeDir(), os.Getenv("XDG_RUNTIME_DIR")} {
-		if dir = realDir(dir); dir != "" && dir != "/" {
+	if pasta, err := lookPath("pasta"); err == nil {
+		sb.pasta = pasta
+	} else {
+		sb.pastaWhy = "pasta (Debian package passt) is not installed: " + err.Error()
+	}
+	if h := realDir(homeDir()); h != "" && h != "/" {
+		sb.home = h
+	}
+	for _, dir := range append([]string{sb.home, os.Getenv("XDG_RUNTIME_DIR")}, socketDirs...) {
+		if dir = realDir(dir); dir != "" && dir != "/" && !slices.Contains(sb.hide, dir) {
 			sb.hide = append(sb.hide, dir)
 		}
 	}
 	sb.findGo(lookPath)
+	// /etc/resolv.conf is often a link into /run (systemd-resolved,
+	// NetworkManager): the file itself stays visible, or nothing in a
+	// networked sandbox could resolve a name.
+	if rc, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && sb.hidden(rc) {
+		sb.visible = append(sb.visible, rc)
+	}
+	sb.sockets = findSockets("/", append(append([]string{"/tmp"}, sb.hide...), socketScanSkip...), socketScanBudget)
 	ctx, cancel := context.WithTimeout(context.Background(), sandboxProbeTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bwrap, sb.args("", "/", false, -1, []string{"true"})...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, bwrap, sb.args(sandboxRun{dir: "/", sockets: liveSockets(sb.sockets), infoFD: -1, blockFD: -1, argv: []string{"true"}})...).CombinedOutput()
 	if err != nil {
 		msg := strings.TrimSpace(string(out))
 		if msg == "" {
@@ -137,11 +194,73 @@ func probeSandbox(lookPath func(string) (string, error)) sandboxProbe {
 		}
 		return sandboxProbe{why: fmt.Sprintf("%s does not work here: %s", bwrap, msg)}
 	}
+	if sb.pasta != "" {
+		if err := probeNetwork(sb); err != nil {
+			sb.pasta, sb.pastaWhy = "", fmt.Sprintf("%s does not work here: %v", sb.pasta, err)
+		}
+	}
 	return sandboxProbe{sb: sb}
 }
 
-// findGo asks the go command, when there is one, where its caches and
-// root are, so `go build` works inside with the home directory hidden.
+// probeNetwork runs `true` in a sandbox with the network attached, the
+// way every networked command runs, so what the worker says at start-up
+// about network-enabled sessions is what they get.
+func probeNetwork(sb *sandbox) error {
+	x, err := newSandboxExec(sb, ShellConfig{}, "", SandboxSpec{Argv: []string{"true"}, Dir: "/", Network: true})
+	if err != nil {
+		return err
+	}
+	defer x.close()
+	if err := x.cmd.Start(); err != nil {
+		return err
+	}
+	if err := x.attach(); err != nil {
+		_ = x.cmd.Process.Kill()
+		_ = x.cmd.Wait()
+		return err
+	}
+	return x.cmd.Wait()
+}
+
+// findSockets walks root, except the trees in skip, for unix sockets, up
+// to budget entries. A socket made after the probe outside socketDirs is
+// not found: that is a limit, written down in the README's security model.
+func findSockets(root string, skip []string, budget int) []string {
+	var found []string
+	seen := 0
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if seen++; seen > budget {
+			return filepath.SkipAll
+		}
+		if d.IsDir() && p != root && slices.Contains(skip, p) {
+			return filepath.SkipDir
+		}
+		if d.Type()&fs.ModeSocket != 0 {
+			found = append(found, p)
+		}
+		return nil
+	})
+	return found
+}
+
+// liveSockets returns the sockets that are still sockets: bwrap would
+// have to create the mount point of one that is gone, and fails on the
+// read-only root (or creates a file in the working directory).
+func liveSockets(sockets []string) []string {
+	var live []string
+	for _, s := range sockets {
+		if fi, err := os.Lstat(s); err == nil && fi.Mode()&fs.ModeSocket != 0 {
+			live = append(live, s)
+		}
+	}
+	return live
+}
+
+// findGo asks the go command, when there is one, where its module cache
+// and root are, so `go build` works inside with the home directory hidden.
 func (sb *sandbox) findGo(lookPath func(string) (string, error)) {
 	goBin, err := lookPath("go")
 	if err != nil {
@@ -149,110 +268,207 @@ func (sb *sandbox) findGo(lookPath func(string) (string, error)) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), sandboxProbeTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, goBin, "env", "-json", "GOCACHE", "GOMODCACHE", "GOROOT").Output()
+	out, err := exec.CommandContext(ctx, goBin, "env", "-json", "GOMODCACHE", "GOROOT").Output()
 	if err != nil {
 		return
 	}
-	var env struct{ GOCACHE, GOMODCACHE, GOROOT string }
+	var env struct{ GOMODCACHE, GOROOT string }
 	if json.Unmarshal(out, &env) != nil {
 		return
 	}
-	// go creates both caches on first use anyway; they must exist now to
-	// be bound.
-	for _, d := range []*string{&env.GOCACHE, &env.GOMODCACHE} {
-		if filepath.IsAbs(*d) && os.MkdirAll(*d, 0o755) == nil {
-			*d = realDir(*d)
-		} else {
-			*d = ""
-		}
+	// go creates the cache on first use anyway; it must exist now to be
+	// bound.
+	if filepath.IsAbs(env.GOMODCACHE) && os.MkdirAll(env.GOMODCACHE, 0o755) == nil {
+		sb.goModCache = realDir(env.GOMODCACHE)
 	}
-	sb.goCache, sb.goModCache = env.GOCACHE, env.GOMODCACHE
 	dirs := append([]string{realDir(env.GOROOT)}, filepath.SplitList(os.Getenv("PATH"))...)
 	for _, d := range dirs {
-		if d = realDir(d); d != "" && sb.hidden(d) {
+		if d = realDir(d); d != "" && sb.hidden(d) && !slices.Contains(sb.visible, d) {
 			sb.visible = append(sb.visible, d)
 		}
 	}
 }
 
-// hidden reports whether dir lies strictly inside a hidden directory or
+// hidden reports whether p lies strictly inside a hidden directory or
 // the private /tmp.
-func (sb *sandbox) hidden(dir string) bool {
+func (sb *sandbox) hidden(p string) bool {
 	for _, h := range append([]string{"/tmp"}, sb.hide...) {
-		if strings.HasPrefix(dir, h+string(filepath.Separator)) {
+		if strings.HasPrefix(p, h+string(filepath.Separator)) {
 			return true
 		}
 	}
 	return false
 }
 
-// env returns the variables set inside the sandbox: the caches where the
-// probe found them (the go env file under the hidden home is not
-// readable inside), and TMPDIR on the private /tmp, because a TMPDIR
-// elsewhere is read-only there.
-func (sb *sandbox) env() []string {
-	env := []string{"TMPDIR=/tmp", "GOTMPDIR="}
-	if sb.goCache != "" {
-		env = append(env, "GOCACHE="+sb.goCache)
+// sandboxGoCache is the build cache commands in the sandbox use: the
+// worker's own, never the host user's. A command can write to the cache it
+// is given (go test must), and the host's cache is read by every build the
+// person runs later, so a shared one is a poisoning path. The cost: the
+// first build in the sandbox is cold (the standard library is compiled
+// once, tens of seconds on two cores); later ones hit this cache, which
+// sandboxed commands of every session share. It lives under the state
+// directory when the worker has one, else in the user's cache directory
+// (longrun/sandbox-go-build: kept across restarts, not a temporary
+// directory that would be left behind by every worker process), and only
+// if neither works in a temporary directory of this process.
+//
+// Commands nobody approved (readOnly) get a cache of their own: they must
+// be able to build, and what they write there (a misjudged command may
+// plant anything) then reaches only other read-only runs, which can change
+// nothing, never the build of an approved command.
+func sandboxGoCache(stateDir string, readOnly bool) string {
+	name := "go-build"
+	if readOnly {
+		name = "go-build-unapproved"
 	}
-	if sb.goModCache != "" {
-		env = append(env, "GOMODCACHE="+sb.goModCache)
+	var dirs []string
+	if stateDir != "" {
+		dirs = append(dirs, filepath.Join(stateDir, name))
 	}
-	return env
+	if cache, err := os.UserCacheDir(); err == nil {
+		dirs = append(dirs, filepath.Join(cache, "longrun", "sandbox-"+name))
+	}
+	for _, dir := range dirs {
+		if os.MkdirAll(dir, 0o700) == nil {
+			if real := realDir(dir); real != "" {
+				return real
+			}
+		}
+	}
+	if readOnly {
+		return processGoCacheUnapproved()
+	}
+	return processGoCache()
+}
+
+// processGoCache is the build cache of a worker that can create neither
+// of the others.
+var processGoCache = sync.OnceValue(func() string {
+	dir, err := os.MkdirTemp("", "longrun-go-build-")
+	if err != nil {
+		return ""
+	}
+	return realDir(dir)
+})
+
+// processGoCacheUnapproved is processGoCache for read-only runs.
+var processGoCacheUnapproved = sync.OnceValue(func() string {
+	dir, err := os.MkdirTemp("", "longrun-go-build-unapproved-")
+	if err != nil {
+		return ""
+	}
+	return realDir(dir)
+})
+
+// sandboxRun is one command to run in the sandbox.
+type sandboxRun struct {
+	// root is the directory bound from the host: the session's working
+	// directory, never the worker's whole workspace, so a command does not
+	// see its neighbour sessions' files. "" binds none.
+	root string
+	// dir is where the command starts.
+	dir string
+	// readOnly binds root read-only: a command nobody approved.
+	readOnly bool
+	// network gives the sandbox user-mode networking (pasta); without it
+	// the sandbox's network namespace has only its own loopback.
+	network bool
+	// goCache is the writable build cache (sandboxGoCache); "" for none.
+	goCache string
+	// sockets are the probe's sockets that still exist (liveSockets):
+	// /dev/null is bound over each.
+	sockets []string
+	// protect are paths bound read-only over themselves after root:
+	// control files (controlFiles).
+	protect []string
+	// infoFD, when not negative, is where bwrap writes the host pid of
+	// the sandbox's init process; blockFD, when not negative, is read
+	// before the command starts (the network is attached meanwhile).
+	infoFD, blockFD int
+	argv            []string
 }
 
 // mount is one file system change on top of the read-only root.
 type mount struct {
 	flag string // --tmpfs, --bind or --ro-bind
 	path string
+	src  string // what is bound at path; "" is path itself
 }
 
-// args returns bwrap's arguments for running argv in dir with root (the
-// session's workspace; "" for none) writable. infoFD, when not negative,
-// is where bwrap writes the host pid of the sandbox's init process, which
-// leads the commands' process group (see Shell.Run).
+// args returns bwrap's arguments for r. Every mount, and why:
 //
-// The namespaces: a new pid namespace, so the command sees only its own
-// processes (not the worker's /proc/PID/environ, which holds its keys) and
-// everything in it dies with its init; no network unless allowed (the new
-// namespace has only a loopback of its own); --new-session, so the
+//   - / read-only: programs, libraries and /etc are where the host has
+//     them, and nothing outside the working directory can be changed.
+//   - /dev and /proc of the sandbox's own: no host devices, no host
+//     /dev/shm, and /proc shows only the sandbox's processes (not the
+//     worker's /proc/PID/environ, which holds its keys).
+//   - /tmp, the home, the runtime directory and socketDirs: an empty
+//     tmpfs each. A private /tmp whose files vanish with the command, an
+//     empty home (no dot files, ~/.ssh, cloud or git credentials), and no
+//     host unix sockets; sockets the probe found elsewhere have /dev/null
+//     bound over them.
+//   - visible: directories under a hidden one that commands need
+//     (GOROOT, PATH entries under the home), read-only.
+//   - the Go module cache, read-only unless the network is on (the only
+//     way a download can succeed); the build cache the worker's own
+//     (sandboxGoCache), writable.
+//   - root, the session's working directory: writable, or read-only for
+//     a command nobody approved.
+//   - protect: control files (.longrun, .git, AGENTS.md) read-only over
+//     themselves, so even an approved command cannot rewrite the rules,
+//     the repository's configuration or the next session's prompt.
+//
+// The namespaces: a new pid namespace, so everything in it dies with its
+// init; always a new network namespace: with only its own loopback, or
+// with pasta attached when r.network (see sandboxNet), never the host's,
+// whose loopback serves Temporal and its UI; --new-session, so the
 // command has no controlling terminal to push input into. --cap-drop ALL
 // matters when the worker runs as root: bwrap then keeps every capability,
 // and one could simply remount / read-write. --die-with-parent kills the
 // sandbox if bwrap itself is killed.
-func (sb *sandbox) args(root, dir string, allowNetwork bool, infoFD int, argv []string) []string {
+func (sb *sandbox) args(r sandboxRun) []string {
 	args := []string{
 		"--ro-bind", "/", "/",
 		"--dev", "/dev",
 		"--proc", "/proc",
-		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net",
 		"--new-session", "--die-with-parent", "--cap-drop", "ALL",
 	}
-	if !allowNetwork {
-		args = append(args, "--unshare-net")
+	if r.infoFD >= 0 {
+		args = append(args, "--info-fd", fmt.Sprint(r.infoFD))
 	}
-	if infoFD >= 0 {
-		args = append(args, "--info-fd", fmt.Sprint(infoFD))
+	if r.blockFD >= 0 {
+		args = append(args, "--block-fd", fmt.Sprint(r.blockFD))
 	}
-	mounts := []mount{{"--tmpfs", "/tmp"}}
+	mounts := []mount{{flag: "--tmpfs", path: "/tmp"}}
 	for _, h := range sb.hide {
-		mounts = append(mounts, mount{"--tmpfs", h})
+		mounts = append(mounts, mount{flag: "--tmpfs", path: h})
+	}
+	for _, s := range r.sockets {
+		mounts = append(mounts, mount{flag: "--ro-bind", path: s, src: "/dev/null"})
 	}
 	for _, v := range sb.visible {
-		mounts = append(mounts, mount{"--ro-bind", v})
+		mounts = append(mounts, mount{flag: "--ro-bind", path: v})
 	}
 	if sb.goModCache != "" {
 		flag := "--ro-bind"
-		if allowNetwork {
+		if r.network {
 			flag = "--bind"
 		}
-		mounts = append(mounts, mount{flag, sb.goModCache})
+		mounts = append(mounts, mount{flag: flag, path: sb.goModCache})
 	}
-	if sb.goCache != "" {
-		mounts = append(mounts, mount{"--bind", sb.goCache})
+	if r.goCache != "" {
+		mounts = append(mounts, mount{flag: "--bind", path: r.goCache})
 	}
-	if root != "" {
-		mounts = append(mounts, mount{"--bind", root})
+	if r.root != "" {
+		flag := "--bind"
+		if r.readOnly {
+			flag = "--ro-bind"
+		}
+		mounts = append(mounts, mount{flag: flag, path: r.root})
+	}
+	for _, p := range r.protect {
+		mounts = append(mounts, mount{flag: "--ro-bind", path: p})
 	}
 	// A mount hides what is below it, so parents go first: the workspace
 	// under /tmp or under the home stays visible over their tmpfs, and a
@@ -260,14 +476,17 @@ func (sb *sandbox) args(root, dir string, allowNetwork bool, infoFD int, argv []
 	// entry wins, so a workspace that is the home itself stays usable.
 	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].path) < depth(mounts[j].path) })
 	for _, m := range mounts {
-		if m.flag == "--tmpfs" {
+		switch {
+		case m.flag == "--tmpfs":
 			args = append(args, m.flag, m.path)
-		} else {
+		case m.src != "":
+			args = append(args, m.flag, m.src, m.path)
+		default:
 			args = append(args, m.flag, m.path, m.path)
 		}
 	}
-	args = append(args, "--chdir", dir, "--")
-	return append(args, argv...)
+	args = append(args, "--chdir", r.dir, "--")
+	return append(args, r.argv...)
 }
 
 // depth counts the components of a clean absolute path ("/" is 0).

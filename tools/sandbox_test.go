@@ -102,9 +102,16 @@ func TestSandboxHidesHome(t *testing.T) {
 	require.Contains(t, res.Content, "No such file or directory")
 }
 
+// TestSandboxNetwork: without the network a command reaches nothing;
+// with it (pasta), still not the host's loopback, where the Temporal
+// frontend and its Web UI listen. Before pasta the sandbox shared the
+// host's network, and the second connect printed "hello from the host".
+//
+// Not parallel, like every test that starts pasta, so requireNoPasta sees
+// only its own.
 func TestSandboxNetwork(t *testing.T) {
-	t.Parallel()
 	requireSandbox(t)
+	requirePasta(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { ln.Close() })
@@ -121,26 +128,39 @@ func TestSandboxNetwork(t *testing.T) {
 	ws := testWorkspace(t, nil)
 	connect := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3", ln.Addr().(*net.TCPAddr).Port)
 
-	res := sandboxed(t, ws, false, connect)
-	require.True(t, res.IsError, res.Content)
-	require.Contains(t, res.Content, "Connection refused")
-	require.NotContains(t, res.Content, "hello from the host")
-
-	res = sandboxed(t, ws, true, connect)
+	for _, network := range []bool{false, true} {
+		res := sandboxed(t, ws, network, connect)
+		require.True(t, res.IsError, res.Content)
+		require.Contains(t, res.Content, "Connection refused", "network %v", network)
+		require.NotContains(t, res.Content, "hello from the host")
+	}
+	// The sandbox has a network of its own: an interface besides lo with
+	// a default route.
+	res := sandboxed(t, ws, true, "ip -o route show default | grep -q . && echo has-route")
 	require.False(t, res.IsError, res.Content)
-	require.Contains(t, res.Content, "hello from the host\n")
+	require.Contains(t, res.Content, "has-route\n")
+	requireNoPasta(t)
 }
 
 func TestSandboxGoBuild(t *testing.T) {
 	t.Parallel()
 	requireSandbox(t)
-	if hostSandbox().sb.goCache == "" {
+	if hostSandbox().sb.goModCache == "" {
 		t.Skip("no go command on PATH for the sandbox to find")
 	}
 	ws := testWorkspace(t, map[string]string{
 		"go.mod":  "module example.com/hello\n\ngo 1.26\n",
 		"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"built in the sandbox\") }\n",
 	})
+	// The sandbox's build cache, kept between test runs: a cold one costs
+	// a minute of compiling the standard library.
+	cache, err := os.UserCacheDir()
+	require.NoError(t, err)
+	sh := NewShell(ShellConfig{Sandbox: SandboxOn})
+	sh.stateDir = filepath.Join(cache, "longrun-test-state")
+	sandboxed := func(t *testing.T, ws *Workspace, network bool, command string) Result {
+		return runTool(t, context.Background(), sh, Env{Workspace: ws, AllowNetwork: network}, ShellParams{Command: command, Timeout: 300})
+	}
 	res := sandboxed(t, ws, false, "go build -o hello . && ./hello")
 	require.False(t, res.IsError, res.Content)
 	require.Contains(t, res.Content, "built in the sandbox\n")
@@ -151,9 +171,34 @@ func TestSandboxGoBuild(t *testing.T) {
 	res = sandboxed(t, ws, false, probe)
 	require.True(t, res.IsError, res.Content)
 	require.Contains(t, res.Content, "Read-only file system")
-	res = sandboxed(t, ws, true, probe)
+	if hostSandbox().sb.pasta != "" {
+		res = sandboxed(t, ws, true, probe)
+		require.False(t, res.IsError, res.Content)
+		require.Contains(t, res.Content, "writable\n")
+	}
+
+	// The build cache is the worker's own, never the host's, which the
+	// person's own builds trust.
+	hostCache, err := exec.Command("go", "env", "GOCACHE").Output()
+	require.NoError(t, err)
+	res = sandboxed(t, ws, false, "go env GOCACHE")
 	require.False(t, res.IsError, res.Content)
-	require.Contains(t, res.Content, "writable\n")
+	require.Contains(t, res.Content, filepath.Join(sh.stateDir, "go-build")+"\n")
+	require.NotContains(t, res.Content, strings.TrimSpace(string(hostCache))+"\n")
+	res = sandboxed(t, ws, false, "touch "+strings.TrimSpace(string(hostCache))+"/"+randomName(t))
+	require.True(t, res.IsError, res.Content)
+
+	// A command nobody approved builds with a cache of its own, and cannot
+	// write the one approved commands use.
+	readOnly := func(command string) Result {
+		return runTool(t, context.Background(), sh, Env{Workspace: ws, ReadOnlySandbox: true}, ShellParams{Command: command, Timeout: 300})
+	}
+	res = readOnly("go env GOCACHE && touch " + filepath.Join(sh.stateDir, "go-build", randomName(t)))
+	require.True(t, res.IsError, res.Content)
+	require.Contains(t, res.Content, filepath.Join(sh.stateDir, "go-build-unapproved")+"\n")
+	res = readOnly("go build -o /tmp/hello . && /tmp/hello")
+	require.False(t, res.IsError, res.Content)
+	require.Contains(t, res.Content, "built in the sandbox\n")
 }
 
 // A process that leaves the command's process group (setsid) is beyond
@@ -284,34 +329,39 @@ func TestSandboxArgs(t *testing.T) {
 	t.Parallel()
 	sb := &sandbox{
 		bwrap:      "bwrap",
-		hide:       []string{"/home/u", "/run/user/1000"},
+		hide:       []string{"/home/u", "/run/user/1000", "/run"},
 		visible:    []string{"/home/u/sdk/go/bin"},
-		goCache:    "/home/u/.cache/go-build",
 		goModCache: "/home/u/go/pkg/mod",
 	}
 	tests := []struct {
-		name    string
-		root    string
-		network bool
-		order   [][]string // these argument runs appear in this order
-		absent  []string
+		name     string
+		root     string
+		network  bool
+		readOnly bool
+		order    [][]string // these argument runs appear in this order
+		absent   []string
 	}{
 		{name: "workspace under home", root: "/home/u/proj", order: [][]string{
 			{"--tmpfs", "/home/u"}, {"--bind", "/home/u/proj", "/home/u/proj"},
-			{"--bind", "/home/u/.cache/go-build", "/home/u/.cache/go-build"},
 			{"--ro-bind", "/home/u/sdk/go/bin", "/home/u/sdk/go/bin"}, {"--ro-bind", "/home/u/go/pkg/mod", "/home/u/go/pkg/mod"},
+			{"--bind", "/home/u/.cache/longrun/go-build", "/home/u/.cache/longrun/go-build"},
 			{"--chdir", "/home/u/proj/sub", "--", "bash", "-c", "true"},
 		}},
 		{name: "workspace under tmp", root: "/tmp/ws", order: [][]string{{"--unshare-net"}, {"--tmpfs", "/tmp"}, {"--bind", "/tmp/ws", "/tmp/ws"}}},
 		{name: "workspace is the home", root: "/home/u", order: [][]string{{"--tmpfs", "/home/u"}, {"--bind", "/home/u", "/home/u"}}},
 		{name: "home inside the workspace", root: "/", order: [][]string{{"--bind", "/", "/"}, {"--tmpfs", "/tmp"}, {"--tmpfs", "/home/u"}}},
-		{name: "network allowed", root: "/srv/ws", network: true, order: [][]string{{"--bind", "/home/u/go/pkg/mod", "/home/u/go/pkg/mod"}},
-			absent: []string{"--unshare-net"}},
+		{name: "network allowed", root: "/srv/ws", network: true, order: [][]string{{"--unshare-net"}, {"--bind", "/home/u/go/pkg/mod", "/home/u/go/pkg/mod"}}},
+		{name: "read-only", root: "/srv/ws", readOnly: true, order: [][]string{
+			{"--tmpfs", "/run"}, {"--ro-bind", "/srv/ws", "/srv/ws"},
+			{"--ro-bind", "/dev/null", "/srv/app/s.sock"}, {"--ro-bind", "/srv/ws/.git", "/srv/ws/.git"},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			args := sb.args(tt.root, "/home/u/proj/sub", tt.network, 3, []string{"bash", "-c", "true"})
+			args := sb.args(sandboxRun{root: tt.root, dir: "/home/u/proj/sub", network: tt.network, readOnly: tt.readOnly,
+				goCache: "/home/u/.cache/longrun/go-build", protect: []string{tt.root + "/.git"}, sockets: []string{"/srv/app/s.sock"},
+				infoFD: 3, blockFD: -1, argv: []string{"bash", "-c", "true"}})
 			require.Equal(t, []string{"--ro-bind", "/", "/"}, args[:3])
 			require.Contains(t, args, "--cap-drop")
 			require.Contains(t, args, "--new-session")
@@ -345,4 +395,14 @@ func randomName(t *testing.T) string {
 	require.NoError(t, err)
 	f.Close()
 	return filepath.Base(f.Name())
+}
+
+func TestCheckSandboxNetwork(t *testing.T) {
+	t.Parallel()
+	ok, why := CheckSandboxNetwork(ShellConfig{Sandbox: SandboxOff})
+	require.False(t, ok)
+	require.Contains(t, why, "off")
+	p := hostSandbox()
+	ok, _ = CheckSandboxNetwork(ShellConfig{Sandbox: SandboxAuto})
+	require.Equal(t, p.sb != nil && p.sb.pasta != "", ok)
 }

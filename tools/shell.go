@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,10 +28,6 @@ const (
 	shellProgressTail = 5 // lines of output in a heartbeat
 )
 
-// alwaysSecret are variables removed whatever the configuration says: the
-// worker's own credentials must never reach a command the model wrote.
-var alwaysSecret = []string{"OPENAI_API_KEY", "TEMPORAL_API_KEY"}
-
 //go:embed shell.md
 var shellDescription string
 
@@ -47,8 +42,14 @@ type ShellConfig struct {
 	// head and tail are kept.
 	OutputLimit int
 	// SecretPatterns are glob patterns (path.Match syntax, case-insensitive)
-	// of environment variable names withheld from commands.
+	// of environment variable names withheld from commands even when the
+	// default allowlist would pass them (see commandEnv).
 	SecretPatterns []string
+	// PassEnv are variables commands get besides the default allowlist
+	// (PATH, LANG, LC_*, TZ, the toolchains' GO*, ...): a NAME passes the
+	// worker's value when it has one, NAME=value sets it. The worker's own
+	// keys (OPENAI_API_KEY, TEMPORAL_API_KEY) never pass by name.
+	PassEnv []string
 	// Sandbox says whether commands run inside bubblewrap; empty is auto.
 	Sandbox SandboxMode
 	// MaxSpillBytes caps the file a command's full output is saved to
@@ -94,6 +95,9 @@ type Shell struct {
 	jobs *Jobs
 	// state is where spilled output and job logs go (Config.StateDir).
 	state *stateDir
+	// stateDir is the worker's state directory (Config.StateDir): the
+	// sandbox's Go build cache lives under it.
+	stateDir string
 }
 
 // NewShell returns the shell tool; zero fields of cfg take their defaults.
@@ -148,7 +152,9 @@ func (s *Shell) Spec() Spec {
 // returns a result saying so with a nil error; the caller checks ctx. When
 // the sandbox is on, bash runs inside bwrap (see sandbox.args) and the
 // group signalled is the sandbox's, not bwrap's; a sandbox that is
-// required but cannot run is a Go error, and nothing runs.
+// required but cannot run is a Go error, and nothing runs. A call with
+// env.ReadOnlySandbox runs with the working directory read-only and no
+// network, and not at all on a worker without a sandbox.
 func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
 	if env.Workspace == nil {
 		return Result{}, errors.New("tool shell: no workspace")
@@ -175,8 +181,16 @@ func (s *Shell) Run(ctx context.Context, env Env, args json.RawMessage) (Result,
 		return Errorf("[cancelled before start]"), nil
 	}
 	sb, err := s.sandbox()
+	if env.ReadOnlySandbox && sb == nil {
+		// Fail closed: the workflow let this command run unasked only
+		// because the sandbox would keep it from changing anything.
+		return Errorf("this worker has no working sandbox, so a shell command that no person approved cannot run here (only the built-in read-only classifier allowed it). To run it, ask for it to be approved: a person approves the call when asked, or allows it with a permission rule."), nil
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("tool shell: %w", err)
+	}
+	if sb != nil && env.AllowNetwork && !env.ReadOnlySandbox && sb.pasta == "" {
+		return Errorf("%v (%s)", errNoPasta, sb.pastaWhy), nil
 	}
 
 	if p.Background {
@@ -279,6 +293,8 @@ loop:
 	content += spill.close(out.truncated())
 	res := Result{}
 	switch {
+	case proc.setupErr != nil:
+		res = Errorf("%sthe command did not run: %v", content, proc.setupErr)
 	case reason == "cancel":
 		res = Errorf("%s[cancelled: process group killed]", content)
 	case reason == "timeout":
@@ -324,28 +340,6 @@ func sandboxSignal(code int, sandboxed bool) (syscall.Signal, bool) {
 	return sig, sandboxed && code > 128 && sig < 65 && !strings.HasPrefix(sig.String(), "signal ")
 }
 
-// environ is the worker's environment without secrets, plus settings that
-// stop programs from waiting on a pager or drawing for a terminal, and
-// set (NAME=value), which replace the worker's values.
-func (s *Shell) environ(set ...string) []string {
-	patterns := append(append([]string(nil), s.cfg.SecretPatterns...), alwaysSecret...)
-	set = append([]string{"TERM=dumb", "PAGER=cat", "GIT_PAGER=cat"}, set...)
-	replaced := map[string]bool{}
-	for _, kv := range set {
-		name, _, _ := strings.Cut(kv, "=")
-		replaced[name] = true
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if replaced[name] || isSecret(name, patterns) {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, set...)
-}
-
 // sandbox returns the sandbox commands run in, nil when they run
 // unsandboxed, or an error when the configuration requires a sandbox
 // that cannot run: a command is then refused, not run unconfined.
@@ -356,16 +350,6 @@ func (s *Shell) sandbox() (*sandbox, error) {
 	}
 	sb, _, err := resolveSandbox(s.cfg.Sandbox, probe())
 	return sb, err
-}
-
-func isSecret(name string, patterns []string) bool {
-	upper := strings.ToUpper(name)
-	for _, p := range patterns {
-		if ok, _ := path.Match(strings.ToUpper(p), upper); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // cappedBuffer keeps the first and last limit/2 bytes of a stream and counts

@@ -14,8 +14,12 @@ type proc struct {
 	cmd   *exec.Cmd
 	sb    *sandbox // nil when unsandboxed
 	began time.Time
-	// info is the read end of bwrap's --info-fd pipe; nil unsandboxed.
-	info *os.File
+	// x is bwrap's side of a sandboxed command: the pipes it reports
+	// through and the network helper; nil unsandboxed.
+	x *sandboxExec
+	// setupErr is why the sandbox was killed before the command ran (its
+	// network could not be attached); set by group.
+	setupErr error
 }
 
 // startError is a command that could not be launched at all (bash or bwrap
@@ -40,10 +44,12 @@ func startFailure(err error) (Result, error) {
 
 // start launches command the one way every shell command runs, so a
 // background job gets exactly what a foreground command gets: `bash -c` in
-// its own process group, the scrubbed environment with TERM=dumb and no
-// pager, stdin on the null device, stdout and stderr both to out, and
-// bubblewrap around it when sb is set. start closes out: the children hold
-// it now, and the reader must see EOF when they are gone.
+// its own process group, the allowlisted environment (commandEnv) with
+// TERM=dumb and no pager, stdin on the null device, stdout and stderr both
+// to out, and bubblewrap around it when sb is set (newSandboxExec: the
+// working directory read-only for env.ReadOnlySandbox, the network only
+// through pasta). start closes out: the children hold it now, and the
+// reader must see EOF when they are gone.
 //
 // background asks the kernel to SIGKILL the command when the worker dies
 // (Pdeathsig): a job must not outlive the worker that is the only one able
@@ -53,21 +59,29 @@ func startFailure(err error) (Result, error) {
 func (s *Shell) start(env Env, sb *sandbox, dir, command string, out *os.File, background bool) (*proc, error) {
 	defer out.Close()
 	argv := []string{"bash", "-c", command}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = s.environ()
-	p := &proc{cmd: cmd, sb: sb}
-	var infoW *os.File
-	if sb != nil {
-		var err error
-		if p.info, infoW, err = os.Pipe(); err != nil {
-			return nil, fmt.Errorf("create sandbox info pipe: %w", err)
+	p := &proc{sb: sb}
+	if sb == nil {
+		// Unconfined, the command keeps the worker's home and temporary
+		// directory: only an approved command gets here.
+		var set []string
+		for _, name := range []string{"HOME", "TMPDIR"} {
+			if v, ok := os.LookupEnv(name); ok {
+				set = append(set, name+"="+v)
+			}
 		}
-		defer infoW.Close()
-		cmd = exec.Command(sb.bwrap, sb.args(env.Workspace.Root(), dir, env.AllowNetwork, 3, argv)...)
-		cmd.ExtraFiles = []*os.File{infoW} // fd 3
-		cmd.Env = s.environ(sb.env()...)
-		p.cmd = cmd
+		p.cmd = exec.Command(argv[0], argv[1:]...)
+		p.cmd.Env = commandEnv(s.cfg, set...)
+	} else {
+		x, err := newSandboxExec(sb, s.cfg, s.stateDir, SandboxSpec{
+			Argv: argv, Dir: dir, Root: env.Workspace.Root(),
+			ReadOnly: env.ReadOnlySandbox, Network: env.AllowNetwork,
+		})
+		if err != nil {
+			return nil, &startError{name: "the sandbox", err: err}
+		}
+		p.x, p.cmd = x, x.cmd
 	}
+	cmd := p.cmd
 	cmd.Dir = dir
 	cmd.Stdin = nil // the null device
 	cmd.Stdout = out
@@ -81,31 +95,36 @@ func (s *Shell) start(env Env, sb *sandbox, dir, command string, out *os.File, b
 		p.close()
 		return nil, &startError{name: cmd.Args[0], err: err}
 	}
+	if p.x != nil {
+		p.x.started()
+	}
 	return p, nil
 }
 
-// group returns the process group to signal, once. Unsandboxed it is bash's
-// own. bwrap --new-session puts its init and the command in a new session,
-// so signals go to that group and not to bwrap itself: bwrap dies on
-// SIGTERM, and its death would SIGKILL the command (--die-with-parent)
-// before it had its grace period. If the pid cannot be read, bwrap failed
-// to set up; its group is the fallback and its message is in the output.
+// group returns the process group to signal, once, and lets a sandboxed
+// command run. Unsandboxed it is bash's own. bwrap --new-session puts its
+// init and the command in a new session, so signals go to that group and
+// not to bwrap itself: bwrap dies on SIGTERM, and its death would SIGKILL
+// the command (--die-with-parent) before it had its grace period. If the
+// pid cannot be read, bwrap failed to set up; its group is the fallback
+// and its message is in the output. If the network cannot be attached,
+// the sandbox is killed before the command runs and setupErr says why.
 // A foreground caller must already be draining the output: see Shell.Run.
 func (p *proc) group() int {
 	pgid := p.cmd.Process.Pid
-	if p.info != nil {
-		if child, err := readChildPID(p.info); err == nil {
-			pgid = child
+	if p.x != nil {
+		err := p.x.attach()
+		if p.x.childPID > 0 {
+			pgid = p.x.childPID
+			p.setupErr = err
 		}
-		p.close()
 	}
 	return pgid
 }
 
-// close releases the info pipe.
+// close stops the sandbox's network helper and releases its pipes.
 func (p *proc) close() {
-	if p.info != nil {
-		p.info.Close()
-		p.info = nil
+	if p.x != nil {
+		p.x.close()
 	}
 }

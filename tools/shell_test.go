@@ -324,33 +324,40 @@ func TestShellCancelledBeforeStart(t *testing.T) {
 	require.True(t, os.IsNotExist(err))
 }
 
-// TestShellSecrets cannot be parallel: t.Setenv changes the process
-// environment.
-func TestShellSecrets(t *testing.T) {
-	t.Setenv("LONGRUN_TEST_TOKEN", "tok-123")
-	t.Setenv("OPENAI_API_KEY", "sk-456")
-	t.Setenv("TEMPORAL_API_KEY", "tmp-789")
-	t.Setenv("LONGRUN_DB_PASSWORD_FILE", "pw-000")
-	t.Setenv("LONGRUN_test_secret", "low-111")
-	t.Setenv("LONGRUN_VISIBLE", "visible-ok")
-	t.Setenv("PAGER", "less")
-	ws := testWorkspace(t, nil)
-	for _, mode := range shellModes(t) {
-		res := runTool(t, context.Background(), NewShell(ShellConfig{Sandbox: mode}), Env{Workspace: ws},
-			ShellParams{Command: "env"})
-		require.False(t, res.IsError, res.Content)
-		for _, secret := range []string{"tok-123", "sk-456", "tmp-789", "pw-000", "low-111", "PAGER=less"} {
-			require.NotContains(t, res.Content, secret, "sandbox %s", mode)
-		}
-		require.Contains(t, res.Content, "LONGRUN_VISIBLE=visible-ok", "sandbox %s", mode)
+// TestShellEnvAllowlist cannot be parallel: t.Setenv changes the process
+// environment. A command gets the allowlisted variables and what PassEnv
+// names, nothing else of the worker's: with the old denylist,
+// AWS_ACCESS_KEY_ID and LONGRUN_SECRET_X reached the command.
+func TestShellEnvAllowlist(t *testing.T) {
+	secret := "LONGRUN_SECRET_" + strings.ToUpper(strings.ReplaceAll(randomName(t), "-", "_"))
+	for name, value := range map[string]string{
+		"AWS_ACCESS_KEY_ID":              "aws-123",
+		"OPENAI_API_KEY":                 "sk-456",
+		"TEMPORAL_API_KEY":               "tmp-789",
+		"TEMPORAL_ADDRESS":               "temporal-addr:7233",
+		"GOOGLE_APPLICATION_CREDENTIALS": "/creds-g.json",
+		secret:                           "x-000",
+		"LONGRUN_PASSED":                 "passed-ok",
+		"GOFLAGS":                        "-mod=mod",
+		"LANG":                           "C.UTF-8",
+		"PAGER":                          "less",
+	} {
+		t.Setenv(name, value)
 	}
-
-	// A configuration without patterns still withholds the worker's own keys.
-	res := runTool(t, context.Background(), NewShell(ShellConfig{SecretPatterns: []string{}}), Env{Workspace: ws},
-		ShellParams{Command: "env"})
-	require.Contains(t, res.Content, "tok-123")
-	require.NotContains(t, res.Content, "sk-456")
-	require.NotContains(t, res.Content, "tmp-789")
+	ws := testWorkspace(t, nil)
+	cfg := ShellConfig{PassEnv: []string{"LONGRUN_PASSED", "OPENAI_API_KEY", "LONGRUN_SET=set-ok", "LONGRUN_UNSET"}}
+	for _, mode := range shellModes(t) {
+		cfg.Sandbox = mode
+		res := runTool(t, context.Background(), NewShell(cfg), Env{Workspace: ws}, ShellParams{Command: "env"})
+		require.False(t, res.IsError, res.Content)
+		for _, leaked := range []string{"aws-123", "sk-456", "tmp-789", "temporal-addr", "creds-g", "x-000", "PAGER=less", "LONGRUN_UNSET"} {
+			require.NotContains(t, res.Content, leaked, "sandbox %s", mode)
+		}
+		for _, want := range []string{"\nPATH=/", "\nLANG=C.UTF-8\n", "\nGOFLAGS=-mod=mod\n", "\nLONGRUN_PASSED=passed-ok\n",
+			"\nLONGRUN_SET=set-ok\n", "\nTERM=dumb\n", "\nPAGER=cat\n", "\nHOME=/"} {
+			require.Contains(t, "\n"+res.Content, want, "sandbox %s", mode)
+		}
+	}
 }
 
 func TestCappedBuffer(t *testing.T) {

@@ -162,9 +162,16 @@ func (m *Main) Run() error {
 	case err != nil:
 		return fmt.Errorf("--sandbox: %w", err)
 	case sandboxed:
-		logger.Info("shell commands run sandboxed (bubblewrap: workspace writable, rest read-only, no network unless a session allows it)")
+		logger.Info("shell commands run sandboxed (bubblewrap): a command nobody approved runs read-only " +
+			"(working directory read-only, no network, private /tmp, empty home, no host sockets); " +
+			"an approved one may write its session's working directory except .git, .longrun and AGENTS.md")
+		if ok, why := tools.CheckSandboxNetwork(m.Tools.Shell); ok {
+			logger.Info("sessions that allow the network get it through pasta: the outside is reachable, this host's loopback services are not")
+		} else {
+			logger.Warn("commands of sessions that allow the network are refused: no network that keeps them from this host's loopback services", "reason", why)
+		}
 	default:
-		logger.Warn("commands run unsandboxed", "reason", why)
+		logger.Warn("no sandbox: no shell command runs without a person's approval (or a rule a person wrote); approved commands run unconfined", "reason", why)
 	}
 	if m.Scripted == "demo" {
 		srv := scriptedmodel.NewResponder(scriptedmodel.Demo())
