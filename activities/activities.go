@@ -47,6 +47,9 @@ type Activities struct {
 	transcript transcript.Store
 	// mcp holds the worker's MCP servers (SetMCP); nil: none.
 	mcp *mcp.Manager
+	// shell is how this worker runs shell commands (SetShell); nil: not
+	// said, taken as no sandbox.
+	shell *tools.ShellConfig
 }
 
 // New returns activities that call the model described by mc and run the

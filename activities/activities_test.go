@@ -119,3 +119,28 @@ func TestLoadWorkspaceConfig(t *testing.T) {
 	_, err = a.LoadWorkspaceConfig(context.Background(), "../outside")
 	require.Error(t, err)
 }
+
+// TestLoadWorkspaceConfigSaysWhetherSandboxed: a session learns from the
+// recorded configuration whether a sandbox stands behind its approvals;
+// a worker that never said how it runs commands counts as unsandboxed.
+func TestLoadWorkspaceConfigSaysWhetherSandboxed(t *testing.T) {
+	t.Parallel()
+	a, _ := newActs(t, nil)
+	wc, err := a.LoadWorkspaceConfig(context.Background(), "")
+	require.NoError(t, err)
+	require.True(t, wc.NoSandbox, "not told: fail closed")
+
+	SetShell(a, tools.ShellConfig{Sandbox: tools.SandboxOff})
+	wc, err = a.LoadWorkspaceConfig(context.Background(), "")
+	require.NoError(t, err)
+	require.True(t, wc.NoSandbox, "--sandbox off")
+
+	cfg := tools.ShellConfig{Sandbox: tools.SandboxAuto}
+	if ok, why, _ := tools.CheckSandbox(cfg); !ok {
+		t.Skipf("the sandboxed half needs bwrap: %s (install the bubblewrap package; .ci/run does)", why)
+	}
+	SetShell(a, cfg)
+	wc, err = a.LoadWorkspaceConfig(context.Background(), "")
+	require.NoError(t, err)
+	require.False(t, wc.NoSandbox)
+}

@@ -50,7 +50,32 @@ type WorkspaceConfig struct {
 // "action": "allow"}]}. A missing file is no rules; a malformed one is an
 // error naming the file, so nobody runs with rules they did not mean. It
 // also reads the nearest AGENTS.md (see Instructions).
-func (a *Activities) LoadWorkspaceConfig(_ context.Context, workDir string) (WorkspaceConfig, error) {
+func (a *Activities) LoadWorkspaceConfig(ctx context.Context, workDir string) (WorkspaceConfig, error) {
+	wc, err := a.loadWorkspaceConfig(ctx, workDir)
+	if err != nil {
+		return wc, err
+	}
+	wc.NoSandbox = !a.sandboxed()
+	return wc, nil
+}
+
+// SetShell tells the activities how this worker runs shell commands, so
+// LoadWorkspaceConfig can tell a session whether a sandbox stands behind
+// its approvals (WorkspaceConfig.NoSandbox). Without it the activities
+// assume none: fail closed. A function, not a method, like SetJobs.
+func SetShell(a *Activities, cfg tools.ShellConfig) { a.shell = &cfg }
+
+// sandboxed reports whether this worker's shell commands run in a working
+// sandbox (tools.CheckSandbox probes once per process).
+func (a *Activities) sandboxed() bool {
+	if a.shell == nil {
+		return false
+	}
+	ok, _, err := tools.CheckSandbox(*a.shell)
+	return ok && err == nil
+}
+
+func (a *Activities) loadWorkspaceConfig(_ context.Context, workDir string) (WorkspaceConfig, error) {
 	ws, err := a.workspace.Sub(workDir)
 	if err != nil {
 		return WorkspaceConfig{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("working directory %q: %v", workDir, err), ErrTypeBadWorkspaceConfig, err)

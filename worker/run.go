@@ -169,6 +169,7 @@ func (m *Main) Run() error {
 	}
 	own := ownQueue(m.TaskQueue)
 	activities.SetJobs(acts, jobs, own)
+	activities.SetShell(acts, m.Tools.Shell)
 	servers, err := openMCP(ws.Root(), logger)
 	if err != nil {
 		return err

@@ -60,6 +60,11 @@ type CarriedCall struct {
 	Decision    *Approval                `json:"decision,omitempty"`
 	Result      *conversation.ToolResult `json:"result,omitempty"`
 	Perm        permission.Call          `json:"perm"`
+	// ReadOnlySandbox and Released keep how the call came to run: allowed
+	// by the read-only classifier alone, or released by a remembered rule
+	// rather than approved by a person.
+	ReadOnlySandbox bool `json:"read_only_sandbox,omitempty"`
+	Released        bool `json:"released,omitempty"`
 }
 
 // Carried call states.
@@ -159,7 +164,8 @@ func (s *session) continueAsNew(ctx workflow.Context) error {
 		r.Permissions = &st
 	}
 	for _, c := range s.batch {
-		cc := CarriedCall{Call: c.call, Why: c.why, RequestedAt: c.requestedAt, Decision: c.decision, Result: c.result, Perm: c.perm}
+		cc := CarriedCall{Call: c.call, Why: c.why, RequestedAt: c.requestedAt, Decision: c.decision, Result: c.result, Perm: c.perm,
+			ReadOnlySandbox: c.readOnlySandbox, Released: c.released}
 		switch {
 		case c.state == stateDone:
 			cc.State = carriedDone
