@@ -183,33 +183,6 @@ func (s *session) continueAsNew(ctx workflow.Context) error {
 	return workflow.NewContinueAsNewError(ctx, WorkflowType, next)
 }
 
-// drainSignals takes in signals that arrived but were not handled yet.
-func (s *session) drainSignals(ctx workflow.Context) {
-	userCh := workflow.GetSignalChannel(ctx, SignalUserMessage)
-	for {
-		var m UserMessage
-		if !userCh.ReceiveAsync(&m) {
-			break
-		}
-		if m.Text != "" {
-			s.inbox = append(s.inbox, m.Text)
-		}
-	}
-	approvalCh := workflow.GetSignalChannel(ctx, SignalApproval)
-	for {
-		var ap Approval
-		if !approvalCh.ReceiveAsync(&ap) {
-			break
-		}
-		if _, err := s.applyApproval(ctx, ap); err != nil {
-			s.reject(ctx, "approval signal ignored: "+err.Error())
-		}
-	}
-	// An interrupt during the switch has no turn to stop.
-	for workflow.GetSignalChannel(ctx, SignalInterrupt).ReceiveAsync(nil) {
-	}
-}
-
 // restore takes the carried state into this run.
 func (s *session) restore(r *Resume) {
 	s.run, s.turn, s.runStartTurn = r.Run, r.Turn, r.Turn

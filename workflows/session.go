@@ -75,6 +75,7 @@ type session struct {
 
 	subagentsTotal   int                          // task calls started in this session
 	subagentsRunning int                          // of them, running now
+	children         map[string]bool              // sub-agents running now, by session id: only they report waiting calls
 	childPending     map[string][]PendingApproval // children's waiting calls, by child session id
 	toldParent       string                       // the waiting call ids last sent to the parent
 	lastUsage        conversation.Usage           // of the latest model call: what the conversation weighed then
