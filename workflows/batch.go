@@ -128,6 +128,11 @@ func (s *session) resumeBatch(ctx workflow.Context, carried []CarriedCall) error
 		default:
 			cs.state = stateRunning
 		}
+		if cs.state == stateRunning && cs.decision != nil && cs.decision.Decision == DecisionDeny {
+			// Decided in the task that switched runs, before its
+			// goroutine took the decision in: a denial stays a denial.
+			cs.finish(conversation.ToolResult{Content: denialText(cs.decision.Feedback), IsError: true, Reason: conversation.ReasonDenied})
+		}
 		if cs.state != stateDone && cs.spec.Name == "" {
 			// The new run's catalog has no such tool any more.
 			cs.finish(conversation.ToolResult{

@@ -165,3 +165,31 @@ func TestNoSandbox(t *testing.T) {
 	require.Equal(t, "approved by a person", reqs.how("ls"))
 	require.Equal(t, "by a rule", reqs.how("r"), "a read tool runs as before")
 }
+
+// TestCarriedDenialDoesNotRun: a call denied in the workflow task that
+// continued as new is carried as decided, not waiting; the next run must
+// answer it with the denial, never run it.
+func TestCarriedDenialDoesNotRun(t *testing.T) {
+	t.Parallel()
+	var reqs requestsByID
+	h := newHarness(t, []activities.ModelResponse{textReply("ok")}, reqs.run)
+	w := call("w", "write", `{"path":"b","content":"x"}`)
+	ok := call("r", "write", `{"path":"c","content":"y"}`)
+	h.env.ExecuteWorkflow(AgentSession, SessionInput{Resume: &Resume{
+		Run: 1, Turn: 1,
+		Messages: []conversation.Message{
+			{Role: conversation.RoleUser, Content: "go"},
+			{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{w, ok}},
+		},
+		Batch: []CarriedCall{
+			{Call: w, State: carriedApproved, Decision: &Approval{CallID: "w", Decision: DecisionDeny, Feedback: "not that file"}},
+			{Call: ok, State: carriedApproved, Decision: &Approval{CallID: "r", Decision: DecisionApprove}},
+		},
+	}})
+	require.NoError(t, h.env.GetWorkflowError())
+	msgs := h.conversation(t)
+	require.Equal(t, conversation.ReasonDenied, byID(msgs, "w").Reason)
+	require.Contains(t, byID(msgs, "w").Content, "not that file")
+	require.Equal(t, "did not run", reqs.how("w"))
+	require.Equal(t, "approved by a person", reqs.how("r"), "a carried approval is still a person's")
+}
