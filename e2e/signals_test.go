@@ -52,4 +52,5 @@ func TestForgedAndMalformedSignalsAreRejected(t *testing.T) {
 	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
 	require.Equal(t, conversation.ReasonRan, resultFor(e.checkSession(id), "c_w").Reason)
 	require.Len(t, query[workflows.Status](t, id, workflows.QueryStatus).Rejected, 2)
+	recordHistory(t, id, "rejected_signals")
 }
