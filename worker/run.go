@@ -120,7 +120,7 @@ func (m *Main) Run() error {
 	case sandboxed:
 		logger.Info("shell commands run sandboxed (bubblewrap: workspace writable, rest read-only, no network unless a session allows it)")
 	default:
-		logger.Warn("commands run unsandboxed", "reason", why)
+		logger.Warn("commands run unsandboxed: no shell command runs without a person's approval or rule, and profile auto sessions refuse to start", "reason", why)
 	}
 	if m.Scripted == "demo" {
 		srv := scriptedmodel.NewResponder(scriptedmodel.Demo())
