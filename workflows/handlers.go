@@ -12,6 +12,9 @@ import (
 // maxRejected bounds the list of rejected signals kept for the status query.
 const maxRejected = 20
 
+// maxRejectedLen bounds the text of one rejected signal.
+const maxRejectedLen = 500
+
 func (s *session) registerHandlers(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, QueryConversation, func() ([]conversation.Message, error) {
 		return s.fullConversation(false)
@@ -150,6 +153,10 @@ func callIDs(cs []*callState) []string {
 }
 
 func (s *session) reject(ctx workflow.Context, msg string) {
+	// The text quotes what the sender sent (a call id, a child's id): cut,
+	// so a flood of huge signals cannot grow the state that status shows
+	// and continue-as-new carries.
+	msg = truncate(msg, maxRejectedLen)
 	s.logger(ctx).Warn("signal rejected", "reason", msg)
 	s.rejected = append(s.rejected, msg)
 	if len(s.rejected) > maxRejected {

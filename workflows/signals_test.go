@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -41,12 +42,13 @@ func TestSignalsWithoutProvenanceOrShapeAreRefused(t *testing.T) {
 		h.env.SignalWorkflow(SignalApproval, []string{"w"})
 		h.env.SignalWorkflow(SignalUserMessage, 42)
 		h.env.SignalWorkflow(SignalUserMessage, UserMessage{Text: "  "})
+		h.env.SignalWorkflow(SignalChildPending, ChildPending{Child: strings.Repeat("x", 1<<20)})
 	}, time.Minute)
 	h.env.RegisterDelayedCallback(func() {
 		require.Equal(t, []string{"w"}, callIDsOf(h.pending(t)), "nothing phantom on the pending list")
 		st := h.status(t)
 		require.Equal(t, 1, st.PendingApprovals)
-		require.Len(t, st.Rejected, 7, "%q", st.Rejected)
+		require.Len(t, st.Rejected, 8, "%q", st.Rejected)
 		require.Contains(t, st.Rejected[0], `child-pending for "s1/task-1" refused: not a sub-agent this session started`)
 		require.Contains(t, st.Rejected[1], `child-pending for "other/task-1" refused`)
 		require.Contains(t, st.Rejected[2], "child-pending refused: payload does not decode")
@@ -54,6 +56,7 @@ func TestSignalsWithoutProvenanceOrShapeAreRefused(t *testing.T) {
 		require.Contains(t, st.Rejected[4], "approval signal refused: payload does not decode")
 		require.Contains(t, st.Rejected[5], "user-message refused: payload does not decode")
 		require.Contains(t, st.Rejected[6], "user-message with empty text ignored")
+		require.LessOrEqual(t, len(st.Rejected[7]), maxRejectedLen+len("…"), "a huge child id is cut")
 		// Approving the phantom's qualified id is refused too.
 		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "s1/task-1/evil", Decision: DecisionApprove})
 		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "w", Decision: DecisionApprove})
@@ -62,6 +65,6 @@ func TestSignalsWithoutProvenanceOrShapeAreRefused(t *testing.T) {
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Equal(t, conversation.ReasonRan, byID(h.conversation(t), "w").Reason)
 	st := h.status(t)
-	require.Len(t, st.Rejected, 8)
-	require.Contains(t, st.Rejected[7], `unknown call id "s1/task-1/evil"`)
+	require.Len(t, st.Rejected, 9)
+	require.Contains(t, st.Rejected[8], `unknown call id "s1/task-1/evil"`)
 }
