@@ -49,7 +49,7 @@ fuzz:
 # Old histories stay: they prove sessions started by earlier code replay.
 record-histories: devserver
 	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_RECORD_HISTORIES=$(CURDIR)/workflows/testdata \
-		go test -count=1 -run 'TestBatchReadsOverlapAndBarrierWaits|TestStaleWriteGuardAcrossWorkerRestart|TestCancelWhileShellRuns|TestBackgroundJobAcrossTurnsKilledOnCancel|TestSubagentCancelledWithItsParent|TestReadWriteShellWithApproval|TestDenyWithFeedback|TestApprovalTimeout|TestInterruptWhileShellRuns|TestTwoThousandTurnsContinueAsNew|TestCompactionFitsTheWindow|TestLocalReadsSaveAWorkflowTaskPerTurn|TestLocalModelTakesAtMostOneWorkflowTaskPerTurn|TestUISummariesAndCurrentDetails|TestFastTurnsUpsertCountersSparingly' ./e2e
+		go test -count=1 -run 'TestBatchReadsOverlapAndBarrierWaits|TestStaleWriteGuardAcrossWorkerRestart|TestCancelWhileShellRuns|TestBackgroundJobAcrossTurnsKilledOnCancel|TestSubagentCancelledWithItsParent|TestReadWriteShellWithApproval|TestDenyWithFeedback|TestApprovalTimeout|TestInterruptWhileShellRuns|TestTwoThousandTurnsContinueAsNew|TestCompactionFitsTheWindow|TestLocalReadsSaveAWorkflowTaskPerTurn|TestLocalModelTakesAtMostOneWorkflowTaskPerTurn|TestUISummariesAndCurrentDetails|TestFastTurnsUpsertCountersSparingly|TestForgedAndMalformedSignalsAreRejected' ./e2e
 
 # The long chaos run: CHAOS_SESSIONS sessions whose worker is SIGKILLed at
 # random points, and the Temporal server restart (see e2e/chaos_test.go). Each

@@ -49,6 +49,9 @@ type Activities struct {
 	mcp *mcp.Manager
 	// worker is the worker's own configuration (SetWorkerConfig).
 	worker WorkerConfig
+	// shell is how this worker runs shell commands (SetShell); nil: not
+	// said, taken as no sandbox.
+	shell *tools.ShellConfig
 }
 
 // New returns activities that call the model described by mc and run the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -119,4 +120,55 @@ func TestLoadWorkspaceConfig(t *testing.T) {
 	}
 	_, err = a.LoadWorkspaceConfig(context.Background(), "../outside")
 	require.Error(t, err)
+}
+
+// TestLoadWorkspaceConfigSaysWhetherSandboxed: a session learns from the
+// recorded configuration whether a sandbox stands behind its approvals;
+// a worker that never said how it runs commands counts as unsandboxed.
+func TestLoadWorkspaceConfigSaysWhetherSandboxed(t *testing.T) {
+	t.Parallel()
+	a, _ := newActs(t, nil)
+	wc, err := a.LoadWorkspaceConfig(context.Background(), "")
+	require.NoError(t, err)
+	require.True(t, wc.NoSandbox, "not told: fail closed")
+
+	SetShell(a, tools.ShellConfig{Sandbox: tools.SandboxOff})
+	wc, err = a.LoadWorkspaceConfig(context.Background(), "")
+	require.NoError(t, err)
+	require.True(t, wc.NoSandbox, "--sandbox off")
+
+	cfg := tools.ShellConfig{Sandbox: tools.SandboxAuto}
+	if ok, why, _ := tools.CheckSandbox(cfg); !ok {
+		t.Skipf("the sandboxed half needs bwrap: %s (install the bubblewrap package; .ci/run does)", why)
+	}
+	SetShell(a, cfg)
+	wc, err = a.LoadWorkspaceConfig(context.Background(), "")
+	require.NoError(t, err)
+	require.False(t, wc.NoSandbox)
+}
+
+// TestModelReplyTooLargeFailsOnce: a reply over MaxModelReplyBytes is a
+// non-retryable ModelReplyTooLarge after one request, not a result the
+// server would refuse and the retry policy pay for again.
+func TestModelReplyTooLargeFailsOnce(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []bool{true, false} {
+		srv := sm.New(sm.Text(strings.Repeat("x", 3<<20)))
+		defer srv.Close()
+		a, _ := newActs(t, srv)
+		a.model.NoStream = !stream
+		_, err := a.CallModel(context.Background(), ModelRequest{Messages: []conversation.Message{{Role: conversation.RoleUser, Content: "hi"}}})
+		var appErr *temporal.ApplicationError
+		require.True(t, errors.As(err, &appErr), "%v", err)
+		require.Equal(t, ErrTypeModelReplyTooLarge, appErr.Type())
+		require.True(t, appErr.NonRetryable())
+		require.Contains(t, appErr.Message(), "more than the 1572864 a session can record")
+		require.Len(t, srv.Requests(), 1)
+	}
+	// Just under the limit passes.
+	srv := sm.New(sm.Text(strings.Repeat("x", MaxModelReplyBytes-1024)))
+	defer srv.Close()
+	a, _ := newActs(t, srv)
+	_, err := a.CallModel(context.Background(), ModelRequest{Messages: []conversation.Message{{Role: conversation.RoleUser, Content: "hi"}}})
+	require.NoError(t, err)
 }

@@ -32,7 +32,18 @@ const (
 	// ErrTypeModelBadReply: the endpoint kept answering something that is
 	// not a chat completion, MaxMalformedAttempts times.
 	ErrTypeModelBadReply = "ModelBadReply"
+	// ErrTypeModelReplyTooLarge: the reply, encoded, is over
+	// MaxModelReplyBytes, so the server could not record it. Not retried:
+	// each attempt is a paid call that would fail the same way.
+	ErrTypeModelReplyTooLarge = "ModelReplyTooLarge"
 )
+
+// MaxModelReplyBytes bounds a model reply as recorded in history (the
+// encoded ModelResponse). The Temporal server refuses a payload over its
+// blob size limit (2 MB by default) and the SDK then fails the attempt,
+// which the retry policy would repeat with another paid call; this limit
+// stays under it with room for the encoding's overhead.
+const MaxModelReplyBytes = 1536 * 1024
 
 // ToolDef is a tool as the model sees it: name, description, parameters and
 // nothing else. Runtime metadata never reaches the model.
@@ -139,7 +150,28 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 		resp.Message = textToolCalls(resp.Message, req)
 	}
 	resp.Head, resp.ToolsRef = head, toolsRef
+	if err == nil {
+		err = replyFits(resp)
+	}
 	return resp, err
+}
+
+// replyFits fails, not retryably, a reply too large to record: the server
+// would refuse the activity's result, and every retry would pay for the
+// same reply again.
+func replyFits(resp ModelResponse) error {
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return fmt.Errorf("encode model reply: %w", err)
+	}
+	if len(b) <= MaxModelReplyBytes {
+		return nil
+	}
+	return temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("the model's reply is %d bytes encoded (%d of text, %d tool calls), more than the %d a session can record; "+
+			"it was not retried. Ask for a shorter answer, or for large content written to files in several smaller calls",
+			len(b), len(resp.Message.Content), len(resp.Message.ToolCalls), MaxModelReplyBytes),
+		ErrTypeModelReplyTooLarge, nil)
 }
 
 // textToolCalls turns tool calls a model wrote as text (Hermes/Qwen

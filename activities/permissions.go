@@ -105,14 +105,42 @@ func parseRules(raw []byte, name, layer string) ([]permission.Rule, error) {
 	return file.Rules, nil
 }
 
-// LoadWorkspaceConfig reads .longrun/permissions.json of the session's
+// LoadWorkspaceConfig reads the session's configuration (see
+// loadWorkspaceConfig) and says whether this worker's shell has a working
+// sandbox (WorkspaceConfig.NoSandbox).
+func (a *Activities) LoadWorkspaceConfig(ctx context.Context, workDir string) (WorkspaceConfig, error) {
+	wc, err := a.loadWorkspaceConfig(ctx, workDir)
+	if err != nil {
+		return wc, err
+	}
+	wc.NoSandbox = !a.sandboxed()
+	return wc, nil
+}
+
+// SetShell tells the activities how this worker runs shell commands, so
+// LoadWorkspaceConfig can tell a session whether a sandbox stands behind
+// its approvals (WorkspaceConfig.NoSandbox). Without it the activities
+// assume none: fail closed. A function, not a method, like SetJobs.
+func SetShell(a *Activities, cfg tools.ShellConfig) { a.shell = &cfg }
+
+// sandboxed reports whether this worker's shell commands run in a working
+// sandbox (tools.CheckSandbox probes once per process).
+func (a *Activities) sandboxed() bool {
+	if a.shell == nil {
+		return false
+	}
+	ok, _, err := tools.CheckSandbox(*a.shell)
+	return ok && err == nil
+}
+
+// loadWorkspaceConfig reads .longrun/permissions.json of the session's
 // working directory: {"rules": [{"tool": "shell", "pattern": "go test *",
 // "action": "allow"}]}, but only when the workspace is trusted (see
 // WorkerConfig); otherwise a file there is named in Notes and not read.
 // A missing file is no rules; a malformed one is an error naming the
 // file, so nobody runs with rules they did not mean. It adds the worker's
 // own rules, and reads the nearest AGENTS.md (see Instructions).
-func (a *Activities) LoadWorkspaceConfig(_ context.Context, workDir string) (WorkspaceConfig, error) {
+func (a *Activities) loadWorkspaceConfig(_ context.Context, workDir string) (WorkspaceConfig, error) {
 	ws, err := a.workspace.Sub(workDir)
 	if err != nil {
 		return WorkspaceConfig{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("working directory %q: %v", workDir, err), ErrTypeBadWorkspaceConfig, err)

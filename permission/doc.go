@@ -18,8 +18,9 @@
 // "docs/a/b.md"; "./docs/../secrets/k" is matched as "secrets/k").
 //
 // Layers are consulted in this order, and a later one wins: defaults (built
-// in), the caller's layers (normally workspace, from .longrun/permissions.json,
-// then session, from the start options), and remembered (rules added with
+// in), the caller's layers (normally worker, from the worker's configuration
+// directory, then workspace, from .longrun/permissions.json, then session,
+// from the start options), and remembered (rules added with
 // Remember when a person approves "for this session"). Within a layer the last
 // matching rule wins, so "everything asks, git is allowed, git push asks" is
 // written in that order.
@@ -49,6 +50,18 @@
 //     a row (3 unless configured), Decide asks even where rules allow, auto
 //     included. A rule for the pseudo-tool "doom_loop" whose pattern matches
 //     the tool name answers it instead.
+//   - Control files: a call of a tool that is not read-only naming a path in
+//     .longrun/ or .git/ or an AGENTS.md (any depth, Call.Paths included)
+//     asks a person in every profile, auto included, whatever the rules and
+//     remembered approvals say (layer control). With approver "none" it is
+//     denied, and no rule can allow it.
+//   - Read-only sandbox: an allow that some command of a shell call got from
+//     the read-only classification alone is marked Decision.Classified; the
+//     caller runs it in the read-only sandbox, so a misclassified writer
+//     fails harmlessly. Auto clears the mark: it would allow the call anyway.
+//   - No sandbox (Config.NoSandbox): a shell command allowed only by the
+//     classification or by auto asks instead (layer sandbox); a rule a
+//     person wrote still allows.
 //   - Fail-closed: with approver "none", ask becomes deny, and the reason
 //     tells how to allow the call with a rule.
 package permission

@@ -22,6 +22,10 @@ type Config struct {
 	// DoomLoop is how many identical calls in a row make the engine ask;
 	// 0 means 3, a negative value turns the check off.
 	DoomLoop int `json:"doom_loop,omitempty"`
+	// NoSandbox says the worker has no working shell sandbox: then no
+	// shell command runs on the read-only classification or the auto
+	// profile alone, it asks (a rule a person wrote still allows).
+	NoSandbox bool `json:"no_sandbox,omitempty"`
 }
 
 // Call is one tool call as the engine sees it.
@@ -39,6 +43,10 @@ type Call struct {
 	// ShellReadOnly marks a shell call read-only. The engine also runs
 	// shellcmd on the command itself, so callers may leave it false.
 	ShellReadOnly bool `json:"shell_read_only,omitempty"`
+	// Paths are the paths the call reads or changes, as the tool reports
+	// them (tools.CallPaths), besides Subject: apply_patch names several.
+	// A call that may change a control file among them asks a person.
+	Paths []string `json:"paths,omitempty"`
 }
 
 // Decision is the engine's answer for one call.
@@ -51,6 +59,12 @@ type Decision struct {
 	Rule *Rule `json:"rule,omitempty"`
 	// Reason says why, for the person approving and for the model.
 	Reason string `json:"reason"`
+	// Classified is set on an allow when some command of a shell call was
+	// allowed only by the built-in read-only classification, not by a
+	// rule a person wrote nor by the auto profile. Such a call must run
+	// in the read-only sandbox: if the classifier misjudged a command,
+	// it fails there harmlessly.
+	Classified bool `json:"classified,omitempty"`
 }
 
 // Engine decides tool calls. It is pure and deterministic, so a workflow can
@@ -58,6 +72,7 @@ type Decision struct {
 type Engine struct {
 	profile    string
 	approver   string
+	noSandbox  bool
 	doomLoop   int
 	layers     []Layer // the caller's layers, then remembered last
 	remembered int     // index of the remembered layer in layers
@@ -66,7 +81,7 @@ type Engine struct {
 
 // New checks cfg and builds an Engine.
 func New(cfg Config) (*Engine, error) {
-	e := &Engine{profile: cfg.Profile, approver: cfg.Approver, doomLoop: cfg.DoomLoop, history: map[string][]string{}}
+	e := &Engine{profile: cfg.Profile, approver: cfg.Approver, doomLoop: cfg.DoomLoop, noSandbox: cfg.NoSandbox, history: map[string][]string{}}
 	switch e.profile {
 	case "":
 		e.profile = ProfileBuild
@@ -92,7 +107,7 @@ func New(cfg Config) (*Engine, error) {
 		switch l.Name {
 		case "":
 			return nil, fmt.Errorf("layer without a name: %w", ErrBadLayer)
-		case LayerDefaults, LayerRemembered, LayerHardBlock, LayerProfile, LayerDoomLoop:
+		case LayerDefaults, LayerRemembered, LayerHardBlock, LayerProfile, LayerDoomLoop, LayerControl, LayerSandbox:
 			return nil, fmt.Errorf("layer %q: the name is reserved: %w", l.Name, ErrBadLayer)
 		}
 		if seen[l.Name] {
@@ -123,10 +138,11 @@ func (e *Engine) Remember(r Rule) error {
 }
 
 // Decide decides one call. The order is fixed: a hard-blocked shell command
-// is denied; in plan a tool that is not read-only is denied; then the rules
-// (last match wins), else the built-in defaults; then the doom-loop check;
-// then auto turns ask into allow inside the workspace; last, with no
-// approver, ask becomes deny.
+// is denied; in plan a tool that is not read-only is denied; a write to a
+// control file asks, in every profile; then the rules (last match wins),
+// else the built-in defaults; then the doom-loop check; then auto turns ask
+// into allow inside the workspace; without a sandbox a shell command that
+// no rule allowed asks; last, with no approver, ask becomes deny.
 func (e *Engine) Decide(c Call) Decision {
 	shell := c.Tool == ShellTool
 	var verdict shellcmd.Verdict
@@ -141,6 +157,9 @@ func (e *Engine) Decide(c Call) Decision {
 		return Decision{Action: Deny, Layer: LayerProfile,
 			Reason: fmt.Sprintf("profile plan is read-only: tool %s can change the workspace and is not available", c.Tool)}
 	}
+	if p := controlPath(c); p != "" {
+		return e.failClosed(c, controlDecision(c, p))
+	}
 	subjects := e.subjects(c, verdict)
 	d := e.byRules(c, subjects, shell && (c.ShellReadOnly || verdict.ReadOnly))
 	if d.Action == Deny {
@@ -150,6 +169,16 @@ func (e *Engine) Decide(c Call) Decision {
 		d = loop // ask or deny, at least as strict as d
 	} else if e.profile == ProfileAuto && d.Action == Ask && e.inWorkspace(c, shell) {
 		d = Decision{Action: Allow, Layer: LayerProfile, Reason: "profile auto allows what would ask: " + d.Reason}
+	}
+	if e.noSandbox && shell && d.Action == Allow && (d.Classified || d.Layer == LayerProfile) {
+		d = Decision{Action: Ask, Layer: LayerSandbox,
+			Reason: "this worker has no sandbox, so no shell command runs without a person's approval (" + d.Reason + ")"}
+	}
+	if e.profile == ProfileAuto {
+		// Auto would have allowed the call had the classifier said
+		// otherwise, so the read-only sandbox would protect nothing the
+		// profile does not already give away.
+		d.Classified = false
 	}
 	return e.failClosed(c, d)
 }
@@ -224,7 +253,9 @@ func ruleMatches(r Rule, tool, subject string) bool {
 // strictest outcome; subjects no rule matches get the built-in default.
 func (e *Engine) byRules(c Call, subjects []string, shellReadOnly bool) Decision {
 	var best *Decision
+	classified := false
 	keep := func(d Decision) {
+		classified = classified || d.Classified
 		if best == nil || d.Action.strictness() > best.Action.strictness() {
 			best = &d
 		}
@@ -242,7 +273,12 @@ func (e *Engine) byRules(c Call, subjects []string, shellReadOnly bool) Decision
 		}
 		keep(e.defaultDecision(c, shellReadOnly))
 	}
-	return *best
+	// One command allowed by the classifier alone puts the whole command
+	// line in the read-only sandbox: a person's rule for "go test *" does
+	// not vouch for the "sort ..." beside it.
+	d := *best
+	d.Classified = d.Action == Allow && classified
+	return d
 }
 
 func ruleDecision(m match, c Call, subject string, several bool) Decision {
@@ -262,7 +298,7 @@ func (e *Engine) defaultDecision(c Call, shellReadOnly bool) Decision {
 		return Decision{Action: Allow, Layer: LayerDefaults,
 			Reason: fmt.Sprintf("default: tool %s only reads -> allow", c.Tool)}
 	case shellReadOnly:
-		return Decision{Action: Allow, Layer: LayerDefaults,
+		return Decision{Action: Allow, Layer: LayerDefaults, Classified: true,
 			Reason: "default: the shell command only reads (read-only classification) -> allow"}
 	}
 	return Decision{Action: Ask, Layer: LayerDefaults,
@@ -286,6 +322,10 @@ func (e *Engine) failClosed(c Call, d Decision) Decision {
 		example = fmt.Sprintf(`{"tool":%q,"pattern":%q,"action":"allow"}`, c.Tool, f[0]+" *")
 	}
 	d.Action = Deny
+	if d.Layer == LayerControl {
+		d.Reason += "; denied because no approver is attached to this session, and only a person can allow it"
+		return d
+	}
 	d.Reason = fmt.Sprintf("%s; denied because no approver is attached to this session: to allow it, add an allow rule "+
 		"such as %s to .longrun/permissions.json or to the session's start options", d.Reason, example)
 	return d

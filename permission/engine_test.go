@@ -471,3 +471,123 @@ func TestObserveKeepsLastN(t *testing.T) {
 	}
 	require.Equal(t, []ToolHistory{{Tool: "read", ArgsKeys: []string{"c", "d", "e"}}}, e.State().History)
 }
+
+func TestControlFilesAskInEveryProfile(t *testing.T) {
+	t.Parallel()
+	allowAll := []Layer{
+		layer(LayerWorkspace, Rule{Tool: "*", Action: Allow}),
+		layer(LayerSession, Rule{Tool: "write", Pattern: "**", Action: Allow}, Rule{Tool: "apply_patch", Action: Allow}),
+	}
+	calls := map[string]Call{
+		"permissions.json":    {Tool: "write", Subject: ".longrun/permissions.json"},
+		"mcp.json dotted":     {Tool: "write", Subject: "./src/../.longrun/mcp.json"},
+		"nested .longrun":     {Tool: "edit", Subject: "sub/.longrun/permissions.json"},
+		"git config":          {Tool: "edit", Subject: ".git/config"},
+		"git hook upper case": {Tool: "write", Subject: ".GIT/hooks/pre-commit"},
+		"AGENTS.md":           {Tool: "write", Subject: "AGENTS.md"},
+		"nested AGENTS.md":    {Tool: "write", Subject: "pkg/deep/agents.md"},
+		"patch names it":      {Tool: "apply_patch", Paths: []string{"main.go", ".longrun/permissions.json"}},
+		"mcp tool with path":  {Tool: "mcp_fs_write", Subject: ".git/config"},
+	}
+	for _, profile := range []string{ProfileBuild, ProfileAuto} {
+		for name, c := range calls {
+			t.Run(profile+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				e, err := New(Config{Profile: profile, Layers: allowAll})
+				require.NoError(t, err)
+				require.NoError(t, e.Remember(Rule{Tool: "*", Action: Allow}))
+				d := e.Decide(c)
+				require.Equal(t, Ask, d.Action, d.Reason)
+				require.Equal(t, LayerControl, d.Layer)
+				require.Contains(t, d.Reason, "is a control file")
+				require.Contains(t, d.Reason, "a person must approve every write to it")
+
+				none, err := New(Config{Profile: profile, Approver: ApproverNone, Layers: allowAll})
+				require.NoError(t, err)
+				d = none.Decide(c)
+				require.Equal(t, Deny, d.Action)
+				require.Contains(t, d.Reason, "only a person can allow it")
+			})
+		}
+	}
+	// Reading a control file, and writing files that merely look alike, do
+	// not ask.
+	e, err := New(Config{Layers: allowAll})
+	require.NoError(t, err)
+	for _, c := range []Call{
+		{Tool: "read", ReadOnly: true, Subject: ".longrun/permissions.json"},
+		{Tool: "write", Subject: "docs/longrun/AGENTS.md.bak"},
+		{Tool: "write", Subject: ".github/workflows/ci.yml"},
+		{Tool: "write", Subject: "gitconfig.git.txt"},
+	} {
+		require.Equal(t, Allow, e.Decide(c).Action, c.Subject)
+	}
+}
+
+func TestIsControlPath(t *testing.T) {
+	t.Parallel()
+	for p, want := range map[string]bool{
+		".longrun": true, ".longrun/jobs/x.log": true, "a/.git/HEAD": true, "/ws/.git": true, `.git\config`: true,
+		"AGENTS.md": true, "x/AGENTS.md": true, "x/../AGENTS.md": true,
+		"agents.txt": false, "AGENTS.md/../main.go": false, ".gitignore": false, ".longrunrc": false, "src/git/x": false,
+	} {
+		require.Equal(t, want, IsControlPath(p), p)
+	}
+}
+
+func TestClassifiedMarksClassifierOnlyAllows(t *testing.T) {
+	t.Parallel()
+	rules := []Layer{layer(LayerWorker, Rule{Tool: ShellTool, Pattern: "go test *", Action: Allow}, Rule{Tool: ShellTool, Pattern: "git log *", Action: Allow})}
+	tests := []struct {
+		name       string
+		profile    string
+		call       Call
+		want       Action
+		classified bool
+	}{
+		{name: "read-only command", call: gitStatus, want: Allow, classified: true},
+		{name: "rule allows", call: goTest, want: Allow},
+		{name: "rule and classifier mixed", call: Call{Tool: ShellTool, Subject: "ls && git log -p"}, want: Allow, classified: true},
+		{name: "rule alone", call: Call{Tool: ShellTool, Subject: "git log -p"}, want: Allow},
+		{name: "read-only tool is not a shell", call: readCall, want: Allow},
+		{name: "writer asks", call: Call{Tool: ShellTool, Subject: "rm x"}, want: Ask},
+		{name: "auto: the profile allows anyway", profile: ProfileAuto, call: gitStatus, want: Allow},
+		{name: "auto writer", profile: ProfileAuto, call: Call{Tool: ShellTool, Subject: "rm x"}, want: Allow},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e, err := New(Config{Profile: tt.profile, Layers: rules})
+			require.NoError(t, err)
+			d := e.Decide(tt.call)
+			require.Equal(t, tt.want, d.Action, d.Reason)
+			require.Equal(t, tt.classified, d.Classified, d.Reason)
+		})
+	}
+}
+
+func TestNoSandboxAsksForEveryUnapprovedShellCommand(t *testing.T) {
+	t.Parallel()
+	rules := []Layer{layer(LayerWorker, Rule{Tool: ShellTool, Pattern: "go test *", Action: Allow}, Rule{Tool: ShellTool, Pattern: "git log *", Action: Allow})}
+	for _, profile := range []string{ProfileBuild, ProfileAuto} {
+		e, err := New(Config{Profile: profile, Layers: rules, NoSandbox: true})
+		require.NoError(t, err)
+		asks := []Call{gitStatus, {Tool: ShellTool, Subject: "ls && git log"}}
+		if profile == ProfileAuto {
+			asks = append(asks, Call{Tool: ShellTool, Subject: "rm x"})
+		}
+		for _, c := range asks {
+			d := e.Decide(c)
+			require.Equal(t, Ask, d.Action, profile+": "+c.Subject)
+			require.Equal(t, LayerSandbox, d.Layer)
+			require.Contains(t, d.Reason, "this worker has no sandbox, so no shell command runs without a person's approval")
+		}
+		// A person's rule still allows; other tools are not affected.
+		require.Equal(t, Allow, e.Decide(goTest).Action)
+		require.Equal(t, Allow, e.Decide(readCall).Action)
+	}
+	// Recorded before the field: the same engine without it allows.
+	e, err := New(Config{Layers: rules})
+	require.NoError(t, err)
+	require.Equal(t, Allow, e.Decide(gitStatus).Action)
+}

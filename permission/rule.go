@@ -65,6 +65,8 @@ const (
 	LayerHardBlock  = "hardblock"  // shellcmd's block list
 	LayerProfile    = "profile"    // the plan and auto profiles
 	LayerDoomLoop   = "doom_loop"  // the repeated-call check
+	LayerControl    = "control"    // a write to a control file (.longrun, .git, AGENTS.md)
+	LayerSandbox    = "sandbox"    // no sandbox on this worker: shell commands ask
 )
 
 // Profiles.

@@ -171,7 +171,7 @@ func (m *Main) Run() error {
 			logger.Warn("commands of sessions that allow the network are refused: no network that keeps them from this host's loopback services", "reason", why)
 		}
 	default:
-		logger.Warn("no sandbox: no shell command runs without a person's approval (or a rule a person wrote); approved commands run unconfined", "reason", why)
+		logger.Warn("no sandbox: no shell command runs without a person's approval (or a rule a person wrote), approved commands run unconfined, and profile auto sessions refuse to start", "reason", why)
 	}
 	if m.Scripted == "demo" {
 		srv := scriptedmodel.NewResponder(scriptedmodel.Demo())
@@ -221,6 +221,7 @@ func (m *Main) Run() error {
 	}
 	own := ownQueue(m.TaskQueue)
 	activities.SetJobs(acts, jobs, own)
+	activities.SetShell(acts, m.Tools.Shell)
 	servers, err := openMCP(cfg.MCP, ws.Root(), logger)
 	if err != nil {
 		return err

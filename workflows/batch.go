@@ -41,6 +41,18 @@ type callState struct {
 	queued      bool            // approved (or needing none), waiting for its deps or a pool slot
 	workerLost  bool            // the worker it had to run on is gone (background jobs)
 	started     bool            // its activity was scheduled: it cannot be carried across continue-as-new
+	// readOnlySandbox: only the read-only classifier allowed it, so it
+	// runs in the read-only sandbox (permission.Decision.Classified).
+	readOnlySandbox bool
+	// released: approved by a remembered rule, not by a person's decision
+	// on this very call.
+	released bool
+}
+
+// approvedByPerson reports whether a person approved this very call (one
+// by one or with "all"); a call a remembered rule released is not.
+func (c *callState) approvedByPerson() bool {
+	return c.decision != nil && c.decision.Decision == DecisionApprove && !c.released
 }
 
 func (c *callState) finish(r conversation.ToolResult) {
@@ -106,7 +118,8 @@ func (s *session) resumeBatch(ctx workflow.Context, carried []CarriedCall) error
 	s.batch = make([]*callState, len(carried))
 	for i, c := range carried {
 		cs := &callState{call: c.Call, spec: s.specs[c.Call.Name], why: c.Why, requestedAt: c.RequestedAt,
-			decision: c.Decision, result: c.Result, perm: c.Perm, index: i}
+			decision: c.Decision, result: c.Result, perm: c.Perm, index: i,
+			readOnlySandbox: c.ReadOnlySandbox, released: c.Released}
 		switch c.State {
 		case carriedDone:
 			cs.state = stateDone
@@ -114,6 +127,11 @@ func (s *session) resumeBatch(ctx workflow.Context, carried []CarriedCall) error
 			cs.state = stateWaiting
 		default:
 			cs.state = stateRunning
+		}
+		if cs.state == stateRunning && cs.decision != nil && cs.decision.Decision == DecisionDeny {
+			// Decided in the task that switched runs, before its
+			// goroutine took the decision in: a denial stays a denial.
+			cs.finish(conversation.ToolResult{Content: denialText(cs.decision.Feedback), IsError: true, Reason: conversation.ReasonDenied})
 		}
 		if cs.state != stateDone && cs.spec.Name == "" {
 			// The new run's catalog has no such tool any more.
@@ -402,6 +420,7 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 	req := activities.ToolRequest{
 		CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir,
 		AllowNetwork: s.in.Network, ByReference: s.transcript,
+		ReadOnlySandbox: cs.readOnlySandbox, ApprovedByPerson: cs.approvedByPerson(),
 	}
 	if s.guardWrites && cs.spec.EditsFiles {
 		// The whole record goes along: which files a patch touches is the

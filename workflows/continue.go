@@ -60,6 +60,11 @@ type CarriedCall struct {
 	Decision    *Approval                `json:"decision,omitempty"`
 	Result      *conversation.ToolResult `json:"result,omitempty"`
 	Perm        permission.Call          `json:"perm"`
+	// ReadOnlySandbox and Released keep how the call came to run: allowed
+	// by the read-only classifier alone, or released by a remembered rule
+	// rather than approved by a person.
+	ReadOnlySandbox bool `json:"read_only_sandbox,omitempty"`
+	Released        bool `json:"released,omitempty"`
 }
 
 // Carried call states.
@@ -159,7 +164,8 @@ func (s *session) continueAsNew(ctx workflow.Context) error {
 		r.Permissions = &st
 	}
 	for _, c := range s.batch {
-		cc := CarriedCall{Call: c.call, Why: c.why, RequestedAt: c.requestedAt, Decision: c.decision, Result: c.result, Perm: c.perm}
+		cc := CarriedCall{Call: c.call, Why: c.why, RequestedAt: c.requestedAt, Decision: c.decision, Result: c.result, Perm: c.perm,
+			ReadOnlySandbox: c.readOnlySandbox, Released: c.released}
 		switch {
 		case c.state == stateDone:
 			cc.State = carriedDone
@@ -175,33 +181,6 @@ func (s *session) continueAsNew(ctx workflow.Context) error {
 	next.Resume = &r
 	s.logger(ctx).Info("continue as new", "run", r.Run, "pending", len(s.pending()))
 	return workflow.NewContinueAsNewError(ctx, WorkflowType, next)
-}
-
-// drainSignals takes in signals that arrived but were not handled yet.
-func (s *session) drainSignals(ctx workflow.Context) {
-	userCh := workflow.GetSignalChannel(ctx, SignalUserMessage)
-	for {
-		var m UserMessage
-		if !userCh.ReceiveAsync(&m) {
-			break
-		}
-		if m.Text != "" {
-			s.inbox = append(s.inbox, m.Text)
-		}
-	}
-	approvalCh := workflow.GetSignalChannel(ctx, SignalApproval)
-	for {
-		var ap Approval
-		if !approvalCh.ReceiveAsync(&ap) {
-			break
-		}
-		if _, err := s.applyApproval(ctx, ap); err != nil {
-			s.reject(ctx, "approval signal ignored: "+err.Error())
-		}
-	}
-	// An interrupt during the switch has no turn to stop.
-	for workflow.GetSignalChannel(ctx, SignalInterrupt).ReceiveAsync(nil) {
-	}
 }
 
 // restore takes the carried state into this run.

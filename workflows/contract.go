@@ -209,7 +209,7 @@ type Status struct {
 	LastError string `json:"last_error,omitempty"`
 	// LastErrorType is the error type behind LastError when it has one:
 	// ModelContextLengthExceeded, ModelRequestRejected, ModelBadReply,
-	// ModelFault, NoModelConfigured.
+	// ModelReplyTooLarge, ModelFault, NoModelConfigured.
 	LastErrorType string `json:"last_error_type,omitempty"`
 	// Rejected lists recent signals the session could not use (an unknown
 	// call id, a bad decision), with why.

@@ -12,6 +12,9 @@ import (
 // maxRejected bounds the list of rejected signals kept for the status query.
 const maxRejected = 20
 
+// maxRejectedLen bounds the text of one rejected signal.
+const maxRejectedLen = 500
+
 func (s *session) registerHandlers(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, QueryConversation, func() ([]conversation.Message, error) {
 		return s.fullConversation(false)
@@ -39,68 +42,9 @@ func (s *session) registerHandlers(ctx workflow.Context) error {
 		return fmt.Errorf("register %s query: %w", QueryStatus, err)
 	}
 
-	// Signals are drained by their own goroutines for the whole run, so a
+	// Signals are taken by their own goroutines for the whole run, so a
 	// signal is never left unhandled whatever the main loop waits on.
-	userCh := workflow.GetSignalChannel(ctx, SignalUserMessage)
-	workflow.GoNamed(ctx, "signal:"+SignalUserMessage, func(ctx workflow.Context) {
-		for {
-			var m UserMessage
-			if !userCh.Receive(ctx, &m) {
-				return
-			}
-			if strings.TrimSpace(m.Text) == "" {
-				s.reject(ctx, "user-message with empty text ignored (send {\"text\": \"...\"})")
-				continue
-			}
-			s.inbox = append(s.inbox, m.Text)
-		}
-	})
-	interruptCh := workflow.GetSignalChannel(ctx, SignalInterrupt)
-	workflow.GoNamed(ctx, "signal:"+SignalInterrupt, func(ctx workflow.Context) {
-		for {
-			// Any payload (or none, as the UI may send) is accepted.
-			if !interruptCh.Receive(ctx, nil) {
-				return
-			}
-			if s.cancelTurn == nil {
-				s.reject(ctx, "interrupt ignored: no turn is running")
-				continue
-			}
-			s.interrupted = true
-			s.cancelTurn()
-		}
-	})
-	approvalCh := workflow.GetSignalChannel(ctx, SignalApproval)
-	workflow.GoNamed(ctx, "signal:"+SignalApproval, func(ctx workflow.Context) {
-		for {
-			var ap Approval
-			if !approvalCh.Receive(ctx, &ap) {
-				return
-			}
-			if _, err := s.applyApproval(ctx, ap); err != nil {
-				s.reject(ctx, "approval signal ignored: "+err.Error())
-			}
-			workflow.SetCurrentDetails(ctx, s.details())
-		}
-	})
-	childCh := workflow.GetSignalChannel(ctx, SignalChildPending)
-	workflow.GoNamed(ctx, "signal:"+SignalChildPending, func(ctx workflow.Context) {
-		for {
-			var cp ChildPending
-			if !childCh.Receive(ctx, &cp) {
-				return
-			}
-			if !strings.HasPrefix(cp.Child, s.workflowID+"/") {
-				s.reject(ctx, fmt.Sprintf("child-pending from %q ignored: not a sub-agent of this session", cp.Child))
-				continue
-			}
-			if s.childPending == nil {
-				s.childPending = map[string][]PendingApproval{}
-			}
-			s.childPending[cp.Child] = cp.Pending
-			s.publishPending(ctx)
-		}
-	})
+	s.receiveSignals(ctx)
 	// The update is the checked path (our CLI uses it): a bad call id is
 	// an error to the caller and never reaches history.
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateApprove,
@@ -209,6 +153,10 @@ func callIDs(cs []*callState) []string {
 }
 
 func (s *session) reject(ctx workflow.Context, msg string) {
+	// The text quotes what the sender sent (a call id, a child's id): cut,
+	// so a flood of huge signals cannot grow the state that status shows
+	// and continue-as-new carries.
+	msg = truncate(msg, maxRejectedLen)
 	s.logger(ctx).Warn("signal rejected", "reason", msg)
 	s.rejected = append(s.rejected, msg)
 	if len(s.rejected) > maxRejected {

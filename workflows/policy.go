@@ -15,6 +15,10 @@ import (
 	"github.com/longrun/longrun/tools"
 )
 
+// ErrTypeSandboxRequired fails a session with profile auto on a worker
+// without a working shell sandbox (WorkspaceConfig.NoSandbox).
+const ErrTypeSandboxRequired = "SandboxRequired"
+
 // versionPermissions gates the permission engine. Sessions recorded before
 // it decided "read-only runs, everything else asks" and must replay so.
 const versionPermissions = "permissions-v1"
@@ -44,10 +48,21 @@ func (s *session) setupPolicy(ctx workflow.Context) error {
 	if approver == "" {
 		approver = permission.ApproverPerson
 	}
+	if wc.NoSandbox && s.in.Profile == permission.ProfileAuto {
+		// auto runs commands nobody approved; without a sandbox nothing
+		// would stand between them and the worker's machine.
+		return temporal.NewNonRetryableApplicationError(
+			"profile auto needs the shell sandbox, and the worker that loaded this session's configuration has none "+
+				"(bubblewrap missing or not working, or the worker runs with --sandbox off): "+
+				"start the session with profile build so a person approves each command, or run it on a worker whose sandbox works",
+			ErrTypeSandboxRequired, nil)
+	}
 	e, err := permission.New(permission.Config{
-		Profile:  s.in.Profile,
-		Approver: approver,
+		Profile:   s.in.Profile,
+		Approver:  approver,
+		NoSandbox: wc.NoSandbox,
 		Layers: []permission.Layer{
+			{Name: permission.LayerWorker, Rules: wc.WorkerRules},
 			{Name: permission.LayerWorkspace, Rules: wc.Rules},
 			{Name: permission.LayerSession, Rules: s.in.Rules},
 		},
@@ -127,7 +142,8 @@ func permissionCall(c conversation.ToolCall, spec tools.Spec) permission.Call {
 		// answer is new output: no doom loop to catch.
 		argsKey = ""
 	}
-	return permission.Call{Tool: c.Name, ReadOnly: spec.ReadOnly, Subject: subject, ArgsKey: argsKey}
+	paths, _ := tools.CallPaths(c.Name, json.RawMessage(c.Arguments)) // for the control-file check
+	return permission.Call{Tool: c.Name, ReadOnly: spec.ReadOnly, Subject: subject, ArgsKey: argsKey, Paths: paths}
 }
 
 // decide classifies one validated call with the engine: it runs, waits for
@@ -140,6 +156,7 @@ func (s *session) decide(cs *callState) {
 	switch d.Action {
 	case permission.Allow:
 		cs.state = stateRunning
+		cs.readOnlySandbox = d.Classified
 	case permission.Ask:
 		cs.state = stateWaiting
 		cs.why = d.Reason
@@ -174,6 +191,7 @@ func (s *session) remember(ap Approval, approved []*callState) ([]string, error)
 			}
 			if s.engine.Covers(rule, o.perm) && s.engine.Decide(o.perm).Action == permission.Allow {
 				o.decision = &Approval{CallID: o.call.ID, Decision: DecisionApprove, Feedback: "released by a remembered rule"}
+				o.released = true // a rule decided, not a person's look at this call
 				released = append(released, o.call.ID)
 			}
 		}

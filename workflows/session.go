@@ -75,6 +75,7 @@ type session struct {
 
 	subagentsTotal   int                          // task calls started in this session
 	subagentsRunning int                          // of them, running now
+	children         map[string]bool              // sub-agents running now, by session id: only they report waiting calls
 	childPending     map[string][]PendingApproval // children's waiting calls, by child session id
 	toldParent       string                       // the waiting call ids last sent to the parent
 	lastUsage        conversation.Usage           // of the latest model call: what the conversation weighed then
@@ -578,7 +579,7 @@ func modelFailure(turn int, err error) (msg, typ string) {
 	case activities.ErrTypeContextLength:
 		return fmt.Sprintf("turn %d: the conversation no longer fits the model's context window (%s): %s. "+
 			"Send a shorter message, or start a new session with a model that has a larger window.", turn, typ, rootMessage(err)), typ
-	case activities.ErrTypeModelRejected, activities.ErrTypeModelBadReply, activities.ErrTypeNoModel:
+	case activities.ErrTypeModelRejected, activities.ErrTypeModelBadReply, activities.ErrTypeNoModel, activities.ErrTypeModelReplyTooLarge:
 		return fmt.Sprintf("turn %d: model call failed (%s, not retried): %s", turn, typ, rootMessage(err)), typ
 	}
 	return fmt.Sprintf("turn %d: model call failed after retries: %s", turn, rootMessage(err)), typ

@@ -111,7 +111,7 @@ func (s *session) runTask(ctx workflow.Context, cs *callState) (tools.Result, er
 	s.subagentsTotal++
 	s.subagentsRunning++
 	defer func() { s.subagentsRunning-- }()
-	childID := fmt.Sprintf("%s/task-%d", s.workflowID, s.subagentsTotal)
+	childID := childID(s.workflowID, s.subagentsTotal)
 	in := SessionInput{
 		Prompt: p.Prompt, Model: s.in.Model, WorkDir: s.in.WorkDir, Approval: s.in.Approval, ApprovalTimeout: s.in.ApprovalTimeout,
 		Profile: p.Profile, Rules: s.in.Rules, Network: s.in.Network, MaxParallelTools: s.in.MaxParallelTools,
@@ -127,7 +127,12 @@ func (s *session) runTask(ctx workflow.Context, cs *callState) (tools.Result, er
 		StaticDetails:       fmt.Sprintf("Sub-agent of `%s` (call `%s`), profile %s.\n\n%s", s.workflowID, cs.call.ID, p.Profile, truncate(p.Prompt, 2000)),
 	})
 	var res SessionResult
+	if s.children == nil {
+		s.children = map[string]bool{}
+	}
+	s.children[childID] = true // it may report waiting calls now
 	err := workflow.ExecuteChildWorkflow(cctx, WorkflowType, in).Get(ctx, &res)
+	delete(s.children, childID)
 	delete(s.childPending, childID)
 	if err != nil {
 		return tools.Result{}, err
