@@ -19,10 +19,8 @@ const controlFile = "AGENTS.md"
 // file: .longrun/** or .git/** at any depth (a working directory below the
 // workspace root has its own .longrun), or an AGENTS.md at any depth.
 // Names are compared without case, so a case-insensitive file system gains
-// no way around it.
-//
-// TODO(issue 15): use tools.IsControlPath once it lands, so the tools and
-// the engine share one definition.
+// no way around it. The tools use it too (tools.IsControlPath), on the path
+// with every symlink followed.
 func IsControlPath(p string) bool {
 	p = path.Clean(strings.ReplaceAll(p, `\`, "/"))
 	segs := strings.Split(p, "/")

@@ -327,7 +327,7 @@ func (e *Engine) failClosed(c Call, d Decision) Decision {
 		return d
 	}
 	d.Reason = fmt.Sprintf("%s; denied because no approver is attached to this session: to allow it, add an allow rule "+
-		"such as %s to .longrun/permissions.json or to the session's start options", d.Reason, example)
+		"such as %s to the worker's permissions.json (its config directory), to a trusted workspace's .longrun/permissions.json, or to the session's start options", d.Reason, example)
 	return d
 }
 

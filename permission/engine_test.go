@@ -182,7 +182,7 @@ func TestDecide(t *testing.T) {
 		{
 			name: "no approver names the config file",
 			cfg:  Config{Approver: ApproverNone}, call: goTest, want: Deny,
-			wantReason: ".longrun/permissions.json or to the session's start options",
+			wantReason: "to the worker's permissions.json (its config directory), to a trusted workspace's .longrun/permissions.json, or to the session's start options",
 		},
 		{
 			name: "no approver keeps the ask rule",

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/longrun/longrun/permission"
 )
 
 // errSwapped reports that a directory or file changed identity between
@@ -333,26 +335,13 @@ func (e *entry) writeAtomic(data []byte, mode fs.FileMode) error {
 func (e *entry) remove() error { return e.dir.Remove(e.name) }
 
 // IsControlPath reports whether rel, a slash-separated path relative to
-// the project root (or any directory in it), names a control file: one
-// whose change decides what later sessions may do or read. These are
-// anything under a .longrun or .git directory (or a .git file, as a
-// worktree has), and an AGENTS.md at any depth. Names compare without
-// case, as a case-insensitive file system would. It is a pure function of
-// the path, so the workflow can use it too; the tools call it on the path
-// with every symlink followed.
-func IsControlPath(rel string) bool {
-	rel = strings.ReplaceAll(rel, `\`, "/")
-	parts := strings.Split(path.Clean("/"+rel), "/")
-	for i, part := range parts {
-		switch {
-		case strings.EqualFold(part, ".git"), strings.EqualFold(part, ".longrun"):
-			return true
-		case i == len(parts)-1 && strings.EqualFold(part, "AGENTS.md"):
-			return true
-		}
-	}
-	return false
-}
+// the project root (or any directory in it), names a control file: anything
+// under a .longrun or .git directory (or a .git file, as a worktree has),
+// or an AGENTS.md at any depth, names compared without case. It is
+// permission.IsControlPath, so the engine that asks and the tools that
+// refuse share one definition; the tools call it on the path with every
+// symlink followed.
+func IsControlPath(rel string) bool { return permission.IsControlPath(rel) }
 
 // controlRefusal is the message for a change to a control file that no
 // person approved, or "" when the change may go ahead. named is the path

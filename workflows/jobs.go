@@ -151,7 +151,7 @@ func (s *session) goneList(queue string) string {
 
 func goneText(r *jobRoute) string {
 	return fmt.Sprintf("the worker that ran background job %s (%s) is gone: nobody polls its task queue %s. "+
-		"The job ended with that worker; if the machine is still up, its log is under .longrun/jobs/ in the workspace. "+
+		"The job ended with that worker; if the machine is still up, its log stays in that worker's state directory (sessions/<session>/jobs/, outside the workspace) for a person to read. "+
 		"Start the command again if it is still needed.", r.ID, r.Command, r.Queue)
 }
 
