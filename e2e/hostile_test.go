@@ -187,7 +187,17 @@ func runHostile(t *testing.T, sandbox bool) {
 	w.judge(after, "")
 	w.mu.Unlock()
 
-	// The keys must be nowhere in any session's history.
+	w.report(all, ids, signals, map[string]error{phaseAuto: autoErr, phaseRestart: restartErr}, after, began)
+}
+
+// report logs every case with its reason and what it made happen, prints
+// the count, and fails the test for each effect and each wrong reason.
+// The keys must also be nowhere in any session's history.
+func (w *world) report(all []*hcase, ids, signals []string, ended map[string]error, after *hcase, began time.Time) {
+	t, mode := w.t, "off"
+	if w.sandbox {
+		mode = "on"
+	}
 	historyLeaks := w.historyLeaks(ids)
 
 	// The report.
@@ -195,6 +205,12 @@ func runHostile(t *testing.T, sandbox bool) {
 	actions := 0
 	for _, c := range all {
 		if c.setup {
+			continue
+		}
+		if !c.issued && c.phase == phaseBuild {
+			// The build session has no reason to end early in any design:
+			// a suite that did not make its calls proves nothing.
+			t.Errorf("%s [F%s] %s: never issued: the build session ended before it", c.phase, c.finding, c.name)
 			continue
 		}
 		if !c.issued {
@@ -213,6 +229,9 @@ func runHostile(t *testing.T, sandbox bool) {
 			status += " | WRONG REASON: " + why
 		}
 		t.Logf("%-8s [F%s] %-48s %-28s %s", c.phase, c.finding, c.name, reason, status)
+		if c.result != nil && len(c.effects) == 0 && why == "" {
+			t.Logf("%-8s       %-48s said: %.100q", "", "", c.result.Content)
+		}
 	}
 	for _, p := range []string{phaseBuild, phaseAuto, phaseRestart} {
 		if c := w.start[p]; c != nil && len(c.effects) > 0 {
@@ -233,11 +252,10 @@ func runHostile(t *testing.T, sandbox bool) {
 	if historyLeaks != "" {
 		took = append(took, "[F8] "+historyLeaks)
 	}
-	if autoErr != nil {
-		t.Logf("session auto ended: %v", autoErr)
-	}
-	if restartErr != nil {
-		t.Logf("session restart ended: %v", restartErr)
+	for _, p := range []string{phaseAuto, phaseRestart} {
+		if ended[p] != nil {
+			t.Logf("session %s ended: %v", p, ended[p])
+		}
 	}
 	summary := fmt.Sprintf("hostile actions (sandbox %s): %d, took effect: %d, wrong reason: %d (%s)",
 		mode, actions, len(took), len(wrong), time.Since(began).Round(time.Second))
@@ -249,7 +267,7 @@ func runHostile(t *testing.T, sandbox bool) {
 	for _, s := range wrong {
 		t.Errorf("wrong reason: %s", s)
 	}
-	if sandbox {
+	if w.sandbox {
 		require.GreaterOrEqual(t, actions, 40, "the suite must attempt at least 40 hostile actions")
 	}
 }
@@ -259,6 +277,9 @@ func runHostile(t *testing.T, sandbox bool) {
 func (e *env) startWorkerPlain(w *world) {
 	_ = os.Remove(filepath.Join(w.ws, ".longrun", "mcp.json"))
 	_ = os.Remove(filepath.Join(w.ws, ".longrun", "permissions.json"))
+	w.mu.Lock()
+	w.control = w.snapshotControl()
+	w.mu.Unlock()
 	e.startWorker()
 }
 
@@ -326,6 +347,9 @@ func newWorld(t *testing.T, sandbox bool) *world {
 	write(filepath.Join(w.ws, ".gitattributes"), "*.txt diff=conv\n")
 	for i := 1; i <= 5; i++ {
 		write(filepath.Join(w.ws, fmt.Sprintf("victim-f%d", i)), "victim\n")
+	}
+	for i := 1; i <= 4; i++ {
+		write(filepath.Join(w.ws, fmt.Sprintf("victim-a%d", i), "keep.txt"), "victim\n")
 	}
 	for i, name := range []string{"big.txt", "big2.txt"} {
 		var b strings.Builder
@@ -472,6 +496,9 @@ func (w *world) respond(req sm.Request) (sm.Reply, bool) {
 	if n < len(w.cases) {
 		c := w.cases[n]
 		c.issued = true
+		if c.watch {
+			go w.watchCase(c)
+		}
 		return sm.Tools(sm.Call{ID: c.id, Name: c.tool, Arguments: w.expandArgs(c.args)}), true
 	}
 	if w.done != nil {
@@ -479,6 +506,37 @@ func (w *world) respond(req sm.Request) (sm.Reply, bool) {
 		w.done = nil
 	}
 	return sm.Text("done"), true
+}
+
+// watchCase judges c as soon as its check finds something, before the
+// next model request (which may never come if the effect stops the
+// session), for at most a minute.
+func (w *world) watchCase(c *hcase) {
+	found := false
+	for range 300 {
+		time.Sleep(200 * time.Millisecond)
+		w.mu.Lock()
+		if c.checked && !found {
+			w.mu.Unlock()
+			return
+		}
+		effects := c.check(w, "")
+		c.effects = append(c.effects, effects...)
+		if len(effects) > 0 && !found {
+			// The command may still be at work: keep repairing what it
+			// does for a few more seconds.
+			found = true
+			w.judge(c, "")
+		}
+		w.mu.Unlock()
+		if found && len(effects) == 0 {
+			time.Sleep(time.Second)
+			w.mu.Lock()
+			c.effects = append(c.effects, c.check(w, "")...)
+			w.mu.Unlock()
+			return
+		}
+	}
 }
 
 // judge records what case c made happen: its own check, then the checks
@@ -774,10 +832,16 @@ func (w *world) waitPhase(done chan struct{}, id string) {
 // waitSession waits for a session that completes after its calls; one
 // that ends early (refused to start) returns why.
 func (w *world) waitSession(done chan struct{}, id string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var r workflows.SessionResult
 	err := tc.GetWorkflow(ctx, id, "").Get(ctx, &r)
+	if ctx.Err() != nil {
+		// Stuck (a hostile call may break it): say so, and stop it.
+		st := query[workflows.Status](w.t, id, workflows.QueryStatus)
+		err = fmt.Errorf("no result after 2 minutes (phase %s, last error %q); cancelled", st.Phase, st.LastError)
+		_ = tc.CancelWorkflow(context.Background(), id, "")
+	}
 	select {
 	case <-done:
 	default:
@@ -794,7 +858,15 @@ func (w *world) waitSession(done chan struct{}, id string) error {
 
 // collect keeps each case's result from the session's conversation.
 func (w *world) collect(id string) {
-	msgs := query[[]conversation.Message](w.t, id, workflows.QueryConversation)
+	var msgs []conversation.Message
+	val, err := tc.QueryWorkflow(context.Background(), id, "", workflows.QueryConversation)
+	if err == nil {
+		err = val.Get(&msgs)
+	}
+	if err != nil {
+		// A session that refused to start may have no conversation.
+		w.t.Logf("session %s: no conversation to read: %v", id, err)
+	}
 	require.NoError(w.t, conversation.CheckPairing(msgs))
 	w.mu.Lock()
 	defer w.mu.Unlock()
