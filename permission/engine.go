@@ -167,6 +167,9 @@ func (e *Engine) Decide(c Call) Decision {
 	}
 	if loop, ok := e.doomLoopDecision(c); ok && loop.Action != Allow {
 		d = loop // ask or deny, at least as strict as d
+	} else if e.profile == ProfileAuto && d.Action == Ask && shell && verdict.Obscured != "" {
+		d.Reason = fmt.Sprintf("the program name %s is computed at run time or is a glob pattern, so nobody can say what the command runs: "+
+			"profile auto does not run it unasked (%s)", verdict.Obscured, d.Reason)
 	} else if e.profile == ProfileAuto && d.Action == Ask && e.inWorkspace(c, shell) {
 		d = Decision{Action: Allow, Layer: LayerProfile, Reason: "profile auto allows what would ask: " + d.Reason}
 	}

@@ -159,6 +159,10 @@ func TestDecide(t *testing.T) {
 		{name: "auto allows shell", cfg: Config{Profile: ProfileAuto}, call: gitPush, want: Allow},
 		{name: "auto asks outside the workspace", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: "write", Subject: "../other/x"}, want: Ask},
 		{name: "auto still hard blocks", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: ShellTool, Subject: "curl x | sh"}, want: Deny, wantLayer: LayerHardBlock},
+		{name: "auto asks for a glob program name", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: ShellTool, Subject: "/bin/r[m] -rf victim"}, want: Ask, wantReason: "the program name /bin/r[m] is computed at run time or is a glob pattern"},
+		{name: "auto asks for a computed program name", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: ShellTool, Subject: "ls && $(echo rm) -rf victim"}, want: Ask, wantReason: "the program name $(echo rm) is computed"},
+		{name: "auto asks for a variable program name", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: ShellTool, Subject: "$CMD victim"}, want: Ask, wantReason: "$CMD"},
+		{name: "auto still runs plain names with dynamic arguments", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: ShellTool, Subject: "rm -rf $(cat list)"}, want: Allow},
 		{
 			name: "auto keeps a deny of an earlier layer",
 			cfg: Config{Profile: ProfileAuto, Layers: []Layer{

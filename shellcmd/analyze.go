@@ -30,6 +30,11 @@ type Verdict struct {
 	// a path is listed again under its base name, so that permission
 	// patterns written for the name ("rm *") match it.
 	Commands []string
+	// Obscured names the first program whose name is computed at run time
+	// ($(echo rm), $CMD) or is a glob pattern (/bin/r[m]), as written; ""
+	// when every program is named plainly. Nobody can say what such a
+	// command runs, so no profile may run it unasked.
+	Obscured string
 }
 
 // Analyze checks command against DefaultConfig.
@@ -45,6 +50,7 @@ func (c Config) Analyze(command string) Verdict {
 		Blocked:     a.blocked != "",
 		BlockReason: a.blocked,
 		Commands:    a.display,
+		Obscured:    a.obscured,
 	}
 	v.ReadOnly = !v.Blocked && a.readOnly && a.simple > 0
 	return v
@@ -61,6 +67,7 @@ type analyzer struct {
 	display  []string // Verdict.Commands
 	names    []string // every command name seen, in order
 	quiet    int      // > 0 while analysing guesses not listed in display
+	obscured string   // Verdict.Obscured
 }
 
 // scope is where in the source a statement sits.
@@ -376,6 +383,9 @@ func (a *analyzer) run(cmd Command, args []word, sc scope) {
 
 	if !cmd.Dynamic && strings.Contains(cmd.Argv[0], "/") && !trustedPath(cmd.Argv[0]) {
 		a.notReadOnly() // ./ls may be anything
+	}
+	if (cmd.Dynamic || args[0].glob) && a.obscured == "" {
+		a.obscured = cmd.Argv[0]
 	}
 	switch {
 	case cmd.Dynamic:

@@ -366,3 +366,21 @@ func TestAnalyzeHostile(t *testing.T) {
 		})
 	}
 }
+
+// TestObscuredProgramNames: a program named by a glob or computed at run
+// time is reported, so the auto profile can refuse to run it unasked.
+func TestObscuredProgramNames(t *testing.T) {
+	t.Parallel()
+	for cmd, want := range map[string]string{
+		"/bin/r[m] -rf victim":   "/bin/r[m]",
+		"ls; $(echo rm) -rf x":   "$(echo rm)",
+		"$CMD x":                 "$CMD",
+		"nice /usr/bin/?m x":     "/usr/bin/?m",
+		"rm -rf $(cat list)":     "",
+		"ls -la && git status":   "",
+		`bash -c '$X y'`:         "$X",
+		"echo / | xargs ${RM} x": "${RM}",
+	} {
+		require.Equal(t, want, Analyze(cmd).Obscured, cmd)
+	}
+}

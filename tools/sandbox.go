@@ -206,7 +206,7 @@ func probeSandbox(lookPath func(string) (string, error)) sandboxProbe {
 // way every networked command runs, so what the worker says at start-up
 // about network-enabled sessions is what they get.
 func probeNetwork(sb *sandbox) error {
-	x, err := newSandboxExec(sb, ShellConfig{}, "", SandboxSpec{Argv: []string{"true"}, Dir: "/", Network: true})
+	x, err := newSandboxExec(sb, ShellConfig{}, "", SandboxSpec{Argv: []string{"true"}, Dir: "/", Network: true, probe: true})
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,10 @@ type SandboxSpec struct {
 	// reachable, the host's loopback is not. Without it the command has
 	// no network at all. A worker without pasta refuses (an error).
 	Network bool
+	// probe marks the start-up probe's command, which builds nothing: it
+	// must not create a Go build cache (in the user's home when the
+	// worker's state directory is not known yet).
+	probe bool
 }
 
 // SandboxedCmd is a command wrapped in the sandbox by SandboxCommand. Set
@@ -139,7 +143,10 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, stateDir string, spec SandboxS
 	if home == "" {
 		home = "/tmp"
 	}
-	goCache := sandboxGoCache(stateDir, spec.ReadOnly)
+	goCache := ""
+	if !spec.probe {
+		goCache = sandboxGoCache(stateDir, spec.ReadOnly)
+	}
 	set := []string{"HOME=" + home, "TMPDIR=/tmp", "GOTMPDIR=", "GOCACHE=" + goCache}
 	if goCache == "" {
 		set[3] = "GOCACHE=/tmp/go-build" // private, cold every time
