@@ -235,6 +235,7 @@ func TestPrepare(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, cfg.Trusted)
 	require.Equal(t, state, m.Tools.StateDir)
+	require.Equal(t, conf, m.Tools.ConfigDir, "the config directory is hidden in the sandbox")
 	require.Equal(t, 1.0, m.Model.Prices["my-model"].Input)
 	require.Contains(t, logs.String(), ".longrun/permissions.json ignored: the workspace is not trusted; see README Security model")
 

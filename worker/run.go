@@ -278,6 +278,11 @@ func (m *Main) prepare(root string, logger *slog.Logger) (workerConfig, error) {
 	if err != nil {
 		return workerConfig{}, err
 	}
+	// Hidden in every sandbox, as the state directory is: the rules and
+	// the MCP servers' secrets are the worker's, not a command's.
+	if abs, err := filepath.Abs(m.ConfigDir); err == nil {
+		m.Tools.ConfigDir = realOrClean(abs)
+	}
 	if m.Model.Prices == nil && cfg.Prices != nil {
 		m.Model.Prices = cfg.Prices
 	}
