@@ -249,3 +249,25 @@ func TestPrepare(t *testing.T) {
 	require.Equal(t, 5.0, m.Model.Prices["my-model"].Input)
 	require.Equal(t, tools.DefaultMaxSpillBytes, int(m.Tools.Shell.MaxSpillBytes))
 }
+
+// --pass-env / LONGRUN_PASS_ENV fill ShellConfig.PassEnv: the variables
+// commands get besides the allowlist.
+func TestPassEnvFlag(t *testing.T) {
+	t.Parallel()
+	m, err := ParseFlags(nil, env(nil))
+	require.NoError(t, err)
+	require.Empty(t, m.Tools.Shell.PassEnv)
+
+	m, err = ParseFlags(nil, env(map[string]string{"LONGRUN_PASS_ENV": "NPM_CONFIG_REGISTRY, DEBUG=1,,"}))
+	require.NoError(t, err)
+	require.Equal(t, []string{"NPM_CONFIG_REGISTRY", "DEBUG=1"}, m.Tools.Shell.PassEnv)
+
+	m, err = ParseFlags([]string{"--pass-env", "A=x=y,B"}, env(map[string]string{"LONGRUN_PASS_ENV": "C"}))
+	require.NoError(t, err)
+	require.Equal(t, []string{"A=x=y", "B"}, m.Tools.Shell.PassEnv, "the flag wins over the environment")
+
+	_, err = ParseFlags([]string{"--pass-env", "GOOD,bad name"}, env(nil))
+	require.ErrorContains(t, err, `"bad name" is not a variable name`)
+	_, err = ParseFlags([]string{"--pass-env", "=v"}, env(nil))
+	require.ErrorContains(t, err, "is not a variable name")
+}
