@@ -412,9 +412,9 @@ type mount struct {
 //     bound over them.
 //   - visible: directories under a hidden one that commands need
 //     (GOROOT, PATH entries under the home), read-only.
-//   - the Go module cache, read-only unless the network is on (the only
-//     way a download can succeed); the build cache the worker's own
-//     (sandboxGoCache), writable.
+//   - the Go module cache, read-only unless an approved command has the
+//     network (the only way a download can succeed); the build cache the
+//     worker's own (sandboxGoCache), writable.
 //   - root, the session's working directory: writable, or read-only for
 //     a command nobody approved.
 //   - protect: control files (.longrun, .git, AGENTS.md) read-only over
@@ -455,7 +455,7 @@ func (sb *sandbox) args(r sandboxRun) []string {
 	}
 	if sb.goModCache != "" {
 		flag := "--ro-bind"
-		if r.network {
+		if r.network && !r.readOnly {
 			flag = "--bind"
 		}
 		mounts = append(mounts, mount{flag: flag, path: sb.goModCache})

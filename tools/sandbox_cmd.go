@@ -33,11 +33,16 @@ type SandboxSpec struct {
 	// ShellConfig.PassEnv, no credentials, git's programs neutralised);
 	// they win over it.
 	Env []string
-	// ReadOnly binds Root read-only: for a command nobody approved.
+	// ReadOnly binds Root read-only: for a command nobody approved, or an
+	// MCP server, which must not change the workspace unasked. Such a
+	// command also gets the Go build cache of unapproved commands and the
+	// module cache read-only, network or not.
 	ReadOnly bool
 	// Network attaches user-mode networking (pasta): the outside is
 	// reachable, the host's loopback is not. Without it the command has
-	// no network at all. A worker without pasta refuses (an error).
+	// no network at all. A worker without pasta refuses (an error). It is
+	// independent of ReadOnly: the shell gives a command nobody approved
+	// no network, an MCP server gets both.
 	Network bool
 }
 
@@ -150,7 +155,7 @@ func (d workerDirs) hidden() []string {
 // and git's repository-controlled programs neutralised (gitNeutralEnv, for
 // the repository at spec.Dir).
 func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxSpec) (*sandboxExec, error) {
-	network := spec.Network && !spec.ReadOnly
+	network := spec.Network
 	if network && sb.pasta == "" {
 		return nil, fmt.Errorf("%w (%s)", errNoPasta, sb.pastaWhy)
 	}

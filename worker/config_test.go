@@ -167,6 +167,17 @@ func TestLoadConfig(t *testing.T) {
 	require.Equal(t, filepath.Join(conf, "trusted.json"), cfg.TrustedBy)
 	require.Equal(t, []string{"kb", "planted"}, serverNames(cfg))
 
+	// Only the worker's own mcp.json may take a server out of the
+	// sandbox, even for a trusted workspace.
+	writeFile(t, filepath.Join(ws, ".longrun", "mcp.json"), `{"servers":{"planted":{"command":"sh","sandbox":false}}}`)
+	_, err = loadConfig(conf, ws, false)
+	require.ErrorContains(t, err, `MCP server planted in `+filepath.Join(ws, ".longrun", "mcp.json")+` sets "sandbox": only the worker's own `+filepath.Join(conf, "mcp.json")+` may`)
+	writeFile(t, filepath.Join(conf, "mcp.json"), `{"servers":{"kb":{"url":"http://127.0.0.1:1/mcp"},"own":{"command":"own-mcp","sandbox":false}}}`)
+	writeFile(t, filepath.Join(ws, ".longrun", "mcp.json"), `{"servers":{}}`)
+	cfg, err = loadConfig(conf, ws, false)
+	require.NoError(t, err)
+	require.False(t, *cfg.MCP.Servers["own"].Sandbox)
+
 	writeFile(t, filepath.Join(ws, ".longrun", "mcp.json"), `{"servers":{"kb":{"url":"http://127.0.0.1:2/mcp"}}}`)
 	_, err = loadConfig(conf, ws, false)
 	require.EqualError(t, err, "MCP server kb is configured in both "+filepath.Join(conf, "mcp.json")+" and "+filepath.Join(ws, ".longrun", "mcp.json")+": rename one")

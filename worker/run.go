@@ -20,7 +20,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/activities"
-	"github.com/longrun/longrun/mcp"
 	"github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/tools"
 	"github.com/longrun/longrun/transcript"
@@ -226,7 +225,7 @@ func (m *Main) Run() error {
 	}
 	own := ownQueue(m.TaskQueue)
 	activities.SetJobs(acts, jobs, own)
-	servers, err := openMCP(cfg.MCP, ws.Root(), logger)
+	servers, err := openMCP(cfg.MCP, ws.Root(), logger, m.Tools)
 	if err != nil {
 		return err
 	}
@@ -253,16 +252,6 @@ func (m *Main) Run() error {
 	logger.Info("worker started", "address", opts.HostPort, "namespace", opts.Namespace, "task_queue", m.TaskQueue,
 		"own_task_queue", own, "workspace", ws.Root())
 	return w.Run(worker.InterruptCh())
-}
-
-// openMCP builds the Manager for the servers loadConfig found; nil when
-// there are none. Stdio servers start in the workspace root, unsandboxed
-// (mcp.ExecCommand) until the worker passes a sandboxing Options.Command.
-func openMCP(cfg mcp.Config, root string, logger *slog.Logger) (*mcp.Manager, error) {
-	if len(cfg.Servers) == 0 {
-		return nil, nil
-	}
-	return mcp.New(cfg, mcp.Options{Logger: logger, Dir: root})
 }
 
 // prepare makes the state directory and reads the config directory for
