@@ -58,6 +58,12 @@ type ServerConfig struct {
 	// Exposure is tools.ExposureDirect or tools.ExposureDeferred for every
 	// tool of the server; empty lets the catalog's size decide.
 	Exposure string `json:"exposure,omitempty"`
+	// Sandbox false runs a stdio server outside the worker's sandbox, with
+	// the worker's rights (for a server that must write the workspace or
+	// reach this host's services). Unset or true: sandboxed where the
+	// sandbox works. The worker accepts false only from its own config
+	// directory, never from a workspace's file.
+	Sandbox *bool `json:"sandbox,omitempty"`
 }
 
 // Duration is a time.Duration read from a Go duration string ("30s") or a
@@ -141,8 +147,8 @@ func (c Config) Validate() error {
 			return fmt.Errorf("server %s: set command or url, not both", name)
 		case s.URL != "" && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://"):
 			return fmt.Errorf("server %s: url %q: want http:// or https://", name, s.URL)
-		case s.URL != "" && (len(s.Args) > 0 || len(s.Env) > 0):
-			return fmt.Errorf("server %s: args and env are for a command, not a url", name)
+		case s.URL != "" && (len(s.Args) > 0 || len(s.Env) > 0 || s.Sandbox != nil):
+			return fmt.Errorf("server %s: args, env and sandbox are for a command, not a url", name)
 		case s.Timeout < 0:
 			return fmt.Errorf("server %s: negative timeout", name)
 		}

@@ -44,7 +44,8 @@ func TestLoadConfigRejects(t *testing.T) {
 		{"exposure", `{"servers":{"a":{"command":"x","exposure":"hidden"}}}`, `exposure "hidden"`},
 		{"timeout", `{"servers":{"a":{"command":"x","timeout":"soon"}}}`, `duration "soon"`},
 		{"unknown field", `{"servers":{"a":{"command":"x","cmd":"y"}}}`, `unknown field "cmd"`},
-		{"args on url", `{"servers":{"a":{"url":"http://h","args":["x"]}}}`, "args and env are for a command"},
+		{"args on url", `{"servers":{"a":{"url":"http://h","args":["x"]}}}`, "args, env and sandbox are for a command"},
+		{"sandbox on url", `{"servers":{"a":{"url":"http://h","sandbox":false}}}`, "args, env and sandbox are for a command"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

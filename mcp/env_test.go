@@ -4,9 +4,10 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,26 +87,49 @@ func TestCommandHook(t *testing.T) {
 		envs  [][]string
 		dirs  []string
 	)
-	hook := func(argv []string, d string, env []string) (*exec.Cmd, error) {
+	var started, waited atomic.Int32
+	var launches []Launch
+	hook := func(l Launch) (*Process, error) {
 		mu.Lock()
-		calls, envs, dirs = append(calls, argv), append(envs, env), append(dirs, d)
+		calls, envs, dirs = append(calls, l.Argv), append(envs, l.Env), append(dirs, l.Dir)
+		launches = append(launches, l)
 		mu.Unlock()
-		return ExecCommand(argv, d, env)
+		p, err := ExecCommand(l)
+		if err != nil {
+			return nil, err
+		}
+		// A sandbox's Start and Wait: the Manager must use them, not
+		// Cmd's, and wait exactly once when the server stops.
+		p.Start = func() error { started.Add(1); return p.Cmd.Start() }
+		p.Wait = func() error { waited.Add(1); return p.Cmd.Wait() }
+		return p, nil
 	}
 	cfg := stdioConfig(t)
-	m, err := New(Config{Servers: map[string]ServerConfig{"local": cfg}}, Options{Dir: dir, Command: hook})
+	off := false
+	unsandboxed := cfg
+	unsandboxed.Sandbox = &off
+	m, err := New(Config{Servers: map[string]ServerConfig{"local": cfg, "own": unsandboxed}}, Options{Dir: dir, Command: hook})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
-	require.Len(t, m.Specs(context.Background(), 0), testServerTools)
+	require.Len(t, m.Specs(context.Background(), 0), 2*testServerTools)
+	require.Equal(t, int32(2), started.Load())
+	require.Zero(t, waited.Load())
+	require.NoError(t, m.Close())
+	require.Equal(t, int32(2), waited.Load(), "Close waits for every server it started")
 	mu.Lock()
 	defer mu.Unlock()
-	require.Len(t, calls, 1)
+	require.Len(t, calls, 2)
+	sort.Slice(launches, func(i, j int) bool { return launches[i].Server < launches[j].Server })
+	require.Equal(t, "local", launches[0].Server)
+	require.False(t, launches[0].NoSandbox)
+	require.Equal(t, "own", launches[1].Server)
+	require.True(t, launches[1].NoSandbox, `"sandbox": false reaches the hook`)
 	require.Equal(t, append([]string{cfg.Command}, cfg.Args...), calls[0])
 	require.Equal(t, dir, dirs[0])
 	require.Contains(t, envs[0], testServerEnv+"=stdio")
 	require.NotContains(t, strings.Join(envs[0], "\n"), "sk-worker-secret")
 
-	failing := func([]string, string, []string) (*exec.Cmd, error) {
+	failing := func(Launch) (*Process, error) {
 		return nil, errString("no sandbox for you")
 	}
 	m2, err := New(Config{Servers: map[string]ServerConfig{"local": cfg}}, Options{Dir: dir, Command: failing})

@@ -34,22 +34,64 @@ type Options struct {
 	Dir string
 	// DeferAbove overrides DefaultDeferAbove when positive.
 	DeferAbove int
-	// Command builds the process of a stdio server from its argv, working
-	// directory and environment (already reduced to the allowlist, see
-	// serverEnv). The worker sets it to run servers in its sandbox where
-	// one works; nil runs them as plain child processes (ExecCommand).
-	// The process must not be tied to a context: it outlives the call
-	// that starts it.
-	Command func(argv []string, dir string, env []string) (*exec.Cmd, error)
+	// Command builds the process of a stdio server (see Launch). The
+	// worker sets it to run servers in its sandbox where one works; nil
+	// runs them as plain child processes (ExecCommand). The process must
+	// not be tied to a context: it outlives the call that starts it.
+	Command func(Launch) (*Process, error)
+}
+
+// Launch is a stdio server to start: what Options.Command gets.
+type Launch struct {
+	// Server is the server's name in mcp.json, for messages.
+	Server string
+	// Argv is its command and arguments, as configured.
+	Argv []string
+	// Dir is the working directory: Options.Dir, the workspace root.
+	Dir string
+	// Env is its environment, already reduced to the allowlist (see
+	// serverEnv).
+	Env []string
+	// NoSandbox is the server's "sandbox": false: a person's
+	// configuration asks for it to run unsandboxed.
+	NoSandbox bool
+}
+
+// Process is a stdio server's process as Options.Command built it. The
+// Manager connects Cmd's stdin, stdout and stderr, then calls Start once;
+// after a successful Start it calls Wait exactly once, when the
+// connection ends (the server exited, or Close stopped it).
+type Process struct {
+	Cmd *exec.Cmd
+	// Start starts Cmd; nil is Cmd.Start. A sandbox sets it to attach the
+	// server's network before the server runs.
+	Start func() error
+	// Wait waits for Cmd and then releases whatever Start set up (the
+	// sandbox's network helper); nil is Cmd.Wait.
+	Wait func() error
+}
+
+func (p *Process) start() error {
+	if p.Start != nil {
+		return p.Start()
+	}
+	return p.Cmd.Start()
+}
+
+func (p *Process) wait() error {
+	if p.Wait != nil {
+		return p.Wait()
+	}
+	return p.Cmd.Wait()
 }
 
 // ExecCommand is the default Options.Command: the server as a plain
 // child process of the worker, unsandboxed.
-func ExecCommand(argv []string, dir string, env []string) (*exec.Cmd, error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = env
-	return cmd, nil
+func ExecCommand(l Launch) (*Process, error) {
+	cmd := exec.Command(l.Argv[0], l.Argv[1:]...)
+	cmd.Dir = l.Dir
+	cmd.Env = l.Env
+	return &Process{Cmd: cmd}, nil
 }
 
 // Manager holds one worker's MCP servers. It is safe for concurrent use:
@@ -177,7 +219,7 @@ type server struct {
 	cfg     ServerConfig
 	client  *sdk.Client
 	dir     string
-	command func(argv []string, dir string, env []string) (*exec.Cmd, error)
+	command func(Launch) (*Process, error)
 	logger  *slog.Logger
 
 	mu      sync.Mutex
@@ -216,12 +258,15 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	} else {
 		// Not bound to ctx: the process must outlive the call that
 		// started it.
-		cmd, err := s.command(append([]string{s.cfg.Command}, s.cfg.Args...), s.dir, serverEnv(os.Environ(), s.cfg.Env))
+		p, err := s.command(Launch{
+			Server: s.name, Argv: append([]string{s.cfg.Command}, s.cfg.Args...), Dir: s.dir,
+			Env: serverEnv(os.Environ(), s.cfg.Env), NoSandbox: s.cfg.Sandbox != nil && !*s.cfg.Sandbox,
+		})
 		if err != nil {
 			return nil, fmt.Errorf("start %s: %w", s.cfg.Command, err)
 		}
-		cmd.Stderr = &logWriter{logger: s.logger}
-		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		p.Cmd.Stderr = &logWriter{logger: s.logger}
+		t = &processTransport{p: p, terminate: 2 * time.Second}
 	}
 	cs, err := s.client.Connect(ctx, t, nil)
 	if err != nil {

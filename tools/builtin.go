@@ -14,6 +14,11 @@ type Config struct {
 	// session, where no sandbox mounts and no file tool can name them.
 	// Empty keeps them in a private temporary directory (tests).
 	StateDir string
+	// ConfigDir is the worker's own configuration directory (--config:
+	// mcp.json, permissions.json, trusted.json). Like StateDir it is
+	// hidden inside every sandbox, so no command reads the worker's rules
+	// or the secrets an mcp.json may hold. Empty: none to hide.
+	ConfigDir string
 }
 
 // DefaultConfig returns the configuration used when the worker sets none.
@@ -34,6 +39,7 @@ func Builtin(cfg Config) []Tool {
 	shell.jobs = jobs
 	shell.state = newStateDir(cfg.StateDir)
 	shell.stateDir = cfg.StateDir
+	shell.configDir = cfg.ConfigDir
 	return []Tool{
 		NewRead(),
 		NewList(),

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -50,7 +51,10 @@ type job struct {
 	// log is where the job's output goes: sessions/<session>/jobs/<id>
 	// in the state directory, outside the workspace, kept after the job
 	// ends; job_output reads it by session and job id only.
-	log       stateFile
+	log stateFile
+	// output copies the job's pipe into log, capped; done closes only
+	// once it has finished, so a job that ended has its whole log.
+	output    *jobLog
 	pgid      int
 	sandboxed bool
 	began     time.Time
@@ -195,9 +199,20 @@ func killJobs(jobs []*job, why string) []string {
 // watch reaps the job's process and records how it ended. What the
 // command left running in its group dies with it, as after a foreground
 // command: a job that has ended must not leave processes nobody can see.
-func (jb *job) watch(cmd *exec.Cmd) {
+// The job counts as ended only once its log is complete; a process that
+// left the group (unsandboxed, setsid) and holds the pipe open gets
+// shellDrainTimeout, then out, the pipe's read end, is closed under it.
+func (jb *job) watch(cmd *exec.Cmd, out *os.File) {
 	err := cmd.Wait()
 	_ = syscall.Kill(-jb.pgid, syscall.SIGKILL)
+	if jb.output != nil {
+		select {
+		case <-jb.output.done:
+		case <-time.After(shellDrainTimeout):
+			out.Close()
+			<-jb.output.done
+		}
+	}
 	jb.mu.Lock()
 	jb.ended, jb.waitErr = time.Now(), err
 	jb.mu.Unlock()
@@ -245,7 +260,7 @@ func (jb *job) status() string {
 	jb.mu.Lock()
 	defer jb.mu.Unlock()
 	if jb.ended.IsZero() {
-		return "running for " + seconds(time.Since(jb.began))
+		return "running for " + seconds(time.Since(jb.began)) + jb.output.note()
 	}
 	after := seconds(jb.ended.Sub(jb.began))
 	if jb.killBy != "" {

@@ -3,13 +3,14 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 )
 
 // runBackground starts p.Command as the session's job env.JobID and
 // returns at once. The job runs as a foreground command would (Shell.start)
-// but with its output going straight to its log file, so nothing in the
-// worker has to keep reading it, and without a timeout: it runs until it
+// but with its output copied into its log file (capped, see copyJobLog)
+// rather than kept for the model, and without a timeout: it runs until it
 // exits, job_kill stops it, or the session ends.
 func (s *Shell) runBackground(env Env, p ShellParams, dir string, sb *sandbox) (Result, error) {
 	if env.Session == "" || env.JobID == "" {
@@ -31,8 +32,17 @@ func (s *Shell) runBackground(env Env, p ShellParams, dir string, sb *sandbox) (
 		if err != nil {
 			return nil, Errorf("cannot create the log of background job %s: %v", env.JobID, err), nil
 		}
-		pr, err := s.start(env, sb, dir, p.Command, f, true)
+		// Through a pipe, not straight into the file, so the log can be
+		// capped (copyJobLog).
+		r, w, err := os.Pipe()
 		if err != nil {
+			f.Close()
+			return nil, Result{}, fmt.Errorf("create output pipe: %w", err)
+		}
+		pr, err := s.start(env, sb, dir, p.Command, w, true)
+		if err != nil {
+			r.Close()
+			f.Close()
 			res, err := startFailure(err)
 			return nil, res, err
 		}
@@ -41,9 +51,12 @@ func (s *Shell) runBackground(env Env, p ShellParams, dir string, sb *sandbox) (
 			log: log, sandboxed: sb != nil,
 			began: pr.began, done: make(chan struct{}),
 		}
+		// Copying starts before group: a sandbox that fails to set up
+		// writes its complaint to the output and must not block on it.
+		jb.output = copyJobLog(f, r, s.cfg.MaxSpillBytes)
 		jb.pgid = pr.group()
 		go func() {
-			jb.watch(pr.cmd)
+			jb.watch(pr.cmd, r)
 			pr.close() // the sandbox's network goes with the job
 		}()
 		if pr.setupErr != nil {

@@ -206,7 +206,7 @@ func probeSandbox(lookPath func(string) (string, error)) sandboxProbe {
 // way every networked command runs, so what the worker says at start-up
 // about network-enabled sessions is what they get.
 func probeNetwork(sb *sandbox) error {
-	x, err := newSandboxExec(sb, ShellConfig{}, "", SandboxSpec{Argv: []string{"true"}, Dir: "/", Network: true, probe: true})
+	x, err := newSandboxExec(sb, ShellConfig{}, workerDirs{}, SandboxSpec{Argv: []string{"true"}, Dir: "/", Network: true, probe: true})
 	if err != nil {
 		return err
 	}
@@ -381,6 +381,9 @@ type sandboxRun struct {
 	// protect are paths bound read-only over themselves after root:
 	// control files (controlFiles).
 	protect []string
+	// hide are more directories replaced by an empty tmpfs: the worker's
+	// state and config directories (workerDirs).
+	hide []string
 	// infoFD, when not negative, is where bwrap writes the host pid of
 	// the sandbox's init process; blockFD, when not negative, is read
 	// before the command starts (the network is attached meanwhile).
@@ -402,16 +405,16 @@ type mount struct {
 //   - /dev and /proc of the sandbox's own: no host devices, no host
 //     /dev/shm, and /proc shows only the sandbox's processes (not the
 //     worker's /proc/PID/environ, which holds its keys).
-//   - /tmp, the home, the runtime directory and socketDirs: an empty
-//     tmpfs each. A private /tmp whose files vanish with the command, an
+//   - /tmp, the home, the runtime directory, socketDirs and the worker's
+//     state and config directories (r.hide): an empty tmpfs each. A private /tmp whose files vanish with the command, an
 //     empty home (no dot files, ~/.ssh, cloud or git credentials), and no
 //     host unix sockets; sockets the probe found elsewhere have /dev/null
 //     bound over them.
 //   - visible: directories under a hidden one that commands need
 //     (GOROOT, PATH entries under the home), read-only.
-//   - the Go module cache, read-only unless the network is on (the only
-//     way a download can succeed); the build cache the worker's own
-//     (sandboxGoCache), writable.
+//   - the Go module cache, read-only unless an approved command has the
+//     network (the only way a download can succeed); the build cache the
+//     worker's own (sandboxGoCache), writable.
 //   - root, the session's working directory: writable, or read-only for
 //     a command nobody approved.
 //   - protect: control files (.longrun, .git, AGENTS.md) read-only over
@@ -441,7 +444,7 @@ func (sb *sandbox) args(r sandboxRun) []string {
 		args = append(args, "--block-fd", fmt.Sprint(r.blockFD))
 	}
 	mounts := []mount{{flag: "--tmpfs", path: "/tmp"}}
-	for _, h := range sb.hide {
+	for _, h := range append(slices.Clone(sb.hide), r.hide...) {
 		mounts = append(mounts, mount{flag: "--tmpfs", path: h})
 	}
 	for _, s := range r.sockets {
@@ -452,7 +455,7 @@ func (sb *sandbox) args(r sandboxRun) []string {
 	}
 	if sb.goModCache != "" {
 		flag := "--ro-bind"
-		if r.network {
+		if r.network && !r.readOnly {
 			flag = "--bind"
 		}
 		mounts = append(mounts, mount{flag: flag, path: sb.goModCache})
@@ -471,8 +474,9 @@ func (sb *sandbox) args(r sandboxRun) []string {
 		mounts = append(mounts, mount{flag: "--ro-bind", path: p})
 	}
 	// A mount hides what is below it, so parents go first: the workspace
-	// under /tmp or under the home stays visible over their tmpfs, and a
-	// home inside the workspace is still hidden. At equal depth the later
+	// under /tmp or under the home stays visible over their tmpfs, the Go
+	// build cache under the state directory is bound back over its tmpfs,
+	// and a home inside the workspace is still hidden. At equal depth the later
 	// entry wins, so a workspace that is the home itself stays usable.
 	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].path) < depth(mounts[j].path) })
 	for _, m := range mounts {

@@ -33,11 +33,16 @@ type SandboxSpec struct {
 	// ShellConfig.PassEnv, no credentials, git's programs neutralised);
 	// they win over it.
 	Env []string
-	// ReadOnly binds Root read-only: for a command nobody approved.
+	// ReadOnly binds Root read-only: for a command nobody approved, or an
+	// MCP server, which must not change the workspace unasked. Such a
+	// command also gets the Go build cache of unapproved commands and the
+	// module cache read-only, network or not.
 	ReadOnly bool
 	// Network attaches user-mode networking (pasta): the outside is
 	// reachable, the host's loopback is not. Without it the command has
-	// no network at all. A worker without pasta refuses (an error).
+	// no network at all. A worker without pasta refuses (an error). It is
+	// independent of ReadOnly: the shell gives a command nobody approved
+	// no network, an MCP server gets both.
 	Network bool
 	// probe marks the start-up probe's command, which builds nothing: it
 	// must not create a Go build cache (in the user's home when the
@@ -57,7 +62,8 @@ type SandboxedCmd struct {
 
 // SandboxCommand wraps spec in the sandbox of this worker, configured as
 // cfg configures the shell tool (cfg.Shell.Sandbox, PassEnv,
-// SecretPatterns; cfg.StateDir holds the sandbox's Go build cache). It
+// SecretPatterns; cfg.StateDir holds the sandbox's Go build cache, and it
+// and cfg.ConfigDir are hidden from the command). It
 // fails with ErrNoSandbox when no sandbox works here, and with
 // ErrSandboxUnavailable when cfg requires one that cannot run. For MCP
 // stdio servers and anything else that must not run with the worker's
@@ -73,7 +79,7 @@ func SandboxCommand(cfg Config, spec SandboxSpec) (*SandboxedCmd, error) {
 	if len(spec.Argv) == 0 || !filepath.IsAbs(spec.Dir) || (spec.Root != "" && !filepath.IsAbs(spec.Root)) {
 		return nil, errors.New("sandbox command: want a program, an absolute Dir and an absolute or empty Root")
 	}
-	run, err := newSandboxExec(sb, cfg.Shell, cfg.StateDir, spec)
+	run, err := newSandboxExec(sb, cfg.Shell, workerDirs{state: cfg.StateDir, config: cfg.ConfigDir}, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -126,12 +132,34 @@ type sandboxExec struct {
 	pasta    *pastaProc
 }
 
+// workerDirs are the worker's own directories. Both are hidden in every
+// sandbox (an empty tmpfs over each): the state directory holds every
+// session's transcript, job logs and spilled output, the config directory
+// the worker's permission rules and MCP servers with their secrets, and
+// a command must see neither, wherever they are (/var/lib/longrun is
+// under no directory the sandbox hides otherwise). The sandbox's own Go
+// build cache under the state directory is bound back on top.
+type workerDirs struct{ state, config string }
+
+// hidden returns the directories to hide that exist, as real paths; never
+// "/", which would hide everything.
+func (d workerDirs) hidden() []string {
+	var out []string
+	for _, dir := range []string{d.state, d.config} {
+		if dir = realDir(dir); dir != "" && dir != "/" {
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
 // newSandboxExec builds bwrap's command line and environment for spec:
 // the command environment with HOME the empty one, TMPDIR on the private
-// /tmp, the worker's own Go build cache, and git's repository-controlled
-// programs neutralised (gitNeutralEnv, for the repository at spec.Dir).
-func newSandboxExec(sb *sandbox, cfg ShellConfig, stateDir string, spec SandboxSpec) (*sandboxExec, error) {
-	network := spec.Network && !spec.ReadOnly
+// /tmp, the worker's own Go build cache, the worker's directories hidden,
+// and git's repository-controlled programs neutralised (gitNeutralEnv, for
+// the repository at spec.Dir).
+func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxSpec) (*sandboxExec, error) {
+	network := spec.Network
 	if network && sb.pasta == "" {
 		return nil, fmt.Errorf("%w (%s)", errNoPasta, sb.pastaWhy)
 	}
@@ -145,7 +173,7 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, stateDir string, spec SandboxS
 	}
 	goCache := ""
 	if !spec.probe {
-		goCache = sandboxGoCache(stateDir, spec.ReadOnly)
+		goCache = sandboxGoCache(dirs.state, spec.ReadOnly)
 	}
 	set := []string{"HOME=" + home, "TMPDIR=/tmp", "GOTMPDIR=", "GOCACHE=" + goCache}
 	if goCache == "" {
@@ -173,7 +201,7 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, stateDir string, spec SandboxS
 	run := sandboxRun{
 		root: spec.Root, dir: spec.Dir, readOnly: spec.ReadOnly, network: network,
 		goCache: goCache, sockets: liveSockets(sb.sockets), protect: controlFiles(spec.Root),
-		infoFD: 3, blockFD: blockFD, argv: spec.Argv,
+		hide: dirs.hidden(), infoFD: 3, blockFD: blockFD, argv: spec.Argv,
 	}
 	x.cmd = exec.Command(sb.bwrap, sb.args(run)...)
 	x.cmd.ExtraFiles = extra

@@ -44,7 +44,9 @@ func requireNoPasta(t *testing.T) {
 			// pid (comm) state ppid ...
 			s := string(stat)
 			end := strings.LastIndexByte(s, ')')
-			if end < 0 || !strings.Contains(s[:end], "(pasta") {
+			// pasta is passt's other name: its process is passt or
+			// passt.avx2, not pasta.
+			if end < 0 || !(strings.Contains(s[:end], "(pasta") || strings.Contains(s[:end], "(passt")) {
 				continue
 			}
 			if f := strings.Fields(s[end+1:]); len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) {

@@ -98,6 +98,9 @@ type Shell struct {
 	// stateDir is the worker's state directory (Config.StateDir): the
 	// sandbox's Go build cache lives under it.
 	stateDir string
+	// configDir is the worker's configuration directory
+	// (Config.ConfigDir), hidden in the sandbox like stateDir.
+	configDir string
 }
 
 // NewShell returns the shell tool; zero fields of cfg take their defaults.

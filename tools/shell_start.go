@@ -72,9 +72,11 @@ func (s *Shell) start(env Env, sb *sandbox, dir, command string, out *os.File, b
 		p.cmd = exec.Command(argv[0], argv[1:]...)
 		p.cmd.Env = commandEnv(s.cfg, set...)
 	} else {
-		x, err := newSandboxExec(sb, s.cfg, s.stateDir, SandboxSpec{
+		x, err := newSandboxExec(sb, s.cfg, workerDirs{state: s.stateDir, config: s.configDir}, SandboxSpec{
 			Argv: argv, Dir: dir, Root: env.Workspace.Root(),
-			ReadOnly: env.ReadOnlySandbox, Network: env.AllowNetwork,
+			// A command nobody approved gets no network, whatever the
+			// session allows: it could send the workspace away.
+			ReadOnly: env.ReadOnlySandbox, Network: env.AllowNetwork && !env.ReadOnlySandbox,
 		})
 		if err != nil {
 			return nil, &startError{name: "the sandbox", err: err}

@@ -176,6 +176,11 @@ func loadConfig(dir, workspaceRoot string, trustFlag bool) (workerConfig, error)
 	default:
 		wc.MCPFiles = append(wc.MCPFiles, ws)
 		for name, s := range wcfg.Servers {
+			// Running a server unsandboxed is the worker's owner's call:
+			// a workspace's file cannot make it, trusted or not.
+			if s.Sandbox != nil {
+				return wc, fmt.Errorf(`MCP server %s in %s sets "sandbox": only the worker's own %s may; move the server there to run it outside the sandbox`, name, ws, own)
+			}
 			if _, dup := cfg.Servers[name]; dup {
 				return wc, fmt.Errorf("MCP server %s is configured in both %s and %s: rename one", name, own, ws)
 			}

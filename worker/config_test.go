@@ -167,6 +167,17 @@ func TestLoadConfig(t *testing.T) {
 	require.Equal(t, filepath.Join(conf, "trusted.json"), cfg.TrustedBy)
 	require.Equal(t, []string{"kb", "planted"}, serverNames(cfg))
 
+	// Only the worker's own mcp.json may take a server out of the
+	// sandbox, even for a trusted workspace.
+	writeFile(t, filepath.Join(ws, ".longrun", "mcp.json"), `{"servers":{"planted":{"command":"sh","sandbox":false}}}`)
+	_, err = loadConfig(conf, ws, false)
+	require.ErrorContains(t, err, `MCP server planted in `+filepath.Join(ws, ".longrun", "mcp.json")+` sets "sandbox": only the worker's own `+filepath.Join(conf, "mcp.json")+` may`)
+	writeFile(t, filepath.Join(conf, "mcp.json"), `{"servers":{"kb":{"url":"http://127.0.0.1:1/mcp"},"own":{"command":"own-mcp","sandbox":false}}}`)
+	writeFile(t, filepath.Join(ws, ".longrun", "mcp.json"), `{"servers":{}}`)
+	cfg, err = loadConfig(conf, ws, false)
+	require.NoError(t, err)
+	require.False(t, *cfg.MCP.Servers["own"].Sandbox)
+
 	writeFile(t, filepath.Join(ws, ".longrun", "mcp.json"), `{"servers":{"kb":{"url":"http://127.0.0.1:2/mcp"}}}`)
 	_, err = loadConfig(conf, ws, false)
 	require.EqualError(t, err, "MCP server kb is configured in both "+filepath.Join(conf, "mcp.json")+" and "+filepath.Join(ws, ".longrun", "mcp.json")+": rename one")
@@ -235,6 +246,7 @@ func TestPrepare(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, cfg.Trusted)
 	require.Equal(t, state, m.Tools.StateDir)
+	require.Equal(t, conf, m.Tools.ConfigDir, "the config directory is hidden in the sandbox")
 	require.Equal(t, 1.0, m.Model.Prices["my-model"].Input)
 	require.Contains(t, logs.String(), ".longrun/permissions.json ignored: the workspace is not trusted; see README Security model")
 
@@ -247,4 +259,26 @@ func TestPrepare(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 5.0, m.Model.Prices["my-model"].Input)
 	require.Equal(t, tools.DefaultMaxSpillBytes, int(m.Tools.Shell.MaxSpillBytes))
+}
+
+// --pass-env / LONGRUN_PASS_ENV fill ShellConfig.PassEnv: the variables
+// commands get besides the allowlist.
+func TestPassEnvFlag(t *testing.T) {
+	t.Parallel()
+	m, err := ParseFlags(nil, env(nil))
+	require.NoError(t, err)
+	require.Empty(t, m.Tools.Shell.PassEnv)
+
+	m, err = ParseFlags(nil, env(map[string]string{"LONGRUN_PASS_ENV": "NPM_CONFIG_REGISTRY, DEBUG=1,,"}))
+	require.NoError(t, err)
+	require.Equal(t, []string{"NPM_CONFIG_REGISTRY", "DEBUG=1"}, m.Tools.Shell.PassEnv)
+
+	m, err = ParseFlags([]string{"--pass-env", "A=x=y,B"}, env(map[string]string{"LONGRUN_PASS_ENV": "C"}))
+	require.NoError(t, err)
+	require.Equal(t, []string{"A=x=y", "B"}, m.Tools.Shell.PassEnv, "the flag wins over the environment")
+
+	_, err = ParseFlags([]string{"--pass-env", "GOOD,bad name"}, env(nil))
+	require.ErrorContains(t, err, `"bad name" is not a variable name`)
+	_, err = ParseFlags([]string{"--pass-env", "=v"}, env(nil))
+	require.ErrorContains(t, err, "is not a variable name")
 }

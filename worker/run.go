@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +20,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/activities"
-	"github.com/longrun/longrun/mcp"
 	"github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/tools"
 	"github.com/longrun/longrun/transcript"
@@ -104,6 +104,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	}
 	fs.BoolVar(&stream, "model-stream", stream, "stream model replies, so heartbeats show the partial text (env LONGRUN_MODEL_STREAM=on|off)")
 	fs.StringVar(&m.pricesFlag, "prices", getenv("LONGRUN_PRICES"), "JSON price table {\"model\": {\"input\": USD/1M tokens, \"output\": ...}} for cost estimates (default prices.json of --config; env LONGRUN_PRICES)")
+	passEnv := fs.String("pass-env", getenv("LONGRUN_PASS_ENV"), "variables shell commands (and sandboxed MCP servers) get besides the allowlist, comma separated: NAME passes the worker's value, NAME=value sets one (env LONGRUN_PASS_ENV)")
 	sandbox := fs.String("sandbox", or(getenv("LONGRUN_SANDBOX"), string(tools.SandboxAuto)), "run shell commands in bubblewrap: auto, on or off (env LONGRUN_SANDBOX)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -139,6 +140,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 		return nil, fmt.Errorf("--sandbox: %w", err)
 	}
 	m.Tools.Shell.Sandbox = mode
+	if m.Tools.Shell.PassEnv, err = parsePassEnv(*passEnv); err != nil {
+		return nil, err
+	}
 	if m.Scripted != "" && m.Scripted != "demo" {
 		return nil, fmt.Errorf("--scripted-model: unknown script %q (have: demo)", m.Scripted)
 	}
@@ -222,7 +226,7 @@ func (m *Main) Run() error {
 	own := ownQueue(m.TaskQueue)
 	activities.SetJobs(acts, jobs, own)
 	activities.SetShell(acts, m.Tools.Shell)
-	servers, err := openMCP(cfg.MCP, ws.Root(), logger)
+	servers, err := openMCP(cfg.MCP, ws.Root(), logger, m.Tools)
 	if err != nil {
 		return err
 	}
@@ -251,16 +255,6 @@ func (m *Main) Run() error {
 	return w.Run(worker.InterruptCh())
 }
 
-// openMCP builds the Manager for the servers loadConfig found; nil when
-// there are none. Stdio servers start in the workspace root, unsandboxed
-// (mcp.ExecCommand) until the worker passes a sandboxing Options.Command.
-func openMCP(cfg mcp.Config, root string, logger *slog.Logger) (*mcp.Manager, error) {
-	if len(cfg.Servers) == 0 {
-		return nil, nil
-	}
-	return mcp.New(cfg, mcp.Options{Logger: logger, Dir: root})
-}
-
 // prepare makes the state directory and reads the config directory for
 // the workspace root (a real path), saying in the log what counts.
 func (m *Main) prepare(root string, logger *slog.Logger) (workerConfig, error) {
@@ -278,6 +272,11 @@ func (m *Main) prepare(root string, logger *slog.Logger) (workerConfig, error) {
 	cfg, err := loadConfig(m.ConfigDir, root, m.TrustWorkspace)
 	if err != nil {
 		return workerConfig{}, err
+	}
+	// Hidden in every sandbox, as the state directory is: the rules and
+	// the MCP servers' secrets are the worker's, not a command's.
+	if abs, err := filepath.Abs(m.ConfigDir); err == nil {
+		m.Tools.ConfigDir = realOrClean(abs)
 	}
 	if m.Model.Prices == nil && cfg.Prices != nil {
 		m.Model.Prices = cfg.Prices
@@ -333,6 +332,29 @@ func ownQueue(shared string) string {
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("%s-worker-%s-%x", shared, host, b)
 }
+
+// parsePassEnv reads --pass-env: NAME or NAME=value entries, comma
+// separated (so a value cannot hold a comma; give such a variable to the
+// worker and pass it by NAME). A name that is not a variable name is
+// refused rather than silently passing nothing.
+func parsePassEnv(v string) ([]string, error) {
+	var out []string
+	for _, entry := range strings.Split(v, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		name, _, _ := strings.Cut(entry, "=")
+		if !envNameRe.MatchString(name) {
+			return nil, fmt.Errorf("--pass-env %q: %q is not a variable name (want NAME or NAME=value, comma separated)", v, name)
+		}
+		out = append(out, entry)
+	}
+	return out, nil
+}
+
+// envNameRe is what an environment variable's name may be.
+var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // parseOnOff reads on/off as well as what strconv.ParseBool accepts.
 func parseOnOff(v string) (bool, error) {

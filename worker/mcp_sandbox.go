@@ -1,0 +1,84 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/longrun/longrun/mcp"
+	"github.com/longrun/longrun/tools"
+)
+
+// openMCP builds the Manager for the servers loadConfig found; nil when
+// there are none. Stdio servers start in the workspace root, in the
+// sandbox where it works (mcpCommand).
+func openMCP(cfg mcp.Config, root string, logger *slog.Logger, tcfg tools.Config) (*mcp.Manager, error) {
+	if len(cfg.Servers) == 0 {
+		return nil, nil
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	for name, s := range cfg.Servers {
+		if s.Command != "" && s.Sandbox != nil && !*s.Sandbox {
+			logger.Warn(`MCP server runs outside the sandbox with the worker's rights, as its configuration says ("sandbox": false)`, "mcp_server", name)
+		}
+	}
+	return mcp.New(cfg, mcp.Options{Logger: logger, Dir: root, Command: mcpCommand(tcfg, logger)})
+}
+
+// mcpCommand is the worker's mcp.Options.Command: every stdio server runs
+// in the sandbox shell commands get, configured as they are (the worker's
+// state and config directories hidden, an empty home, a private /tmp, no
+// host sockets, no capabilities, its own processes only), with:
+//
+//   - the workspace read-only (ReadOnly): a server is a program the model
+//     drives with its arguments, and must not change the workspace
+//     without a person approving the change through the workspace's own
+//     tools; it sees the workspace whole and starts in its root;
+//   - the network through pasta when this worker has it: most servers
+//     call an API, and pasta keeps them from this host's loopback
+//     (Temporal, its UI); without pasta the server runs with no network
+//     and a warning, never on the host's;
+//   - its allowlisted environment (the HOME it would get is the sandbox's
+//     empty one).
+//
+// A server a person's own mcp.json marks "sandbox": false runs as a plain
+// child process; so does every server where no sandbox works, with a
+// warning naming it (once per server and reason).
+func mcpCommand(tcfg tools.Config, logger *slog.Logger) func(mcp.Launch) (*mcp.Process, error) {
+	network, netWhy := tools.CheckSandboxNetwork(tcfg.Shell)
+	var warned sync.Map
+	warnOnce := func(l mcp.Launch, msg string, args ...any) {
+		if _, dup := warned.LoadOrStore(l.Server+"\x00"+msg, true); !dup {
+			logger.Warn(msg, append([]any{"mcp_server", l.Server}, args...)...)
+		}
+	}
+	return func(l mcp.Launch) (*mcp.Process, error) {
+		if l.NoSandbox {
+			return mcp.ExecCommand(l)
+		}
+		var env []string
+		for _, kv := range l.Env {
+			if !strings.HasPrefix(kv, "HOME=") {
+				env = append(env, kv)
+			}
+		}
+		sc, err := tools.SandboxCommand(tcfg, tools.SandboxSpec{
+			Argv: l.Argv, Dir: l.Dir, Root: l.Dir, Env: env, ReadOnly: true, Network: network,
+		})
+		switch {
+		case errors.Is(err, tools.ErrNoSandbox):
+			warnOnce(l, "MCP server runs unsandboxed, with the worker's rights: no sandbox works on this worker", "reason", err.Error())
+			return mcp.ExecCommand(l)
+		case err != nil:
+			return nil, fmt.Errorf("sandbox for MCP server %s: %w", l.Server, err)
+		}
+		if !network {
+			warnOnce(l, "MCP server runs sandboxed without a network: this worker has no network that keeps it from this host's loopback services", "reason", netWhy)
+		}
+		return &mcp.Process{Cmd: sc.Cmd, Start: sc.Start, Wait: sc.Wait}, nil
+	}
+}

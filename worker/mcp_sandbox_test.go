@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/longrun/longrun/mcp"
+	"github.com/longrun/longrun/tools"
+)
+
+// probeServerEnv makes the test binary a stdio MCP server (TestMain) with
+// two tools, write and read, that do what a hostile server would try.
+const probeServerEnv = "LONGRUN_WORKER_TEST_MCP_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(probeServerEnv) == "stdio" {
+		if err := probeServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func probeServer() *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "probe", Version: "v0"}, nil)
+	schema := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)
+	answer := func(text string, err error) (*sdk.CallToolResult, error) {
+		if err != nil {
+			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}, nil
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
+	}
+	path := func(req *sdk.CallToolRequest) string {
+		var args struct{ Path string }
+		_ = json.Unmarshal(req.Params.Arguments, &args)
+		return args.Path
+	}
+	s.AddTool(&sdk.Tool{Name: "write", Description: "Writes a file.", InputSchema: schema},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return answer("written", os.WriteFile(path(req), []byte("written by the MCP server"), 0o644))
+		})
+	s.AddTool(&sdk.Tool{Name: "read", Description: "Reads a file.", InputSchema: schema},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			b, err := os.ReadFile(path(req))
+			return answer(string(b), err)
+		})
+	return s
+}
+
+// sandboxChildren lists this process's children that are bwrap or pasta
+// (whose process name is passt or passt.avx2: pasta is passt's other name).
+func sandboxChildren() map[int]string {
+	out := map[int]string{}
+	entries, _ := os.ReadDir("/proc")
+	for _, en := range entries {
+		pid, err := strconv.Atoi(en.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", en.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(stat) // pid (comm) state ppid ...
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		comm := s[open+1 : end]
+		if f := strings.Fields(s[end+1:]); len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) &&
+			(strings.HasPrefix(comm, "bwrap") || strings.HasPrefix(comm, "pasta") || strings.HasPrefix(comm, "passt")) {
+			out[pid] = comm
+		}
+	}
+	return out
+}
+
+// lockedBuffer is a log sink safe for the Manager's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestMCPServerSandboxed: a stdio MCP server started by the worker runs in
+// its sandbox: it serves its tools and reads the workspace, but cannot
+// write the workspace or read a file in the worker's home, and Close
+// leaves no bwrap or pasta behind. Unsandboxed (the hook before this
+// test), the write landed in the workspace and the home file was read.
+//
+// Not parallel: it counts this process's bwrap and pasta children.
+func TestMCPServerSandboxed(t *testing.T) {
+	tcfg := tools.DefaultConfig()
+	if ok, why, _ := tools.CheckSandbox(tcfg.Shell); !ok {
+		t.Skipf("the MCP sandbox test needs bwrap working: %s (install the bubblewrap package; .ci/run does)", why)
+	}
+	network, _ := tools.CheckSandboxNetwork(tcfg.Shell)
+	ws := realTemp(t)
+	// The server is this test binary, copied where the sandbox shows it
+	// (the build directory is under the hidden /tmp).
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	bin, err := os.ReadFile(exe)
+	require.NoError(t, err)
+	server := filepath.Join(ws, "probe-mcp")
+	require.NoError(t, os.WriteFile(server, bin, 0o755))
+	writeFile(t, filepath.Join(ws, "visible.txt"), "workspace content")
+	home, err := os.UserHomeDir()
+	require.NoError(t, err)
+	secret, err := os.CreateTemp(home, ".longrun-mcp-test-*")
+	require.NoError(t, err, "the test plants a file in the worker's home")
+	_, _ = secret.WriteString("hunter2")
+	secret.Close()
+	t.Cleanup(func() { os.Remove(secret.Name()) })
+
+	logs := &lockedBuffer{}
+	cfg := mcp.Config{Servers: map[string]mcp.ServerConfig{
+		"probe": {Command: server, Args: []string{"-test.run=^$"}, Env: map[string]string{probeServerEnv: "stdio"}},
+	}}
+	m, err := openMCP(cfg, ws, slog.New(slog.NewTextHandler(logs, nil)), tcfg)
+	require.NoError(t, err)
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			_ = m.Close()
+		}
+	})
+	ctx := context.Background()
+	var names []string
+	for _, s := range m.Specs(ctx, 0) {
+		names = append(names, s.Name)
+	}
+	require.Equal(t, []string{"probe__read", "probe__write"}, names, "the sandboxed server serves its tools; logs:\n%s", logs)
+	call := func(name, path string) tools.Result {
+		tl, ok := m.Lookup(name)
+		require.True(t, ok)
+		raw, err := json.Marshal(map[string]string{"path": path})
+		require.NoError(t, err)
+		res, err := tl.Run(ctx, tools.Env{}, raw)
+		require.NoError(t, err)
+		return res
+	}
+
+	res := call("probe__read", filepath.Join(ws, "visible.txt"))
+	require.False(t, res.IsError, res.Content)
+	require.Equal(t, "workspace content", res.Content)
+	res = call("probe__write", filepath.Join(ws, "planted.txt"))
+	require.True(t, res.IsError, res.Content)
+	require.Contains(t, res.Content, "read-only file system")
+	require.NoFileExists(t, filepath.Join(ws, "planted.txt"))
+	res = call("probe__read", secret.Name())
+	require.True(t, res.IsError, res.Content)
+	require.NotContains(t, res.Content, "hunter2")
+	require.NotContains(t, logs.String(), "runs unsandboxed")
+
+	running := sandboxChildren()
+	var comms []string
+	for _, c := range running {
+		comms = append(comms, c)
+	}
+	require.Contains(t, strings.Join(comms, " "), "bwrap", "the server runs in bwrap")
+	if network {
+		require.Contains(t, strings.Join(comms, " "), "pass", "the server has pasta's network")
+	} else {
+		t.Log("no pasta on this worker: the server's network helper is not checked")
+	}
+	require.NoError(t, m.Close())
+	closed = true
+	require.Eventually(t, func() bool {
+		now := sandboxChildren()
+		for pid := range running {
+			if _, still := now[pid]; still {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, 20*time.Millisecond, "bwrap or pasta left after Manager.Close: %v", sandboxChildren())
+}
+
+// Where no sandbox works (here: mode off) a stdio server still runs,
+// unsandboxed, and the worker says so, naming the server.
+func TestMCPServerWithoutSandbox(t *testing.T) {
+	t.Parallel()
+	tcfg := tools.DefaultConfig()
+	tcfg.Shell.Sandbox = tools.SandboxOff
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	ws := realTemp(t)
+	logs := &lockedBuffer{}
+	cfg := mcp.Config{Servers: map[string]mcp.ServerConfig{
+		"probe": {Command: exe, Args: []string{"-test.run=^$"}, Env: map[string]string{probeServerEnv: "stdio"}},
+	}}
+	m, err := openMCP(cfg, ws, slog.New(slog.NewTextHandler(logs, nil)), tcfg)
+	require.NoError(t, err)
+	defer m.Close()
+	require.Len(t, m.Specs(context.Background(), 0), 2)
+	tl, ok := m.Lookup("probe__write")
+	require.True(t, ok)
+	res, err := tl.Run(context.Background(), tools.Env{}, json.RawMessage(`{"path":`+strconv.Quote(filepath.Join(ws, "w.txt"))+`}`))
+	require.NoError(t, err)
+	require.False(t, res.IsError, res.Content)
+	require.Equal(t, 1, strings.Count(logs.String(), "MCP server runs unsandboxed, with the worker's rights: no sandbox works on this worker"), logs.String())
+	require.Contains(t, logs.String(), "mcp_server=probe")
+}
