@@ -124,14 +124,11 @@ func (*Edit) Run(ctx context.Context, env Env, args json.RawMessage) (Result, er
 
 // editOnce locates the file and edits it once.
 func editOnce(ctx context.Context, env Env, p EditParams) (Result, error) {
-	e, err := env.Workspace.locate(p.Path)
+	e, err := env.Workspace.locateChange(env, p.Path)
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
 	defer e.Close()
-	if err := env.Workspace.controlRefusal(env, p.Path, e); err != nil {
-		return Errorf("%v", err), nil
-	}
 	unlock := LockFile(env.Workspace.lockKey(e))
 	defer unlock()
 	if err := ctx.Err(); err != nil {

@@ -110,17 +110,11 @@ func (*Glob) Run(ctx context.Context, env Env, args json.RawMessage) (Result, er
 // globOnce locates the directory and collects the files below it that
 // match pattern. A zero Result means it went well.
 func globOnce(ctx context.Context, ws *Workspace, p GlobParams, pattern string, hits *[]globHit) (Result, error) {
-	e, err := ws.locate(p.Path)
+	e, err := ws.locateDir(p.Path, "give a directory as path")
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
 	defer e.Close()
-	switch {
-	case e.info == nil:
-		return Errorf("directory not found: %s", p.Path), nil
-	case !e.info.IsDir():
-		return Errorf("%s is a file, not a directory; give a directory as path", p.Path), nil
-	}
 	dir, err := e.openDir()
 	if err != nil {
 		return Result{}, err

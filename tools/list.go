@@ -80,17 +80,11 @@ func (*List) Run(ctx context.Context, env Env, args json.RawMessage) (Result, er
 		p.Limit = listDefaultLimit
 	}
 	return retrySwapped(p.Path, func() (Result, error) {
-		e, err := env.Workspace.locate(p.Path)
+		e, err := env.Workspace.locateDir(p.Path, "use read to see its contents")
 		if err != nil {
 			return Errorf("%v", err), nil
 		}
 		defer e.Close()
-		switch {
-		case e.info == nil:
-			return Errorf("directory not found: %s", p.Path), nil
-		case !e.info.IsDir():
-			return Errorf("%s is a file, not a directory; use read to see its contents", p.Path), nil
-		}
 		out, err := listTree(ctx, env.Workspace, e, p.Depth, p.Limit)
 		if err != nil {
 			return Result{}, err

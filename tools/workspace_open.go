@@ -343,6 +343,39 @@ func (e *entry) remove() error { return e.dir.Remove(e.name) }
 // symlink followed.
 func IsControlPath(rel string) bool { return permission.IsControlPath(rel) }
 
+// locateChange locates the file a write or edit changes, refusing a
+// control file no person approved (controlRefusal). The caller closes the
+// entry.
+func (w *Workspace) locateChange(env Env, named string) (*entry, error) {
+	e, err := w.locate(named)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.controlRefusal(env, named, e); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// locateDir locates the directory a listing walks; onFile is what to say
+// when named is a file. The caller closes the entry.
+func (w *Workspace) locateDir(named, onFile string) (*entry, error) {
+	e, err := w.locate(named)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case e.info == nil:
+		e.Close()
+		return nil, fmt.Errorf("directory not found: %s", named)
+	case !e.info.IsDir():
+		e.Close()
+		return nil, fmt.Errorf("%s is a file, not a directory; %s", named, onFile)
+	}
+	return e, nil
+}
+
 // controlRefusal is the message for a change to a control file that no
 // person approved, or "" when the change may go ahead. named is the path
 // as the model gave it, real the located one.

@@ -76,14 +76,11 @@ func (*Write) Run(ctx context.Context, env Env, args json.RawMessage) (Result, e
 
 // writeOnce locates the file and writes it once.
 func writeOnce(env Env, p WriteParams) (Result, error) {
-	e, err := env.Workspace.locate(p.Path)
+	e, err := env.Workspace.locateChange(env, p.Path)
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
 	defer e.Close()
-	if err := env.Workspace.controlRefusal(env, p.Path, e); err != nil {
-		return Errorf("%v", err), nil
-	}
 	// One lock per file: a write never interleaves with an edit or patch.
 	defer LockFile(env.Workspace.lockKey(e))()
 	mode := writeDefaultMode
