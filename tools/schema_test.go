@@ -63,3 +63,55 @@ func requireSchemaEqual(t *testing.T, goldenFile string, got json.RawMessage) {
 	require.NoError(t, json.Unmarshal(got, &have), "generated schema: %s", got)
 	require.Equal(t, want, have, "generated schema: %s", got)
 }
+
+// TestValidationMatchesGolden checks that arguments are accepted or refused
+// by the generated schemas exactly as by the golden ones, with the same
+// message to the model: for every property, values of each JSON kind,
+// empty and out of range, plus an unknown field and no arguments at all.
+func TestValidationMatchesGolden(t *testing.T) {
+	t.Parallel()
+	values := []string{`""`, `"x"`, `0`, `1`, `-1`, `100000`, `1.5`, `true`, `null`, `[]`, `{}`, `"content"`}
+	for _, tool := range Builtin(DefaultConfig()) {
+		spec := tool.Spec()
+		t.Run(spec.Name, func(t *testing.T) {
+			t.Parallel()
+			raw, err := os.ReadFile(filepath.Join("testdata", "schemas", spec.Name+".json"))
+			require.NoError(t, err)
+			golden := Spec{Name: spec.Name, Parameters: raw}
+			var schema struct {
+				Properties map[string]any `json:"properties"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &schema))
+			args := []string{``, `{}`, `[]`, `{"unknown_field":1}`}
+			for name := range schema.Properties {
+				for _, v := range values {
+					args = append(args, `{"`+name+`":`+v+`}`)
+				}
+			}
+			for _, a := range args {
+				want, got := ValidateArguments(golden, a), ValidateArguments(spec, a)
+				if want == nil {
+					require.NoError(t, got, a)
+					continue
+				}
+				require.Error(t, got, a)
+				require.Equal(t, want.Error(), got.Error(), a)
+			}
+		})
+	}
+}
+
+// TestParamsSchemaRefusesWhatItCannotDescribe checks that a Params struct
+// the library cannot turn into a schema stops the program at once rather
+// than sending a model a wrong schema.
+func TestParamsSchemaRefusesWhatItCannotDescribe(t *testing.T) {
+	t.Parallel()
+	type withFunc struct {
+		F func() `json:"f"`
+	}
+	type withReservedTag struct {
+		S string `json:"s" jsonschema:"minimum=1"`
+	}
+	require.Panics(t, func() { paramsSchema[withFunc](nil) })
+	require.Panics(t, func() { paramsSchema[withReservedTag](nil) })
+}
