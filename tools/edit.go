@@ -25,10 +25,10 @@ var editDescription string
 
 // EditParams are the edit tool's arguments.
 type EditParams struct {
-	Path       string `json:"path"`
-	OldString  string `json:"old_string"`
-	NewString  string `json:"new_string"`
-	ReplaceAll bool   `json:"replace_all,omitempty"`
+	Path       string `json:"path" jsonschema:"File to edit, relative to the workspace root."`
+	OldString  string `json:"old_string" jsonschema:"The exact text to replace; empty only to create a new file."`
+	NewString  string `json:"new_string" jsonschema:"The text to put in its place."`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence instead of requiring exactly one. Default false."`
 }
 
 // Edit replaces text in one file. It mutates the workspace, so it needs
@@ -43,17 +43,9 @@ func (*Edit) Spec() Spec {
 	return Spec{
 		Name:        EditName,
 		Description: editDescription,
-		Parameters: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "File to edit, relative to the workspace root."},
-    "old_string": {"type": "string", "description": "The exact text to replace; empty only to create a new file."},
-    "new_string": {"type": "string", "description": "The text to put in its place."},
-    "replace_all": {"type": "boolean", "description": "Replace every occurrence instead of requiring exactly one. Default false."}
-  },
-  "required": ["path", "old_string", "new_string"],
-  "additionalProperties": false
-}`),
+		Parameters: paramsSchema[EditParams](func(p paramProps) {
+			nonEmpty(p["path"])
+		}),
 		ReadOnly:       false,
 		TimeoutSeconds: 60,
 		EditsFiles:     true,

@@ -24,8 +24,8 @@ var globDescription string
 
 // GlobParams are the glob tool's arguments.
 type GlobParams struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path,omitempty"`
+	Pattern string `json:"pattern" jsonschema:"Glob pattern such as **/*.go, matched against paths relative to path."`
+	Path    string `json:"path,omitempty" jsonschema:"Directory to search, relative to the workspace root. Default: the root."`
 }
 
 // Glob finds files by a doublestar pattern. It is read-only, so it runs
@@ -40,15 +40,9 @@ func (*Glob) Spec() Spec {
 	return Spec{
 		Name:        GlobName,
 		Description: globDescription,
-		Parameters: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "minLength": 1, "description": "Glob pattern such as **/*.go, matched against paths relative to path."},
-    "path": {"type": "string", "description": "Directory to search, relative to the workspace root. Default: the root."}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`),
+		Parameters: paramsSchema[GlobParams](func(p paramProps) {
+			nonEmpty(p["pattern"])
+		}),
 		ReadOnly:       true,
 		TimeoutSeconds: 60,
 	}

@@ -23,12 +23,12 @@ var grepDescription string
 
 // GrepParams are the grep tool's arguments.
 type GrepParams struct {
-	Pattern    string `json:"pattern"`
-	Path       string `json:"path,omitempty"`
-	Include    string `json:"include,omitempty"`
-	IgnoreCase bool   `json:"ignore_case,omitempty"`
-	Output     string `json:"output,omitempty"`
-	Limit      int    `json:"limit,omitempty"`
+	Pattern    string `json:"pattern" jsonschema:"Go (RE2) regular expression, matched per line."`
+	Path       string `json:"path,omitempty" jsonschema:"Directory or file to search, relative to the workspace root. Default: the root."`
+	Include    string `json:"include,omitempty" jsonschema:"Only search files matching this glob, e.g. *.go or **/*.{ts,tsx}."`
+	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"Match case-insensitively. Default false."`
+	Output     string `json:"output,omitempty" jsonschema:"content (default): matching lines; files_with_matches: one path per matching file."`
+	Limit      int    `json:"limit,omitempty" jsonschema:"Maximum lines (or files) to show. Default 100."`
 }
 
 // Grep searches file contents. It is read-only, so it runs without
@@ -43,19 +43,11 @@ func (*Grep) Spec() Spec {
 	return Spec{
 		Name:        GrepName,
 		Description: grepDescription,
-		Parameters: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "minLength": 1, "description": "Go (RE2) regular expression, matched per line."},
-    "path": {"type": "string", "description": "Directory or file to search, relative to the workspace root. Default: the root."},
-    "include": {"type": "string", "description": "Only search files matching this glob, e.g. *.go or **/*.{ts,tsx}."},
-    "ignore_case": {"type": "boolean", "description": "Match case-insensitively. Default false."},
-    "output": {"type": "string", "enum": ["content", "files_with_matches"], "description": "content (default): matching lines; files_with_matches: one path per matching file."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "Maximum lines (or files) to show. Default 100."}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`),
+		Parameters: paramsSchema[GrepParams](func(p paramProps) {
+			nonEmpty(p["pattern"])
+			oneOf(p["output"], "content", "files_with_matches")
+			between(p["limit"], 1, 2000)
+		}),
 		ReadOnly:       true,
 		TimeoutSeconds: 60,
 	}

@@ -15,7 +15,7 @@ var jobKillDescription string
 
 // JobKillParams are the job_kill tool's arguments.
 type JobKillParams struct {
-	ID string `json:"id"`
+	ID string `json:"id" jsonschema:"The job's id, as shell returned it (e.g. job-1)."`
 }
 
 // JobKill stops a background job. Its spec says ReadOnly although it ends
@@ -33,14 +33,9 @@ func (*JobKill) Spec() Spec {
 	return Spec{
 		Name:        JobKillName,
 		Description: jobKillDescription,
-		Parameters: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "id": {"type": "string", "minLength": 1, "description": "The job's id, as shell returned it (e.g. job-1)."}
-  },
-  "required": ["id"],
-  "additionalProperties": false
-}`),
+		Parameters: paramsSchema[JobKillParams](func(p paramProps) {
+			nonEmpty(p["id"])
+		}),
 		ReadOnly: true,
 		// Only needed once a background job exists: the session sends it
 		// from then on (or when tool_search finds it).

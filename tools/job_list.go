@@ -14,6 +14,9 @@ const JobListName = "job_list"
 //go:embed job_list.md
 var jobListDescription string
 
+// JobListParams are the job_list tool's arguments: there are none.
+type JobListParams struct{}
+
 // JobList lists the session's background jobs on this worker. It is
 // read-only.
 type JobList struct{ jobs *Jobs }
@@ -26,13 +29,8 @@ func (*JobList) Spec() Spec {
 	return Spec{
 		Name:        JobListName,
 		Description: jobListDescription,
-		Parameters: json.RawMessage(`{
-  "type": "object",
-  "properties": {},
-  "required": [],
-  "additionalProperties": false
-}`),
-		ReadOnly: true,
+		Parameters:  paramsSchema[JobListParams](nil),
+		ReadOnly:    true,
 		// Only needed once a background job exists: the session sends it
 		// from then on (or when tool_search finds it).
 		Exposure:       ExposureDeferred,

@@ -24,8 +24,8 @@ var jobOutputDescription string
 
 // JobOutputParams are the job_output tool's arguments.
 type JobOutputParams struct {
-	ID   string `json:"id"`
-	Tail int    `json:"tail,omitempty"` // lines
+	ID   string `json:"id" jsonschema:"The job's id, as shell returned it (e.g. job-1)."`
+	Tail int    `json:"tail,omitempty" jsonschema:"Show the last this many lines of the whole log instead of the output since the previous job_output call."`
 }
 
 // JobOutput shows what a background job wrote. It changes nothing but the
@@ -49,15 +49,10 @@ func (*JobOutput) Spec() Spec {
 	return Spec{
 		Name:        JobOutputName,
 		Description: jobOutputDescription,
-		Parameters: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "id": {"type": "string", "minLength": 1, "description": "The job's id, as shell returned it (e.g. job-1)."},
-    "tail": {"type": "integer", "minimum": 1, "description": "Show the last this many lines of the whole log instead of the output since the previous job_output call."}
-  },
-  "required": ["id"],
-  "additionalProperties": false
-}`),
+		Parameters: paramsSchema[JobOutputParams](func(p paramProps) {
+			nonEmpty(p["id"])
+			atLeast(p["tail"], 1)
+		}),
 		ReadOnly: true,
 		// Only needed once a background job exists: the session sends it
 		// from then on (or when tool_search finds it).

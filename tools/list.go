@@ -30,9 +30,9 @@ var listDescription string
 
 // ListParams are the list tool's arguments.
 type ListParams struct {
-	Path  string `json:"path,omitempty"`
-	Depth int    `json:"depth,omitempty"`
-	Limit int    `json:"limit,omitempty"`
+	Path  string `json:"path,omitempty" jsonschema:"Directory to list, relative to the workspace root. Default: the root."`
+	Depth int    `json:"depth,omitempty" jsonschema:"How many levels to descend. Default 3."`
+	Limit int    `json:"limit,omitempty" jsonschema:"Maximum number of entries to show. Default 500."`
 }
 
 // List shows a directory tree. It is read-only, so it runs without approval.
@@ -46,16 +46,10 @@ func (*List) Spec() Spec {
 	return Spec{
 		Name:        ListName,
 		Description: listDescription,
-		Parameters: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "Directory to list, relative to the workspace root. Default: the root."},
-    "depth": {"type": "integer", "minimum": 1, "maximum": 20, "description": "How many levels to descend. Default 3."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "description": "Maximum number of entries to show. Default 500."}
-  },
-  "required": [],
-  "additionalProperties": false
-}`),
+		Parameters: paramsSchema[ListParams](func(p paramProps) {
+			between(p["depth"], 1, 20)
+			between(p["limit"], 1, 5000)
+		}),
 		ReadOnly:       true,
 		TimeoutSeconds: 60,
 	}

@@ -18,7 +18,7 @@ var patchDescription string
 
 // PatchParams are the apply_patch tool's arguments.
 type PatchParams struct {
-	Patch string `json:"patch"`
+	Patch string `json:"patch" jsonschema:"The whole patch, from '*** Begin Patch' to '*** End Patch'."`
 }
 
 // ApplyPatch applies a Codex-format patch to the workspace, all or
@@ -34,14 +34,9 @@ func (*ApplyPatch) Spec() Spec {
 	return Spec{
 		Name:        PatchName,
 		Description: patchDescription,
-		Parameters: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "patch": {"type": "string", "minLength": 1, "description": "The whole patch, from '*** Begin Patch' to '*** End Patch'."}
-  },
-  "required": ["patch"],
-  "additionalProperties": false
-}`),
+		Parameters: paramsSchema[PatchParams](func(p paramProps) {
+			nonEmpty(p["patch"])
+		}),
 		ReadOnly:       false,
 		TimeoutSeconds: 60,
 		EditsFiles:     true,

@@ -36,9 +36,9 @@ var readDescription string
 
 // ReadParams are the read tool's arguments.
 type ReadParams struct {
-	Path   string `json:"path"`
-	Offset int    `json:"offset,omitempty"`
-	Limit  int    `json:"limit,omitempty"`
+	Path   string `json:"path" jsonschema:"File to read, relative to the workspace root."`
+	Offset int    `json:"offset,omitempty" jsonschema:"1-based line number to start at. Default 1."`
+	Limit  int    `json:"limit,omitempty" jsonschema:"Maximum number of lines to return. Default 2000."`
 }
 
 // Read returns a window of a text file with line numbers. It is read-only,
@@ -53,16 +53,10 @@ func (*Read) Spec() Spec {
 	return Spec{
 		Name:        ReadName,
 		Description: readDescription,
-		Parameters: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File to read, relative to the workspace root."},
-    "offset": {"type": "integer", "minimum": 1, "description": "1-based line number to start at. Default 1."},
-    "limit": {"type": "integer", "minimum": 1, "description": "Maximum number of lines to return. Default 2000."}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`),
+		Parameters: paramsSchema[ReadParams](func(p paramProps) {
+			atLeast(p["offset"], 1)
+			atLeast(p["limit"], 1)
+		}),
 		ReadOnly:       true,
 		TimeoutSeconds: 60,
 	}

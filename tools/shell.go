@@ -73,12 +73,14 @@ func DefaultShellConfig() ShellConfig {
 
 // ShellParams are the shell tool's arguments.
 type ShellParams struct {
-	Command string `json:"command"`
-	Workdir string `json:"workdir,omitempty"`
-	Timeout int    `json:"timeout,omitempty"` // seconds
+	Command string `json:"command" jsonschema:"The bash command line to run."`
+	Workdir string `json:"workdir,omitempty" jsonschema:"Directory to run in, relative to the workspace root. Default: the root."`
+	// Timeout is in seconds. Its description is a format: Spec fills in
+	// the worker's default and maximum.
+	Timeout int `json:"timeout,omitempty" jsonschema:"Timeout in seconds. Default %d, at most %d. Does not apply to background jobs."`
 	// Background starts the command as a job of the session and returns at
 	// once (see Jobs); Timeout does not apply to it.
-	Background bool `json:"background,omitempty"`
+	Background bool `json:"background,omitempty" jsonschema:"Start the command as a background job of this session and return at once with its id, for servers, watchers and long builds. Read its output with job_output, stop it with job_kill. No timeout applies: it runs until it exits, is killed, or the session ends."`
 }
 
 // Shell runs a bash command in the workspace. It can do anything, so it
@@ -131,21 +133,16 @@ func NewShell(cfg ShellConfig) *Shell {
 func (s *Shell) Spec() Spec {
 	maxSec := max(1, int(s.cfg.MaxTimeout/time.Second))
 	defSec := max(1, int(s.cfg.DefaultTimeout/time.Second))
-	params := fmt.Sprintf(`{
-  "type": "object",
-  "properties": {
-    "command": {"type": "string", "minLength": 1, "description": "The bash command line to run."},
-    "workdir": {"type": "string", "description": "Directory to run in, relative to the workspace root. Default: the root."},
-    "timeout": {"type": "integer", "minimum": 1, "maximum": %d, "description": "Timeout in seconds. Default %d, at most %d. Does not apply to background jobs."},
-    "background": {"type": "boolean", "description": "Start the command as a background job of this session and return at once with its id, for servers, watchers and long builds. Read its output with job_output, stop it with job_kill. No timeout applies: it runs until it exits, is killed, or the session ends."}
-  },
-  "required": ["command"],
-  "additionalProperties": false
-}`, maxSec, defSec, maxSec)
+	params := paramsSchema[ShellParams](func(p paramProps) {
+		nonEmpty(p["command"])
+		timeout := p["timeout"]
+		between(timeout, 1, maxSec)
+		timeout.Description = fmt.Sprintf(timeout.Description, defSec, maxSec)
+	})
 	return Spec{
 		Name:           ShellName,
 		Description:    shellDescription,
-		Parameters:     json.RawMessage(params),
+		Parameters:     params,
 		ReadOnly:       false,
 		TimeoutSeconds: maxSec,
 	}

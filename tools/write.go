@@ -22,8 +22,8 @@ var writeDescription string
 
 // WriteParams are the write tool's arguments.
 type WriteParams struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
+	Path    string `json:"path" jsonschema:"File to write, relative to the workspace root. Parent directories are created."`
+	Content string `json:"content" jsonschema:"The complete content of the file."`
 }
 
 // Write creates or replaces a whole file. It mutates the workspace, so it
@@ -38,15 +38,9 @@ func (*Write) Spec() Spec {
 	return Spec{
 		Name:        WriteName,
 		Description: writeDescription,
-		Parameters: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "File to write, relative to the workspace root. Parent directories are created."},
-    "content": {"type": "string", "description": "The complete content of the file."}
-  },
-  "required": ["path", "content"],
-  "additionalProperties": false
-}`),
+		Parameters: paramsSchema[WriteParams](func(p paramProps) {
+			nonEmpty(p["path"])
+		}),
 		ReadOnly:       false,
 		TimeoutSeconds: 60,
 		EditsFiles:     true,
