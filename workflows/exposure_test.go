@@ -36,7 +36,7 @@ func TestDeferredToolsAndToolSearch(t *testing.T) {
 	)
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(AgentSession)
+	registerSession(env, &Sessions{})
 	env.OnActivity(a.ListTools, mock.Anything).Return(cat, nil)
 	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(activities.WorkspaceConfig{}, nil)
 	replies := []activities.ModelResponse{
@@ -59,7 +59,7 @@ func TestDeferredToolsAndToolSearch(t *testing.T) {
 			ran = append(ran, r.Name)
 			return tools.Result{Content: "3 invoices"}, nil
 		})
-	env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "find ACME's invoices"})
+	env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "find ACME's invoices"})
 	require.NoError(t, env.GetWorkflowError())
 
 	first := toolNamesSent(reqs[0])
@@ -101,7 +101,7 @@ func TestToolDefinitionsByReference(t *testing.T) {
 		Parameters: json.RawMessage(`{"type":"object","properties":{"customer":{"type":"string"}}}`), ReadOnly: true, Exposure: tools.ExposureDeferred})
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(AgentSession)
+	registerSession(env, &Sessions{})
 	env.OnActivity(a.ListTools, mock.Anything).Return(cat, nil)
 	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(activities.WorkspaceConfig{}, nil)
 	replies := []activities.ModelResponse{
@@ -123,7 +123,7 @@ func TestToolDefinitionsByReference(t *testing.T) {
 			return r, nil
 		})
 	env.OnActivity(a.RunTool, mock.Anything, mock.Anything).Return(tools.Result{Content: "ok"}, nil)
-	env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: "auto"})
+	env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto"})
 	require.NoError(t, env.GetWorkflowError())
 	require.Len(t, reqs, 4)
 	n := len(reqs[0].Tools)
