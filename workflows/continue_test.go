@@ -85,13 +85,11 @@ type longHarness struct {
 }
 
 func (l *longHarness) env() *testsuite.TestWorkflowEnvironment {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
 	sw := l.sessions
 	if sw == nil {
 		sw = &Sessions{Transcript: l.store}
 	}
-	registerSession(env, sw)
+	env := newSessionEnv(sw)
 	env.OnActivity(a.ListTools, mock.Anything).Return(catalog(), nil)
 	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(activities.WorkspaceConfig{}, nil)
 	env.OnActivity(a.CallModel, mock.Anything, mock.Anything).Return(

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
@@ -34,9 +33,7 @@ func TestDeferredToolsAndToolSearch(t *testing.T) {
 		tools.Spec{Name: "crm__invoice_search", Description: "Search invoices by customer name", Parameters: json.RawMessage(`{"type":"object","properties":{"customer":{"type":"string"}}}`), ReadOnly: true, Exposure: tools.ExposureDeferred},
 		tools.Spec{Name: "runtime_only", Description: "internal", Parameters: json.RawMessage(`{"type":"object"}`), ReadOnly: true, Exposure: tools.ExposureHidden},
 	)
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	registerSession(env, &Sessions{})
+	env := newSessionEnv(&Sessions{})
 	env.OnActivity(a.ListTools, mock.Anything).Return(cat, nil)
 	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(activities.WorkspaceConfig{}, nil)
 	replies := []activities.ModelResponse{
@@ -99,9 +96,7 @@ func TestToolDefinitionsByReference(t *testing.T) {
 	cat := catalog()
 	cat.Tools = append(cat.Tools, tools.Spec{Name: "crm__invoice_search", Description: "Search invoices by customer name",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"customer":{"type":"string"}}}`), ReadOnly: true, Exposure: tools.ExposureDeferred})
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	registerSession(env, &Sessions{})
+	env := newSessionEnv(&Sessions{})
 	env.OnActivity(a.ListTools, mock.Anything).Return(cat, nil)
 	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(activities.WorkspaceConfig{}, nil)
 	replies := []activities.ModelResponse{

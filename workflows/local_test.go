@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/tools"
@@ -89,9 +88,7 @@ func TestLocalReadFailureIsPaired(t *testing.T) {
 // the activity (a 503-like failure twice, then the reply).
 func TestLocalModelCallsRunLocally(t *testing.T) {
 	t.Parallel()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	registerSession(env, &Sessions{})
+	env := newSessionEnv(&Sessions{})
 	env.OnActivity(a.ListTools, mock.Anything).Return(catalog(), nil)
 	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(activities.WorkspaceConfig{}, nil)
 	calls := 0

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/activities"
@@ -24,10 +25,28 @@ func catalog() activities.Catalog {
 	return activities.Catalog{Tools: tools.NewRegistry(tools.Builtin(tools.DefaultConfig())...).Specs()}
 }
 
-// registerSession registers sw's AgentSession under WorkflowType, as the
-// worker does: each test environment gets its own dependencies.
-func registerSession(env *testsuite.TestWorkflowEnvironment, sw *Sessions) {
+// The test environment's two wall-clock guards, each well above what a
+// workflow that is not stuck can take with -race on a busy machine. The
+// SDK's defaults failed `go test -race -count=20` with nothing wrong: the
+// idle timeout (3 s) while the workflow waited on a mocked CallModel, and
+// the deadlock detector (1 s) while a signal handler decoded the 1 MiB
+// payload of TestSignalsWithoutProvenanceOrShapeAreRefused. A workflow
+// that really hangs or never yields still fails, later.
+const (
+	testIdleTimeout     = time.Minute
+	testDeadlockTimeout = 10 * time.Second
+)
+
+// newSessionEnv is a test environment with sw's AgentSession registered
+// under WorkflowType, as the worker does: each environment gets its own
+// dependencies.
+func newSessionEnv(sw *Sessions) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(testIdleTimeout)
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: testDeadlockTimeout})
 	env.RegisterWorkflowWithOptions(sw.AgentSession, workflow.RegisterOptions{Name: WorkflowType})
+	return env
 }
 
 func toolReply(calls ...conversation.ToolCall) activities.ModelResponse {
@@ -59,9 +78,7 @@ func newHarness(t *testing.T, replies []activities.ModelResponse, run func(conte
 // newHarnessWith also scripts the workspace's permission rules.
 func newHarnessWith(t *testing.T, wc activities.WorkspaceConfig, replies []activities.ModelResponse, run func(context.Context, activities.ToolRequest) (tools.Result, error)) *harness {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	h := &harness{env: s.NewTestWorkflowEnvironment()}
-	registerSession(h.env, &Sessions{})
+	h := &harness{env: newSessionEnv(&Sessions{})}
 	h.env.OnActivity(a.ListTools, mock.Anything).Return(catalog(), nil)
 	h.env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(wc, nil)
 	i := 0
