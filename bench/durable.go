@@ -110,7 +110,7 @@ func newDurable(addr string, wd *world, o runOptions) (*durable, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.w = newWorker(d.c, d.queue, wd.acts, o)
+	d.w = newWorker(d.c, d.queue, wd.acts, wd.reader, o)
 	if err := d.w.Start(); err != nil {
 		d.c.Close()
 		return nil, fmt.Errorf("start worker: %w", err)
@@ -131,13 +131,14 @@ func dialDurable(addr, queue string, o runOptions) (*durable, error) {
 // workflow with their activities. The SDK's defaults (1,000 workflow
 // task and activity slots each, a sticky cache of 10,000) hold 500
 // sessions at once.
-func newWorker(c client.Client, queue string, acts *activities.Activities, o runOptions) worker.Worker {
+func newWorker(c client.Client, queue string, acts *activities.Activities, reader workflows.TranscriptReader, o runOptions) worker.Worker {
 	w := worker.New(c, queue, worker.Options{
 		MaxConcurrentWorkflowTaskPollers: o.WFTPollers,
 		MaxConcurrentActivityTaskPollers: o.ActPollers,
 		DisableEagerActivities:           !o.Eager,
 	})
-	w.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
+	sessions := &workflows.Sessions{Transcript: reader}
+	w.RegisterWorkflowWithOptions(sessions.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
 	w.RegisterActivity(acts)
 	w.RegisterWorkflowWithOptions(benchPlainWorkflow, workflow.RegisterOptions{Name: plainWorkflowType})
 	w.RegisterActivity(&plainActivities{})

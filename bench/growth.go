@@ -150,6 +150,7 @@ func growthWorld(withStore bool) (*world, string, error) {
 		BaseURL: m.URL(), APIKey: "bench", DefaultModel: "scripted-bench", RequestTimeout: time.Minute,
 	}, tools.NewRegistry(tools.Builtin(tools.DefaultConfig())...), ws)
 	storeDir := ""
+	var reader workflows.TranscriptReader
 	if withStore {
 		storeDir = filepath.Join(dir, ".longrun", "transcript")
 		d, err := transcript.NewDir(storeDir)
@@ -158,9 +159,9 @@ func growthWorld(withStore bool) (*world, string, error) {
 		}
 		store := transcript.NewCache(d, 64<<20)
 		activities.SetTranscript(acts, store)
-		workflows.SetTranscriptReader(store)
+		reader = store
 	}
-	return &world{model: m, dir: dir, acts: acts}, storeDir, nil
+	return &world{model: m, dir: dir, acts: acts, reader: reader}, storeDir, nil
 }
 
 // growthPoint is the series at one turn.
@@ -248,9 +249,6 @@ func growthSession(ctx context.Context, c Config, srv *server, ours bool, turns 
 		return nil, 0, err
 	}
 	defer wd.close()
-	if !ours {
-		workflows.SetTranscriptReader(nil)
-	}
 	growthTurns.Store(int64(turns))
 	d, err := newDurable(srv.addr, wd, c.Opts)
 	if err != nil {

@@ -32,7 +32,7 @@ func pair(ctx context.Context, c Config, srv *server, latency time.Duration) (*w
 			wd.close()
 			return nil, nil, err
 		}
-		if _, err := wd.withStore(); err != nil {
+		if err := wd.withStore(); err != nil {
 			wd.close()
 			return nil, nil, err
 		}
@@ -184,11 +184,9 @@ func replay(ctx context.Context, c Config, srv *server, out io.Writer) error {
 	}
 	defer wd.close()
 	if c.ReplayStore {
-		unset, err := wd.withStore()
-		if err != nil {
+		if err := wd.withStore(); err != nil {
 			return err
 		}
-		defer unset()
 	}
 	d, err := newDurable(srv.addr, wd, c.Opts)
 	if err != nil {
@@ -221,7 +219,7 @@ func replay(ctx context.Context, c Config, srv *server, out io.Writer) error {
 	var mem, file []float64
 	for i := 0; i < c.Runs; i++ {
 		r := worker.NewWorkflowReplayer()
-		r.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
+		r.RegisterWorkflowWithOptions((&workflows.Sessions{}).AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
 		hc := proto.Clone(h).(*historypb.History)
 		t0 := time.Now()
 		if err := r.ReplayWorkflowHistory(quiet, hc); err != nil {

@@ -83,6 +83,9 @@ type world struct {
 	// durable worker keeps a transcript store (-store), which an
 	// in-process loop has no use for.
 	base *activities.Activities
+	// reader is the transcript store the worker's conversation query
+	// reads, as a worker started with --transcript on has; nil without.
+	reader workflows.TranscriptReader
 }
 
 // baseline is the activities the in-process loop calls.
@@ -123,17 +126,17 @@ func newActivities(modelURL, dir string) (*activities.Activities, error) {
 }
 
 // withStore gives the world's activities a transcript store in its
-// workspace and the workflows its reader, as a worker started with
-// --transcript on does; the returned func takes the reader away again.
-func (w *world) withStore() (func(), error) {
+// workspace and the worker's workflows its reader, as a worker started
+// with --transcript on does. Call it before newDurable.
+func (w *world) withStore() error {
 	d, err := transcript.NewDir(filepath.Join(w.dir, ".longrun", "transcript"))
 	if err != nil {
-		return nil, fmt.Errorf("transcript store: %w", err)
+		return fmt.Errorf("transcript store: %w", err)
 	}
 	store := transcript.NewCache(d, 64<<20)
 	activities.SetTranscript(w.acts, store)
-	workflows.SetTranscriptReader(store)
-	return func() { workflows.SetTranscriptReader(nil) }, nil
+	w.reader = store
+	return nil
 }
 
 func (w *world) close() {

@@ -119,7 +119,7 @@ func workerMain(args []string) error {
 		return fmt.Errorf("dial %s: %w", *addr, err)
 	}
 	defer c.Close()
-	w := newWorker(c, *queue, acts, o)
+	w := newWorker(c, *queue, acts, nil, o)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

@@ -63,7 +63,7 @@ func TestCancelWhileShellRuns(t *testing.T) {
 
 	h := history(t, id)
 	rep := worker.NewWorkflowReplayer()
-	rep.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
+	rep.RegisterWorkflowWithOptions((&workflows.Sessions{}).AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
 	require.NoError(t, rep.ReplayWorkflowHistory(nil, h))
 
 	recordHistory(t, id, "cancel_while_shell_runs_batch_plan_v1")

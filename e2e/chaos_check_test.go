@@ -176,7 +176,7 @@ func checkInvariants(ctx context.Context, c client.Client, id, apiKey, ledger st
 		failf("the model API key is in the history")
 	}
 	rep := worker.NewWorkflowReplayer()
-	rep.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
+	rep.RegisterWorkflowWithOptions((&workflows.Sessions{}).AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
 	if err := rep.ReplayWorkflowHistory(nil, h); err != nil {
 		failf("replay: %v", err)
 	} else {

@@ -139,7 +139,7 @@ func TestTwoThousandTurnsContinueAsNew(t *testing.T) {
 	})
 	writes, events := 0, 0
 	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
+	replayer.RegisterWorkflowWithOptions((&workflows.Sessions{}).AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
 	for _, run := range runs {
 		events += len(run.h.Events)
 		for _, ev := range run.h.Events {

@@ -48,7 +48,7 @@ func subagentModel(profile string, childCall sm.Call) sm.Responder {
 func replays(t *testing.T, id string) {
 	t.Helper()
 	rep := worker.NewWorkflowReplayer()
-	rep.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
+	rep.RegisterWorkflowWithOptions((&workflows.Sessions{}).AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
 	// The workflow id matters: a sub-agent's id is derived from its
 	// parent's, and the replayer would otherwise use a made-up one.
 	require.NoError(t, rep.ReplayWorkflowHistoryWithOptions(nil, history(t, id),

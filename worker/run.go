@@ -214,11 +214,12 @@ func (m *Main) Run() error {
 	if err != nil {
 		return err
 	}
+	sessions := &workflows.Sessions{}
 	if store != nil {
 		activities.SetTranscript(acts, store)
 		// The conversation query resolves the session's references
 		// through the same cache the model calls fill.
-		workflows.SetTranscriptReader(store)
+		sessions.Transcript = store
 		logger.Info("transcript store", "store", where)
 	} else {
 		logger.Warn("no transcript store (--transcript off): every model call carries the whole conversation through history")
@@ -242,7 +243,7 @@ func (m *Main) Run() error {
 	// every couple of seconds instead.
 	wopts := worker.Options{MaxHeartbeatThrottleInterval: 2 * time.Second}
 	w := worker.New(c, m.TaskQueue, wopts)
-	w.RegisterWorkflowWithOptions(workflows.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
+	w.RegisterWorkflowWithOptions(sessions.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
 	w.RegisterActivity(acts)
 	ow := worker.New(c, own, wopts)
 	ow.RegisterActivity(acts)

@@ -17,7 +17,7 @@ func TestUnattendedSessionDeniesWithoutWaiting(t *testing.T) {
 		toolReply(call("r", "read", `{"path":"a"}`), call("w", "write", `{"path":"b","content":"x"}`)),
 		textReply("ok"),
 	}, nil)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Approval: ApproverNone})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Approval: ApproverNone})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Equal(t, []string{"r"}, h.ran)
 	msgs := h.conversation(t)
@@ -32,7 +32,7 @@ func TestApprovalTimeoutIsNotADenial(t *testing.T) {
 		toolReply(call("w", "write", `{"path":"b","content":"x"}`)),
 		textReply("ok"),
 	}, nil)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", ApprovalTimeout: Duration(2 * time.Second)})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", ApprovalTimeout: Duration(2 * time.Second)})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Empty(t, h.ran)
 	w := byID(h.conversation(t), "w")
@@ -65,7 +65,7 @@ func TestApproveUpdateValidates(t *testing.T) {
 		h.env.UpdateWorkflow(UpdateApprove, "u4", cb("u4"), Approval{CallID: "w1", Decision: "deny"})
 		h.env.UpdateWorkflow(UpdateApprove, "u5", cb("u5"), Approval{All: true, Decision: "deny", Feedback: "no"})
 	}, time.Minute)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Len(t, rejected, 3)
 	require.ErrorContains(t, rejected[0], `unknown call id "nope" (waiting: w1, w2)`)
@@ -80,7 +80,7 @@ func TestApproveUpdateValidates(t *testing.T) {
 func TestBadApproverFailsClearly(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil, nil)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Approval: "robot"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Approval: "robot"})
 	require.ErrorContains(t, h.env.GetWorkflowError(), `approval "robot"`)
 }
 
@@ -101,7 +101,7 @@ func TestInterruptStopsTheTurnAndWaitsForInput(t *testing.T) {
 		require.Equal(t, PhaseWaitingInput, st.Phase)
 		h.env.SignalWorkflow(SignalUserMessage, UserMessage{Text: "stop writing, just summarise"})
 	}, 2*time.Hour)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	msgs := h.conversation(t)
 	require.Equal(t, conversation.ReasonRan, byID(msgs, "r").Reason)

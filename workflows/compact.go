@@ -127,23 +127,23 @@ func (s *session) fullConversation(original bool) ([]conversation.Message, error
 	defer cancel()
 	msgs := s.messages
 	if s.head != "" {
-		if transcriptReader == nil {
+		if s.reader == nil {
 			return nil, errors.New("this worker cannot read the session's transcript (no transcript store configured)")
 		}
-		older, err := transcriptReader.Load(ctx, s.head)
+		older, err := s.reader.Load(ctx, s.head)
 		if err != nil {
 			return nil, fmt.Errorf("read transcript %s: %w", s.head, err)
 		}
 		msgs = append(older, s.messages...)
 	}
-	if transcriptReader != nil {
+	if s.reader != nil {
 		var err error
-		if msgs, err = transcriptReader.Resolve(ctx, msgs); err != nil {
+		if msgs, err = s.reader.Resolve(ctx, msgs); err != nil {
 			return nil, fmt.Errorf("read offloaded tool results: %w", err)
 		}
 	}
-	if original && transcriptReader != nil {
-		return transcriptReader.Expand(ctx, msgs)
+	if original && s.reader != nil {
+		return s.reader.Expand(ctx, msgs)
 	}
 	return msgs, nil
 }

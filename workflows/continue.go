@@ -75,22 +75,13 @@ const (
 )
 
 // TranscriptReader resolves a transcript reference to its messages, for the
-// conversation query only. The worker sets it (SetTranscriptReader).
+// conversation query only. The worker hands it over in Sessions.Transcript.
 type TranscriptReader interface {
 	Load(ctx context.Context, head string) ([]conversation.Message, error)
 	Expand(ctx context.Context, msgs []conversation.Message) ([]conversation.Message, error)
 	// Resolve puts back the full text of tool results held by reference.
 	Resolve(ctx context.Context, msgs []conversation.Message) ([]conversation.Message, error)
 }
-
-var transcriptReader TranscriptReader
-
-// SetTranscriptReader lets the conversation query show the full text of a
-// session whose older messages are held by reference. It is the one place
-// workflow code reads outside state, and it is safe: a query changes
-// nothing and issues no command, so it cannot break a replay, and the
-// store is content-addressed, so a reference always reads the same bytes.
-func SetTranscriptReader(r TranscriptReader) { transcriptReader = r }
 
 // wantSwitch reports whether the run should continue as new at the next
 // safe point: the server suggests it, or the run has had its turns.

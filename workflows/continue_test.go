@@ -78,12 +78,18 @@ type longHarness struct {
 	onRun  func(run int, env *testsuite.TestWorkflowEnvironment)
 	runs   int
 	result SessionResult
+	// sessions is what the worker registers; nil is a worker whose
+	// conversation query reads store.
+	sessions *Sessions
+	last     *testsuite.TestWorkflowEnvironment // the last run's, to query
 }
 
 func (l *longHarness) env() *testsuite.TestWorkflowEnvironment {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(AgentSession)
+	sw := l.sessions
+	if sw == nil {
+		sw = &Sessions{Transcript: l.store}
+	}
+	env := newSessionEnv(sw)
 	env.OnActivity(a.ListTools, mock.Anything).Return(catalog(), nil)
 	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(activities.WorkspaceConfig{}, nil)
 	env.OnActivity(a.CallModel, mock.Anything, mock.Anything).Return(
@@ -116,13 +122,13 @@ func (l *longHarness) env() *testsuite.TestWorkflowEnvironment {
 // run executes the session, following continue-as-new into each next run.
 func (l *longHarness) run(in SessionInput) {
 	l.t.Helper()
-	SetTranscriptReader(l.store)
 	for {
 		env := l.env()
 		if l.onRun != nil {
 			l.onRun(l.runs, env)
 		}
-		env.ExecuteWorkflow(AgentSession, in)
+		env.ExecuteWorkflow(WorkflowType, in)
+		l.last = env
 		require.True(l.t, env.IsWorkflowCompleted())
 		err := env.GetWorkflowError()
 		var cont *workflow.ContinueAsNewError
@@ -197,6 +203,53 @@ func TestContinueAsNewCarriesEverything(t *testing.T) {
 	require.Equal(t, 1, n)
 }
 
+// The conversation query of a session whose older messages are held by
+// reference reads them through the transcript reader of the Sessions value
+// the worker registered, and a worker registered without one says so. The
+// two run side by side, each with its own value: with the reader in a
+// package variable they could not, and -race caught the tests that tried.
+func TestConversationQueryReadsTheRegisteredTranscript(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		reader  bool
+		wantErr string
+	}{
+		{name: "worker with a transcript store", reader: true},
+		{name: "worker without one", wantErr: "this worker cannot read the session's transcript"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			l := &longHarness{t: t, store: &memTranscript{heads: map[string][]conversation.Message{}}}
+			if !tc.reader {
+				l.sessions = &Sessions{}
+			}
+			l.reply = func(turn int, _ activities.ModelRequest) activities.ModelResponse {
+				if turn < 3 {
+					return toolReply(readCall(turn))
+				}
+				return textReply("all done")
+			}
+			l.run(SessionInput{Prompt: "go"})
+			require.Equal(t, ResultCompleted, l.result.Status)
+			require.Zero(t, l.runs, "one run: the query reads this run's head")
+
+			v, err := l.last.QueryWorkflow(QueryConversation)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			var msgs []conversation.Message
+			require.NoError(t, v.Get(&msgs))
+			require.NoError(t, conversation.CheckPairing(msgs))
+			require.Len(t, msgs, 1+2*2+1, "the prompt, a reply and a result per tool turn, the final text")
+			require.Equal(t, "go", msgs[0].Content, "the prompt comes from the store, not the run's input")
+			require.Equal(t, "all done", msgs[len(msgs)-1].Content)
+		})
+	}
+}
+
 // A session whose next request would not fit the context window compacts
 // first; the request after it is small and paired.
 func TestCompactionBeforeTheWindowIsFull(t *testing.T) {
@@ -247,7 +300,7 @@ func TestSuggestionWithoutTranscriptTakesTurnsFirst(t *testing.T) {
 	}
 	h := newHarness(t, replies, nil) // the model returns no head: no transcript
 	h.env.SetContinueAsNewSuggested(true)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: "auto"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto"})
 	var cont *workflow.ContinueAsNewError
 	require.ErrorAs(t, h.env.GetWorkflowError(), &cont)
 	require.Equal(t, minRunTurnsCarryingAll, len(h.requests), "model calls before the switch")

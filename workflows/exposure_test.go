@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
@@ -34,9 +33,7 @@ func TestDeferredToolsAndToolSearch(t *testing.T) {
 		tools.Spec{Name: "crm__invoice_search", Description: "Search invoices by customer name", Parameters: json.RawMessage(`{"type":"object","properties":{"customer":{"type":"string"}}}`), ReadOnly: true, Exposure: tools.ExposureDeferred},
 		tools.Spec{Name: "runtime_only", Description: "internal", Parameters: json.RawMessage(`{"type":"object"}`), ReadOnly: true, Exposure: tools.ExposureHidden},
 	)
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(AgentSession)
+	env := newSessionEnv(&Sessions{})
 	env.OnActivity(a.ListTools, mock.Anything).Return(cat, nil)
 	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(activities.WorkspaceConfig{}, nil)
 	replies := []activities.ModelResponse{
@@ -59,7 +56,7 @@ func TestDeferredToolsAndToolSearch(t *testing.T) {
 			ran = append(ran, r.Name)
 			return tools.Result{Content: "3 invoices"}, nil
 		})
-	env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "find ACME's invoices"})
+	env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "find ACME's invoices"})
 	require.NoError(t, env.GetWorkflowError())
 
 	first := toolNamesSent(reqs[0])
@@ -99,9 +96,7 @@ func TestToolDefinitionsByReference(t *testing.T) {
 	cat := catalog()
 	cat.Tools = append(cat.Tools, tools.Spec{Name: "crm__invoice_search", Description: "Search invoices by customer name",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"customer":{"type":"string"}}}`), ReadOnly: true, Exposure: tools.ExposureDeferred})
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(AgentSession)
+	env := newSessionEnv(&Sessions{})
 	env.OnActivity(a.ListTools, mock.Anything).Return(cat, nil)
 	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(activities.WorkspaceConfig{}, nil)
 	replies := []activities.ModelResponse{
@@ -123,7 +118,7 @@ func TestToolDefinitionsByReference(t *testing.T) {
 			return r, nil
 		})
 	env.OnActivity(a.RunTool, mock.Anything, mock.Anything).Return(tools.Result{Content: "ok"}, nil)
-	env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: "auto"})
+	env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto"})
 	require.NoError(t, env.GetWorkflowError())
 	require.Len(t, reqs, 4)
 	n := len(reqs[0].Tools)

@@ -47,7 +47,7 @@ func TestBackgroundJobRouting(t *testing.T) {
 			killedOn = append(killedOn, activity.GetInfo(ctx).TaskQueue)
 			return []string{"job-1"}, nil
 		})
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: "auto"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto"})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Equal(t, ran{"c_bg", "default-test-taskqueue", "job-1"}, runs[0])
 	require.ElementsMatch(t, []ran{{"c_out", "longrun-worker-a", ""}, {"c_list", "longrun-worker-a", ""}}, runs[1:])

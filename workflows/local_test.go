@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/tools"
@@ -46,7 +45,7 @@ func TestLocalReadsRunReadOnlyToolsLocally(t *testing.T) {
 			defer mu.Unlock()
 			remotely = append(remotely, req.CallID)
 		})
-		h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: "auto", LocalReads: local})
+		h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", LocalReads: local})
 		require.NoError(t, h.env.GetWorkflowError())
 		var r SessionResult
 		require.NoError(t, h.env.GetWorkflowResult(&r))
@@ -76,7 +75,7 @@ func TestLocalReadFailureIsPaired(t *testing.T) {
 		attempts++
 		return tools.Result{}, temporal.NewApplicationError("disk on fire", "Test")
 	})
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: "auto", LocalReads: true})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", LocalReads: true})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Equal(t, 3, attempts)
 	res := byID(h.conversation(t), "r")
@@ -89,9 +88,7 @@ func TestLocalReadFailureIsPaired(t *testing.T) {
 // the activity (a 503-like failure twice, then the reply).
 func TestLocalModelCallsRunLocally(t *testing.T) {
 	t.Parallel()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(AgentSession)
+	env := newSessionEnv(&Sessions{})
 	env.OnActivity(a.ListTools, mock.Anything).Return(catalog(), nil)
 	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(activities.WorkspaceConfig{}, nil)
 	calls := 0
@@ -115,7 +112,7 @@ func TestLocalModelCallsRunLocally(t *testing.T) {
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		remote = append(remote, info.ActivityType.Name)
 	})
-	env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: "auto", LocalModel: true, LocalReads: true})
+	env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", LocalModel: true, LocalReads: true})
 	require.NoError(t, env.GetWorkflowError())
 	var r SessionResult
 	require.NoError(t, env.GetWorkflowResult(&r))

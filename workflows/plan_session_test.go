@@ -38,7 +38,7 @@ func TestBatchPoolBound(t *testing.T) {
 			mu.Unlock()
 			return tools.Result{Content: "ok " + r.CallID}, nil
 		})
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", MaxParallelTools: 3})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", MaxParallelTools: 3})
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Len(t, h.ran, 7)
@@ -77,7 +77,7 @@ func TestBatchPlanOrdersConflictingCalls(t *testing.T) {
 			mu.Unlock()
 			return tools.Result{Content: "ok", Files: []tools.FileVersion{{Path: "a.go", SHA256: "h-" + r.CallID}}}, nil
 		})
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: "auto"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto"})
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Len(t, events, 8)
@@ -111,7 +111,7 @@ func TestSeenGoesOnlyToFileEditingTools(t *testing.T) {
 		reqs = append(reqs, r)
 		return tools.Result{Content: "ok", Files: []tools.FileVersion{{Path: "a.go", SHA256: "h1"}}}, nil
 	})
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: "auto", Network: true})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Network: true})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Len(t, reqs, 3)
 	require.Nil(t, reqs[0].Seen)
@@ -148,7 +148,7 @@ func TestInterruptWithCallsQueuedBehindABarrier(t *testing.T) {
 	h.env.RegisterDelayedCallback(func() {
 		h.env.SignalWorkflow(SignalUserMessage, UserMessage{Text: "never mind"})
 	}, time.Hour)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: "auto"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto"})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Equal(t, []string{"sh"}, h.ran, "the queued reads never ran")
 	msgs := h.conversation(t)
@@ -171,7 +171,7 @@ func TestTodoPlan(t *testing.T) {
 		toolReply(conversation.ToolCall{ID: "p1", Name: "todo", Arguments: plan}),
 		textReply("working on it"),
 	}, nil)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Empty(t, h.ran, "no activity for the plan")
 	msgs := h.conversation(t)

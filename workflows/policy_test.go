@@ -26,7 +26,7 @@ func TestPlanProfileHidesWriteTools(t *testing.T) {
 		toolReply(call("w", "write", `{"path":"b","content":"x"}`)),
 		textReply("ok"),
 	}, nil)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: permission.ProfilePlan})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: permission.ProfilePlan})
 	require.NoError(t, h.env.GetWorkflowError())
 	// The job tools only read (or stop the session's own jobs), so plan shows them.
 	require.Equal(t, []string{"glob", "grep", "list", "read", "todo", "tool_search", "task"}, toolNamesSent(h.requests[0]))
@@ -57,7 +57,7 @@ func TestRulesAndHardBlock(t *testing.T) {
 		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "ok", Decision: "approve"})
 	}, time.Minute)
 	// The session's own rule overrides the workspace's.
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Rules: []permission.Rule{{Tool: "shell", Pattern: "ls *", Action: permission.Allow}}})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Rules: []permission.Rule{{Tool: "shell", Pattern: "ls *", Action: permission.Allow}}})
 	require.NoError(t, h.env.GetWorkflowError())
 	msgs := h.conversation(t)
 	require.Equal(t, conversation.ReasonRan, byID(msgs, "t").Reason)
@@ -87,7 +87,7 @@ func TestRememberReleasesAndStopsAsking(t *testing.T) {
 		require.Equal(t, []string{"x"}, callIDsOf(h.pending(t)), "the rule does not cover touch")
 		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "x", Decision: "deny", Feedback: "no"})
 	}, 2*time.Minute)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Equal(t, []string{"b"}, outcome.Released)
 	require.ElementsMatch(t, []string{"a", "b", "c"}, h.ran, "c ran without a second request")
@@ -112,7 +112,7 @@ func TestDoomLoopAsksOnThirdIdenticalCall(t *testing.T) {
 		require.Contains(t, p[0].Reason, "3")
 		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "r3", Decision: "deny", Feedback: "you are looping"})
 	}, time.Minute)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Equal(t, []string{"r1", "r2"}, h.ran)
 }
@@ -128,7 +128,7 @@ func TestEditToolsPerModel(t *testing.T) {
 		"qwen3-coder": {{"edit", "write"}, {"apply_patch"}},
 	} {
 		h := newHarness(t, []activities.ModelResponse{textReply("ok")}, nil)
-		h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Model: model})
+		h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Model: model})
 		require.NoError(t, h.env.GetWorkflowError())
 		sent := toolNamesSent(h.requests[0])
 		for _, n := range want[0] {
@@ -147,7 +147,7 @@ func TestAgentsMDInSystemPrompt(t *testing.T) {
 	t.Parallel()
 	wc := activities.WorkspaceConfig{Instructions: &activities.Instructions{Path: "AGENTS.md", Content: "Run go vet before you finish."}}
 	h := newHarnessWith(t, wc, []activities.ModelResponse{textReply("ok")}, nil)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", SystemPrompt: "You are careful."})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", SystemPrompt: "You are careful."})
 	require.NoError(t, h.env.GetWorkflowError())
 	msgs := h.requests[0].Messages
 	require.Len(t, msgs, 3)

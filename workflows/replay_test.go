@@ -24,7 +24,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			t.Parallel()
 			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflowWithOptions(AgentSession, workflow.RegisterOptions{Name: WorkflowType})
+			r.RegisterWorkflowWithOptions((&Sessions{}).AgentSession, workflow.RegisterOptions{Name: WorkflowType})
 			// X.id, when recorded, is the workflow id: commands may
 			// depend on it (a sub-agent's id is derived from its parent's).
 			id, err := os.ReadFile(strings.TrimSuffix(f, ".json") + ".id")

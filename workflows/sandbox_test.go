@@ -85,7 +85,7 @@ func TestToolLearnsHowTheCallCameToRun(t *testing.T) {
 	h.env.RegisterDelayedCallback(func() {
 		approve(t, h, "u2", Approval{All: true, Decision: DecisionApprove})
 	}, 2*time.Minute)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	h.conversation(t)
 	for id, want := range map[string]string{
@@ -119,7 +119,7 @@ func TestControlFileWriteAsksEvenInAuto(t *testing.T) {
 		approve(t, h, "u1", Approval{CallID: "perm", Decision: DecisionApprove})
 		approve(t, h, "u2", Approval{CallID: "agents", Decision: DecisionDeny})
 	}, time.Minute)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: permission.ProfileAuto})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: permission.ProfileAuto})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Equal(t, "approved by a person", reqs.how("perm"))
 	require.Equal(t, "did not run", reqs.how("agents"))
@@ -129,7 +129,7 @@ func TestControlFileWriteAsksEvenInAuto(t *testing.T) {
 	var none requestsByID
 	h = newHarnessWith(t, activities.WorkspaceConfig{Rules: []permission.Rule{{Tool: "*", Action: permission.Allow}}},
 		[]activities.ModelResponse{toolReply(call("git", "edit", `{"path":".git/config","old_string":"a","new_string":"b"}`)), textReply("done")}, none.run)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: permission.ProfileAuto, Approval: ApproverNone})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: permission.ProfileAuto, Approval: ApproverNone})
 	require.NoError(t, h.env.GetWorkflowError())
 	r := byID(h.conversation(t), "git")
 	require.Equal(t, conversation.ReasonDeniedByPolicy, r.Reason)
@@ -142,7 +142,7 @@ func TestControlFileWriteAsksEvenInAuto(t *testing.T) {
 func TestNoSandbox(t *testing.T) {
 	t.Parallel()
 	h := newHarnessWith(t, activities.WorkspaceConfig{NoSandbox: true}, nil, nil)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", Profile: permission.ProfileAuto})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: permission.ProfileAuto})
 	err := h.env.GetWorkflowError()
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(err, &appErr), "%v", err)
@@ -160,7 +160,7 @@ func TestNoSandbox(t *testing.T) {
 		require.Contains(t, p[0].Reason, "this worker has no sandbox, so no shell command runs without a person's approval")
 		approve(t, h, "u1", Approval{CallID: "ls", Decision: DecisionApprove})
 	}, time.Minute)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Equal(t, "approved by a person", reqs.how("ls"))
 	require.Equal(t, "by a rule", reqs.how("r"), "a read tool runs as before")
@@ -175,7 +175,7 @@ func TestCarriedDenialDoesNotRun(t *testing.T) {
 	h := newHarness(t, []activities.ModelResponse{textReply("ok")}, reqs.run)
 	w := call("w", "write", `{"path":"b","content":"x"}`)
 	ok := call("r", "write", `{"path":"c","content":"y"}`)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Resume: &Resume{
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Resume: &Resume{
 		Run: 1, Turn: 1,
 		Messages: []conversation.Message{
 			{Role: conversation.RoleUser, Content: "go"},

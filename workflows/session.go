@@ -26,7 +26,11 @@ var a *activities.Activities
 // session is the state of one AgentSession run. Everything here is
 // rebuilt identically on replay.
 type session struct {
-	in       SessionInput
+	in SessionInput
+	// reader is the worker's transcript reader, for the conversation
+	// query only: from the Sessions value the worker registered, nil if
+	// it has none.
+	reader   TranscriptReader
 	maxTurns int
 	specs    map[string]tools.Spec
 	toolDefs []activities.ToolDef
@@ -96,10 +100,28 @@ type session struct {
 	interrupted bool                // the running turn was interrupted
 }
 
+// Sessions is the AgentSession workflow with what it needs from the worker
+// that runs it. The worker registers its method under WorkflowType; the
+// dependencies live in the value, not in package variables, so two
+// workers (or two tests) in one process each keep their own. The zero
+// value is a worker without a transcript store.
+type Sessions struct {
+	// Transcript, if set, lets the conversation query show the full text of
+	// a session whose older messages are held by reference. It is the one
+	// place workflow code reads outside state, and it is safe: a query
+	// changes nothing and issues no command, so it cannot break a replay,
+	// and the store is content-addressed, so a reference always reads the
+	// same bytes.
+	Transcript TranscriptReader
+}
+
 // AgentSession is the durable agent session: a loop of model turns and the
-// tool calls each asks for, with approvals by signal.
-func AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) {
-	s := &session{in: in, maxTurns: in.MaxTurns, model: in.Model}
+// tool calls each asks for, with approvals by signal. Register it as
+// w.RegisterWorkflowWithOptions(sw.AgentSession,
+// workflow.RegisterOptions{Name: WorkflowType}); the name, not the Go
+// function, is what histories, children and continue-as-new refer to.
+func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) {
+	s := &session{in: in, maxTurns: in.MaxTurns, model: in.Model, reader: sw.Transcript}
 	switch in.Approval {
 	case "", ApproverPerson, ApproverNone:
 	default:

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
@@ -21,6 +23,30 @@ import (
 // catalog is the builtin tool catalog, as ListTools would report it.
 func catalog() activities.Catalog {
 	return activities.Catalog{Tools: tools.NewRegistry(tools.Builtin(tools.DefaultConfig())...).Specs()}
+}
+
+// The test environment's two wall-clock guards, each well above what a
+// workflow that is not stuck can take with -race on a busy machine. The
+// SDK's defaults failed `go test -race -count=20` with nothing wrong: the
+// idle timeout (3 s) while the workflow waited on a mocked CallModel, and
+// the deadlock detector (1 s) while a signal handler decoded the 1 MiB
+// payload of TestSignalsWithoutProvenanceOrShapeAreRefused. A workflow
+// that really hangs or never yields still fails, later.
+const (
+	testIdleTimeout     = time.Minute
+	testDeadlockTimeout = 10 * time.Second
+)
+
+// newSessionEnv is a test environment with sw's AgentSession registered
+// under WorkflowType, as the worker does: each environment gets its own
+// dependencies.
+func newSessionEnv(sw *Sessions) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(testIdleTimeout)
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: testDeadlockTimeout})
+	env.RegisterWorkflowWithOptions(sw.AgentSession, workflow.RegisterOptions{Name: WorkflowType})
+	return env
 }
 
 func toolReply(calls ...conversation.ToolCall) activities.ModelResponse {
@@ -52,9 +78,7 @@ func newHarness(t *testing.T, replies []activities.ModelResponse, run func(conte
 // newHarnessWith also scripts the workspace's permission rules.
 func newHarnessWith(t *testing.T, wc activities.WorkspaceConfig, replies []activities.ModelResponse, run func(context.Context, activities.ToolRequest) (tools.Result, error)) *harness {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	h := &harness{env: s.NewTestWorkflowEnvironment()}
-	h.env.RegisterWorkflow(AgentSession)
+	h := &harness{env: newSessionEnv(&Sessions{})}
 	h.env.OnActivity(a.ListTools, mock.Anything).Return(catalog(), nil)
 	h.env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(wc, nil)
 	i := 0
@@ -132,7 +156,7 @@ func TestReadRunsWriteWaitsForApproval(t *testing.T) {
 		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "w", Decision: "approve"})
 		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "s", Decision: "approve"})
 	}, time.Minute)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	var r SessionResult
 	require.NoError(t, h.env.GetWorkflowResult(&r))
@@ -160,7 +184,7 @@ func TestDenyFeedbackReachesModel(t *testing.T) {
 		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "w", Decision: "maybe"})
 		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "w", Decision: "deny", Feedback: "not that file"})
 	}, time.Minute)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Empty(t, h.ran)
 	require.Equal(t, 2, len(h.requests), "model calls")
@@ -184,7 +208,7 @@ func TestInvalidArgumentsAnsweredWithoutRunning(t *testing.T) {
 		toolReply(call("a", "read", `{}`), call("b", "write", `{"path": 3, "content": "x"}`), call("c", "shell", `not json`), call("d", "nope", `{}`)),
 		textReply("ok"),
 	}, nil)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Empty(t, h.ran)
 	require.Empty(t, h.pending(t))
@@ -210,7 +234,7 @@ func TestCancelPairsEveryCall(t *testing.T) {
 	h.env.RegisterDelayedCallback(func() {
 		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "s", Decision: "approve"})
 	}, time.Minute)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	err := h.env.GetWorkflowError()
 	require.Error(t, err)
 	require.True(t, temporal.IsCanceledError(err), "got %v", err)
@@ -225,7 +249,7 @@ func TestIdleSessionTakesMessagesThenCompletes(t *testing.T) {
 	h.env.RegisterDelayedCallback(func() {
 		h.env.SignalWorkflow(SignalUserMessage, UserMessage{Text: "more please"})
 	}, time.Minute)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", IdleTimeout: Duration(5 * time.Minute)})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", IdleTimeout: Duration(5 * time.Minute)})
 	require.NoError(t, h.env.GetWorkflowError())
 	var r SessionResult
 	require.NoError(t, h.env.GetWorkflowResult(&r))
@@ -239,7 +263,7 @@ func TestMaxTurns(t *testing.T) {
 	loop := toolReply(call("r1", "read", `{"path":"a"}`))
 	loop2 := toolReply(call("r2", "read", `{"path":"a"}`))
 	h := newHarness(t, []activities.ModelResponse{loop, loop2}, nil)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", MaxTurns: 2})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", MaxTurns: 2})
 	require.NoError(t, h.env.GetWorkflowError())
 	var r SessionResult
 	require.NoError(t, h.env.GetWorkflowResult(&r))
@@ -251,7 +275,7 @@ func TestMaxTurns(t *testing.T) {
 func TestModelFailureEndsBatchSessionAsFailed(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil, nil) // the script is empty: every call fails
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	var r SessionResult
 	require.NoError(t, h.env.GetWorkflowResult(&r))
@@ -296,7 +320,7 @@ func TestIdleForeverWaitsForDays(t *testing.T) {
 		// cancel ends it.
 		h.env.CancelWorkflow()
 	}, 60*24*time.Hour)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", IdleTimeout: Forever})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", IdleTimeout: Forever})
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.Equal(t, 2, len(h.requests), "model calls")
 	require.Equal(t, "back from holiday", h.requests[1].Messages[2].Content)
@@ -313,7 +337,7 @@ func TestTokenBudgetStopsBeforeTheNextCall(t *testing.T) {
 		toolReply(call("r2", "read", `{"path":"b"}`)),
 		toolReply(call("r3", "read", `{"path":"c"}`)),
 	}, nil)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", TokenBudget: 25})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", TokenBudget: 25})
 	require.NoError(t, h.env.GetWorkflowError())
 	var r SessionResult
 	require.NoError(t, h.env.GetWorkflowResult(&r))
@@ -332,7 +356,7 @@ func TestCostBudget(t *testing.T) {
 		return r
 	}
 	h := newHarness(t, []activities.ModelResponse{priced("r1"), priced("r2"), priced("r3"), priced("r4")}, nil)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go", CostBudgetUSD: 0.5})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", CostBudgetUSD: 0.5})
 	require.NoError(t, h.env.GetWorkflowError())
 	var r SessionResult
 	require.NoError(t, h.env.GetWorkflowResult(&r))
@@ -370,7 +394,7 @@ func TestCountersUpsertAtMostEveryInterval(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, readTurns(30), nil)
 	turns := upserts(h)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	// Start (0), the first reply naming the model (1: not a counter) and
 	// done (31, the final text's turn included): the turns between took no
@@ -385,7 +409,7 @@ func TestCountersUpsertEveryTurnOfASlowModel(t *testing.T) {
 	h := newHarness(t, readTurns(4), nil)
 	h.model.After(counterInterval + time.Second)
 	turns := upserts(h)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Equal(t, []int64{0, 1, 2, 3, 4, 5}, *turns)
 }

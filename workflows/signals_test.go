@@ -61,7 +61,7 @@ func TestSignalsWithoutProvenanceOrShapeAreRefused(t *testing.T) {
 		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "s1/task-1/evil", Decision: DecisionApprove})
 		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "w", Decision: DecisionApprove})
 	}, 2*time.Minute)
-	h.env.ExecuteWorkflow(AgentSession, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Equal(t, conversation.ReasonRan, byID(h.conversation(t), "w").Reason)
 	st := h.status(t)
