@@ -44,7 +44,7 @@ type Call struct {
 	// shellcmd on the command itself, so callers may leave it false.
 	ShellReadOnly bool `json:"shell_read_only,omitempty"`
 	// Paths are the paths the call reads or changes, as the tool reports
-	// them (tools.CallPaths), besides Subject: apply_patch names several.
+	// them (tools.Spec.CallPaths), besides Subject: apply_patch names several.
 	// A call that may change a control file among them asks a person.
 	Paths []string `json:"paths,omitempty"`
 }

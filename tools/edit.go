@@ -49,6 +49,8 @@ func (*Edit) Spec() Spec {
 		ReadOnly:       false,
 		TimeoutSeconds: 60,
 		EditsFiles:     true,
+		Meta:           MetaVersion, Concurrency: ConcurrencyExclusive,
+		SubjectArg: "path", Paths: PathsArg, SummaryArg: "path",
 	}
 }
 

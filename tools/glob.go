@@ -45,6 +45,8 @@ func (*Glob) Spec() Spec {
 		}),
 		ReadOnly:       true,
 		TimeoutSeconds: 60,
+		Meta:           MetaVersion, Concurrency: ConcurrencyShared, LocalOK: true,
+		SubjectArg: "path", Paths: PathsArgOrRoot, SummaryArg: "pattern",
 	}
 }
 

@@ -50,6 +50,8 @@ func (*Grep) Spec() Spec {
 		}),
 		ReadOnly:       true,
 		TimeoutSeconds: 60,
+		Meta:           MetaVersion, Concurrency: ConcurrencyShared, LocalOK: true,
+		SubjectArg: "path", Paths: PathsArgOrRoot, SummaryArg: "pattern",
 	}
 }
 

@@ -41,6 +41,8 @@ func (*JobKill) Spec() Spec {
 		// from then on (or when tool_search finds it).
 		Exposure:       ExposureDeferred,
 		TimeoutSeconds: jobToolTimeout,
+		Meta:           MetaVersion, Concurrency: ConcurrencyShared,
+		SummaryArg: "id", Job: JobOne,
 	}
 }
 

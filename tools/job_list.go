@@ -35,6 +35,8 @@ func (*JobList) Spec() Spec {
 		// from then on (or when tool_search finds it).
 		Exposure:       ExposureDeferred,
 		TimeoutSeconds: jobToolTimeout,
+		Meta:           MetaVersion, Concurrency: ConcurrencyShared,
+		NoDoomLoop: true, Job: JobAll,
 	}
 }
 

@@ -58,6 +58,8 @@ func (*JobOutput) Spec() Spec {
 		// from then on (or when tool_search finds it).
 		Exposure:       ExposureDeferred,
 		TimeoutSeconds: jobToolTimeout,
+		Meta:           MetaVersion, Concurrency: ConcurrencyShared,
+		NoDoomLoop: true, SummaryArg: "id", Job: JobOne,
 	}
 }
 

@@ -52,6 +52,8 @@ func (*List) Spec() Spec {
 		}),
 		ReadOnly:       true,
 		TimeoutSeconds: 60,
+		Meta:           MetaVersion, Concurrency: ConcurrencyShared, LocalOK: true,
+		SubjectArg: "path", Paths: PathsArgOrRoot, SummaryArg: "path",
 	}
 }
 

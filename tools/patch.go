@@ -40,6 +40,7 @@ func (*ApplyPatch) Spec() Spec {
 		ReadOnly:       false,
 		TimeoutSeconds: 60,
 		EditsFiles:     true,
+		Meta:           MetaVersion, Concurrency: ConcurrencyExclusive, Paths: PathsPatch,
 	}
 }
 

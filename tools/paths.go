@@ -6,13 +6,17 @@ import (
 	"strings"
 )
 
-// CallPaths returns the paths a call of a built-in tool reads or changes,
-// as the model wrote them, cleaned and slash-separated; a directory stands
-// for everything under it. ok is false when the arguments alone do not
-// say (shell, a tool that is not built in, arguments that do not parse):
-// the batch planner then treats the call as touching everything. It is a
-// pure function of the arguments, so the workflow may call it.
-func CallPaths(name string, args json.RawMessage) (paths []string, ok bool) {
+// CallPaths returns the paths a call of the tool reads or changes, as the
+// model wrote them, cleaned and slash-separated; a directory stands for
+// everything under it. Where they are is the tool's declaration (Paths).
+// ok is false when the arguments alone do not say (shell, a tool that
+// declares no paths, arguments that do not parse): the batch planner then
+// treats the call as touching everything. It is a pure function of the
+// spec and the arguments, so the workflow may call it.
+func (s Spec) CallPaths(args json.RawMessage) (paths []string, ok bool) {
+	if s.Paths == "" {
+		return nil, false
+	}
 	var p struct {
 		Path  string `json:"path"`
 		Patch string `json:"patch"`
@@ -20,15 +24,15 @@ func CallPaths(name string, args json.RawMessage) (paths []string, ok bool) {
 	if err := json.Unmarshal(args, &p); err != nil {
 		return nil, false
 	}
-	switch name {
-	case ReadName, WriteName, EditName:
+	switch s.Paths {
+	case PathsArg:
 		if p.Path == "" {
 			return nil, false
 		}
 		return []string{cleanCallPath(p.Path)}, true
-	case ListName, GlobName, GrepName:
+	case PathsArgOrRoot:
 		return []string{cleanCallPath(p.Path)}, true
-	case PatchName:
+	case PathsPatch:
 		patch, err := ParsePatch(p.Patch)
 		if err != nil || len(patch.Files) == 0 {
 			return nil, false

@@ -59,6 +59,8 @@ func (*Read) Spec() Spec {
 		}),
 		ReadOnly:       true,
 		TimeoutSeconds: 60,
+		Meta:           MetaVersion, Concurrency: ConcurrencyShared, LocalOK: true,
+		SubjectArg: "path", Paths: PathsArg, SummaryArg: "path", SummaryLines: true,
 	}
 }
 

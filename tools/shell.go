@@ -145,6 +145,8 @@ func (s *Shell) Spec() Spec {
 		Parameters:     params,
 		ReadOnly:       false,
 		TimeoutSeconds: maxSec,
+		Meta:           MetaVersion, Concurrency: ConcurrencyExclusive,
+		SubjectArg: "command", SummaryArg: "command", BackgroundArg: "background",
 	}
 }
 

@@ -41,6 +41,37 @@ type Spec struct {
 	// Server names the MCP server the tool comes from; empty for built-ins.
 	// Calls to it must reach a worker connected to that server.
 	Server string `json:"server,omitempty"`
+
+	// What the session needs to know about a call, declared by the tool so
+	// the workflow never switches on tool names (see meta.go). Meta says
+	// they were declared: a spec recorded before them (Meta 0) is read as
+	// the built-in of its name declares today (Declared).
+	Meta int `json:"meta,omitempty"`
+	// LocalOK: a session with local_reads may run the tool as a local
+	// activity. Only for read-only tools that finish in seconds and lose
+	// nothing when run again.
+	LocalOK bool `json:"local_ok,omitempty"`
+	// SubjectArg names the string argument the permission rules match
+	// (shell: "command", write: "path"); empty: the call has no subject.
+	SubjectArg string `json:"subject_arg,omitempty"`
+	// NoDoomLoop: repeating a call unchanged is the tool's normal use
+	// (polling a job), so the doom-loop guard does not count it.
+	NoDoomLoop bool `json:"no_doom_loop,omitempty"`
+	// Paths says where a call's paths are: PathsArg, PathsArgOrRoot,
+	// PathsPatch, or empty when the arguments do not say (CallPaths).
+	Paths string `json:"paths,omitempty"`
+	// SummaryArg names the argument that labels a call in the Web UI
+	// ("shell: go test ./..."); empty: the tool's name alone.
+	SummaryArg string `json:"summary_arg,omitempty"`
+	// SummaryLines adds the offset/limit line window to the label.
+	SummaryLines bool `json:"summary_lines,omitempty"`
+	// BackgroundArg names the boolean argument that asks for a background
+	// job; SubjectArg's value is then the job's command.
+	BackgroundArg string `json:"background_arg,omitempty"`
+	// Job is how the tool acts on background jobs: JobOne (one job, by
+	// its "id" argument, on the worker holding it) or JobAll (every job of
+	// the session, on each worker holding some).
+	Job string `json:"job,omitempty"`
 }
 
 // Exposures: how much of the context a tool's spec takes. A large catalog

@@ -44,6 +44,8 @@ func (*Write) Spec() Spec {
 		ReadOnly:       false,
 		TimeoutSeconds: 60,
 		EditsFiles:     true,
+		Meta:           MetaVersion, Concurrency: ConcurrencyExclusive,
+		SubjectArg: "path", Paths: PathsArg, SummaryArg: "path",
 	}
 }
 

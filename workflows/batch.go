@@ -152,7 +152,7 @@ func (s *session) driveBatch(ctx workflow.Context) error {
 	if s.planned {
 		plan := make([]plannedCall, len(s.batch))
 		for i, cs := range s.batch {
-			plan[i] = planFor(cs.spec, cs.call.Name, cs.call.Arguments)
+			plan[i] = planFor(cs.spec, cs.call.Arguments)
 		}
 		for i, deps := range planBatch(plan) {
 			s.batch[i].deps = deps
@@ -227,7 +227,7 @@ func (s *session) runCall(ctx workflow.Context, cs *callState) {
 	}
 	defer s.release(cs)
 	cs.started = true
-	s.lastTool = callSummary(cs.call)
+	s.lastTool = s.callSummary(cs)
 	res, err := s.execute(ctx, cs)
 	if err == nil {
 		s.recordFiles(res.Files)
@@ -394,9 +394,11 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 		if s.transcript {
 			return s.runTask(ctx, cs)
 		}
-	case toolJobOutput, toolJobKill:
+	}
+	switch cs.spec.Job {
+	case tools.JobOne:
 		return s.executeJobCall(ctx, cs)
-	case toolJobList:
+	case tools.JobAll:
 		return s.executeJobList(ctx, cs)
 	}
 	timeout := time.Duration(cs.spec.TimeoutSeconds) * time.Second
@@ -415,7 +417,7 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 			MaximumAttempts:        attempts,
 			NonRetryableErrorTypes: []string{activities.ErrTypeUnknownTool},
 		},
-		Summary: callSummary(cs.call),
+		Summary: s.callSummary(cs),
 	})
 	req := activities.ToolRequest{
 		CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir,
@@ -431,7 +433,7 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 			req.Seen[k] = v
 		}
 	}
-	command, background := backgroundCommand(cs.call)
+	command, background := cs.spec.BackgroundCommand(json.RawMessage(cs.call.Arguments))
 	if background {
 		// The session names the job, so an activity retry finds the job
 		// it started instead of starting another.
@@ -442,7 +444,7 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 	if background {
 		if err == nil && !res.IsError && res.WorkerQueue != "" {
 			s.jobs = append(s.jobs, jobRoute{ID: req.JobID, Queue: res.WorkerQueue, Command: command})
-			s.load(toolJobOutput, toolJobList, toolJobKill) // the model needs them now
+			s.load(s.jobTools()...) // the model needs them now
 		} else {
 			s.failedJobs++ // its id is spent: a retry of the start must not reuse it
 		}
@@ -450,17 +452,18 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 	return res, err
 }
 
-// localTools are the builtin tools a session with local_reads runs as
-// local activities: they only read the workspace, finish in milliseconds
-// to seconds, and lose nothing when run again, which is what a local
-// activity may be (a worker lost mid-task runs it again on another). A
+// runsLocally says whether cs runs inside the workflow task: with
+// local_reads, the tools that declare they may (tools.Spec.LocalOK). A
 // shell command, a write or an MCP call stays an activity: they need
 // heartbeats, a cancellation that reaches the process, or at-most-once.
-var localTools = map[string]bool{tools.ReadName: true, tools.GrepName: true, tools.GlobName: true, tools.ListName: true}
-
-// runsLocally says whether cs runs inside the workflow task.
 func (s *session) runsLocally(cs *callState) bool {
-	return s.in.LocalReads && cs.spec.ReadOnly && localTools[cs.call.Name]
+	return s.in.LocalReads && cs.spec.ReadOnly && cs.spec.LocalOK
+}
+
+// callSummary labels the call's activity in the Web UI, as its tool
+// declares: "shell: go test ./...".
+func (s *session) callSummary(cs *callState) string {
+	return tools.CallSummary(cs.call.Name, cs.spec, cs.call.Arguments)
 }
 
 func (s *session) batchDone() bool {
@@ -503,35 +506,4 @@ func failureText(cs *callState, err error) string {
 		return fmt.Sprintf("the worker running this %s call was lost (%s); it may or may not have taken effect. Check the workspace before retrying.", cs.call.Name, rootMessage(err))
 	}
 	return fmt.Sprintf("%s failed: %s", cs.call.Name, rootMessage(err))
-}
-
-// callSummary labels the activity in the Web UI: "shell: go test ./...".
-func callSummary(c conversation.ToolCall) string {
-	var args map[string]any
-	_ = json.Unmarshal([]byte(c.Arguments), &args)
-	key := map[string]string{"shell": "command", "read": "path", "write": "path", "list": "path", "edit": "path", "glob": "pattern", "grep": "pattern",
-		toolJobOutput: "id", toolJobKill: "id"}[c.Name]
-	if v, ok := args[key].(string); ok && v != "" {
-		return truncate(c.Name+": "+strings.ReplaceAll(v, "\n", " ")+readRange(c.Name, args), 100)
-	}
-	return c.Name
-}
-
-// readRange is the line range of a read that asks for one: " [1-200]".
-func readRange(tool string, args map[string]any) string {
-	if tool != tools.ReadName {
-		return ""
-	}
-	offset, hasOffset := args["offset"].(float64)
-	limit, hasLimit := args["limit"].(float64)
-	if !hasOffset && !hasLimit {
-		return ""
-	}
-	if !hasOffset || offset < 1 {
-		offset = 1
-	}
-	if !hasLimit {
-		return fmt.Sprintf(" [%d-]", int(offset))
-	}
-	return fmt.Sprintf(" [%d-%d]", int(offset), int(offset+limit)-1)
 }

@@ -12,16 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/activities"
-	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/tools"
-)
-
-// The tools that act on a background job. They run on the worker holding
-// the job, never on the shared queue.
-const (
-	toolJobOutput = tools.JobOutputName
-	toolJobList   = tools.JobListName
-	toolJobKill   = tools.JobKillName
 )
 
 // jobWorkerWait is how long a call about a job waits for its worker to
@@ -38,20 +29,16 @@ type jobRoute struct {
 	Gone bool
 }
 
-// backgroundCommand returns the command of a shell call that asks for a
-// background job.
-func backgroundCommand(c conversation.ToolCall) (string, bool) {
-	if c.Name != tools.ShellName {
-		return "", false
+// jobTools are the tools that act on background jobs (tools.Spec.Job),
+// in name order.
+func (s *session) jobTools() []string {
+	var names []string
+	for _, n := range s.toolNames() {
+		if s.specs[n].Job != "" {
+			names = append(names, n)
+		}
 	}
-	var p struct {
-		Command    string `json:"command"`
-		Background bool   `json:"background"`
-	}
-	if json.Unmarshal([]byte(c.Arguments), &p) != nil || !p.Background {
-		return "", false
-	}
-	return p.Command, true
+	return names
 }
 
 func (s *session) jobIDs() string {
@@ -171,7 +158,7 @@ func (s *session) runOn(ctx workflow.Context, cs *callState, queue string) (tool
 		HeartbeatTimeout:       10 * activities.HeartbeatEvery,
 		WaitForCancellation:    true,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrTypeUnknownTool}},
-		Summary:                callSummary(cs.call),
+		Summary:                s.callSummary(cs),
 	})
 	req := activities.ToolRequest{CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir}
 	var res tools.Result

@@ -26,9 +26,9 @@ type plannedCall struct {
 
 // planFor describes a call for planBatch from its tool's spec and its
 // arguments.
-func planFor(spec tools.Spec, name string, args string) plannedCall {
+func planFor(spec tools.Spec, args string) plannedCall {
 	pc := plannedCall{exclusive: spec.ConcurrencyClass() == tools.ConcurrencyExclusive}
-	if paths, ok := tools.CallPaths(name, json.RawMessage(args)); ok {
+	if paths, ok := spec.CallPaths(json.RawMessage(args)); ok {
 		pc.paths = paths
 	}
 	return pc

@@ -66,7 +66,7 @@ func TestPlanBatch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pcs := make([]plannedCall, len(tt.calls))
 			for i, c := range tt.calls {
-				pcs[i] = planFor(specs[c.name], c.name, c.args)
+				pcs[i] = planFor(specs[c.name], c.args)
 			}
 			require.Equal(t, tt.want, planBatch(pcs))
 		})
@@ -80,14 +80,23 @@ func jsonString(s string) string {
 
 func TestCallSummary(t *testing.T) {
 	t.Parallel()
+	specs := map[string]tools.Spec{}
+	for _, tl := range tools.Builtin(tools.DefaultConfig()) {
+		specs[tl.Spec().Name] = tl.Spec()
+	}
+	summary := func(name, args string) string {
+		return (&session{}).callSummary(&callState{call: conversation.ToolCall{Name: name, Arguments: args}, spec: specs[name]})
+	}
 	for args, want := range map[string]string{
 		`{"path":"README.md","offset":1,"limit":200}`: "read: README.md [1-200]",
 		`{"path":"README.md","offset":50}`:            "read: README.md [50-]",
 		`{"path":"README.md","limit":10}`:             "read: README.md [1-10]",
 		`{"path":"README.md"}`:                        "read: README.md",
 	} {
-		require.Equal(t, want, callSummary(conversation.ToolCall{Name: "read", Arguments: args}))
+		require.Equal(t, want, summary("read", args))
 	}
-	require.Equal(t, "shell: go test ./...", callSummary(conversation.ToolCall{Name: "shell", Arguments: `{"command":"go test ./..."}`}))
-	require.Equal(t, "job_output: job-1", callSummary(conversation.ToolCall{Name: "job_output", Arguments: `{"id":"job-1"}`}))
+	require.Equal(t, "shell: go test ./...", summary("shell", `{"command":"go test ./..."}`))
+	require.Equal(t, "job_output: job-1", summary("job_output", `{"id":"job-1"}`))
+	require.Equal(t, "apply_patch", summary("apply_patch", `{"patch":"x"}`))
+	require.Equal(t, "mcp_lookup", summary("mcp_lookup", `{"path":"x"}`), "an unknown tool is its name")
 }

@@ -127,22 +127,15 @@ func (s *session) editToolsForModel(defs []activities.ToolDef) []activities.Tool
 func permissionCall(c conversation.ToolCall, spec tools.Spec) permission.Call {
 	var args map[string]any
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
-	subject := ""
-	key := "path"
-	if c.Name == tools.ShellName {
-		key = "command"
-	}
-	if v, ok := args[key].(string); ok {
-		subject = v
-	}
+	subject := spec.Subject(args)
 	canonical, _ := json.Marshal(args) // map keys are sorted: a stable key
 	argsKey := string(canonical)
-	if c.Name == tools.JobOutputName || c.Name == tools.JobListName {
+	if spec.NoDoomLoop {
 		// Polling a job repeats the same arguments by design, and each
 		// answer is new output: no doom loop to catch.
 		argsKey = ""
 	}
-	paths, _ := tools.CallPaths(c.Name, json.RawMessage(c.Arguments)) // for the control-file check
+	paths, _ := spec.CallPaths(json.RawMessage(c.Arguments)) // for the control-file check
 	return permission.Call{Tool: c.Name, ReadOnly: spec.ReadOnly, Subject: subject, ArgsKey: argsKey, Paths: paths}
 }
 

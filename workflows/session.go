@@ -361,6 +361,9 @@ func (s *session) loadCatalog(ctx workflow.Context) error {
 		}
 	}
 	for _, sp := range specs { // a slice, sorted by the activity: stable order
+		// A catalog recorded before tools declared their call metadata
+		// is read as the session read it then (tools.Declared).
+		sp = tools.Declared(sp)
 		s.specs[sp.Name] = sp
 		s.toolDefs = append(s.toolDefs, activities.ToolDef{Name: sp.Name, Description: sp.Description, Parameters: sp.Parameters})
 	}

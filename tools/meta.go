@@ -1,0 +1,142 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// MetaVersion is the Spec.Meta of every built-in: its call metadata
+// (LocalOK, SubjectArg, NoDoomLoop, Paths, SummaryArg, SummaryLines,
+// BackgroundArg, Job, Concurrency) is declared, zero values included.
+const MetaVersion = 1
+
+// Where a call's paths are (Spec.Paths).
+const (
+	// PathsArg: the "path" argument, required; a call without it names no
+	// path the session can know.
+	PathsArg = "path"
+	// PathsArgOrRoot: the "path" argument, the workspace root when empty.
+	PathsArgOrRoot = "path_or_root"
+	// PathsPatch: every file a patch in the "patch" argument adds,
+	// updates, deletes or moves to.
+	PathsPatch = "patch"
+)
+
+// How a tool acts on background jobs (Spec.Job).
+const (
+	JobOne = "one"
+	JobAll = "all"
+)
+
+// legacyMeta holds each built-in's declared metadata, for specs recorded
+// before tools declared it. Built once, on first use, from the tools
+// themselves, so there is no second list to keep; only the metadata fields
+// are read.
+var legacyMeta = sync.OnceValue(func() map[string]Spec {
+	m := map[string]Spec{}
+	for _, t := range Builtin(DefaultConfig()) {
+		sp := t.Spec()
+		m[sp.Name] = Spec{
+			Meta: sp.Meta, Concurrency: sp.Concurrency, LocalOK: sp.LocalOK, SubjectArg: sp.SubjectArg,
+			NoDoomLoop: sp.NoDoomLoop, Paths: sp.Paths, SummaryArg: sp.SummaryArg, SummaryLines: sp.SummaryLines,
+			BackgroundArg: sp.BackgroundArg, Job: sp.Job,
+		}
+	}
+	return m
+})
+
+// Declared returns the spec with its call metadata decided. A spec that
+// declares it (Meta set) is returned as is. One recorded before tools
+// declared it is read as the session read it then: a built-in (no Server)
+// gets what that built-in declares today, which is what the session used
+// to know by name; any other tool gets "path" as its permission subject
+// and nothing else.
+func Declared(s Spec) Spec {
+	if s.Meta != 0 {
+		return s
+	}
+	if m, ok := legacyMeta()[s.Name]; ok && s.Server == "" {
+		s.Meta, s.LocalOK, s.SubjectArg, s.NoDoomLoop = m.Meta, m.LocalOK, m.SubjectArg, m.NoDoomLoop
+		s.Paths, s.SummaryArg, s.SummaryLines = m.Paths, m.SummaryArg, m.SummaryLines
+		s.BackgroundArg, s.Job = m.BackgroundArg, m.Job
+		return s
+	}
+	s.SubjectArg = "path"
+	return s
+}
+
+// Subject is the call's permission subject: the string value of
+// SubjectArg in args (an object already decoded), or "".
+func (s Spec) Subject(args map[string]any) string {
+	if s.SubjectArg == "" {
+		return ""
+	}
+	v, _ := args[s.SubjectArg].(string)
+	return v
+}
+
+// BackgroundCommand returns the command of a call that asks for a
+// background job, and whether it does.
+func (s Spec) BackgroundCommand(args json.RawMessage) (string, bool) {
+	if s.BackgroundArg == "" {
+		return "", false
+	}
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil {
+		return "", false
+	}
+	if bg, _ := m[s.BackgroundArg].(bool); !bg {
+		return "", false
+	}
+	return s.Subject(m), true
+}
+
+// CallSummary labels a call of the tool named name in the Web UI:
+// "shell: go test ./...", "read: README.md [1-200]", or the name alone
+// when the spec names no label argument or the call leaves it empty. It is
+// pure, so the workflow may call it; spec may be zero (an unknown tool).
+func CallSummary(name string, spec Spec, args string) string {
+	var m map[string]any
+	_ = json.Unmarshal([]byte(args), &m)
+	v, ok := m[spec.SummaryArg].(string)
+	if spec.SummaryArg == "" || !ok || v == "" {
+		return name
+	}
+	label := name + ": " + strings.ReplaceAll(v, "\n", " ")
+	if spec.SummaryLines {
+		label += lineWindow(m)
+	}
+	return truncateLabel(label, 100)
+}
+
+// lineWindow is the line range of a call that asks for one: " [1-200]".
+func lineWindow(args map[string]any) string {
+	offset, hasOffset := args["offset"].(float64)
+	limit, hasLimit := args["limit"].(float64)
+	if !hasOffset && !hasLimit {
+		return ""
+	}
+	if !hasOffset || offset < 1 {
+		offset = 1
+	}
+	if !hasLimit {
+		return fmt.Sprintf(" [%d-]", int(offset))
+	}
+	return fmt.Sprintf(" [%d-%d]", int(offset), int(offset+limit)-1)
+}
+
+// truncateLabel cuts s to at most n bytes on a rune boundary, marking the
+// cut with "…".
+func truncateLabel(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
