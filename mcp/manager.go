@@ -360,6 +360,11 @@ func (s *server) list(ctx context.Context) ([]tools.Spec, error) {
 			ReadOnly:       t.Annotations != nil && t.Annotations.ReadOnlyHint,
 			TimeoutSeconds: timeout,
 			Server:         s.name,
+			// What the session knows of a call of it: the permission rules
+			// match its "path" argument, if it has one; its paths, label
+			// and concurrency are unknown, and it never runs locally.
+			Meta:       tools.MetaVersion,
+			SubjectArg: "path",
 		}
 		byName[name] = entry{mcpName: t.Name, spec: spec}
 		specs = append(specs, spec)

@@ -50,6 +50,10 @@ func TestSpecsListsEveryToolDeferredWhenLarge(t *testing.T) {
 		require.Equal(t, "kb", s.Server)
 		require.Equal(t, tools.ExposureDeferred, s.Exposure, "74 tools in the catalog")
 		require.Equal(t, 30, s.TimeoutSeconds)
+		require.Equal(t, tools.MetaVersion, s.Meta, "an MCP tool declares what the session knows of it")
+		require.Equal(t, "path", s.SubjectArg, "the permission rules match an MCP tool's path argument")
+		require.False(t, s.LocalOK, "an MCP call never runs as a local activity")
+		require.Empty(t, s.Paths, "its paths are unknown: the batch planner treats it as touching everything")
 		if strings.HasPrefix(s.Name, "kb__lookup_") {
 			lookups++
 			require.True(t, s.ReadOnly, "readOnlyHint")
