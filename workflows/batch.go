@@ -377,23 +377,29 @@ func (s *session) afterDecision(ctx workflow.Context) {
 	}
 }
 
+// answerer answers a call in the workflow, with no activity.
+type answerer func(s *session, ctx workflow.Context, cs *callState) (tools.Result, error)
+
+// sessionTools are the tools the session answers itself, by name (it adds
+// their specs to the catalog in loadCatalog, only for sessions with a
+// transcript). The job tools are routed by their spec (tools.Spec.Job);
+// every other tool runs as an activity. Never written after init.
+var sessionTools = map[string]answerer{
+	TodoName: func(s *session, _ workflow.Context, cs *callState) (tools.Result, error) {
+		return s.runTodo(cs.call), nil
+	},
+	toolsearch.SearchName: func(s *session, _ workflow.Context, cs *callState) (tools.Result, error) {
+		return s.runToolSearch(cs.call), nil
+	},
+	TaskName: (*session).runTask,
+}
+
 // execute schedules the tool activity. Read-only tools retry; tools that
 // change things run at most once: a retry after a lost worker could run a
 // command twice, so that failure goes back to the model instead.
 func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, error) {
-	switch cs.call.Name {
-	case TodoName:
-		if s.transcript {
-			return s.runTodo(cs.call), nil
-		}
-	case toolsearch.SearchName:
-		if s.transcript {
-			return s.runToolSearch(cs.call), nil
-		}
-	case TaskName:
-		if s.transcript {
-			return s.runTask(ctx, cs)
-		}
+	if answer, ok := sessionTools[cs.call.Name]; ok && s.transcript {
+		return answer(s, ctx, cs)
 	}
 	switch cs.spec.Job {
 	case tools.JobOne:
