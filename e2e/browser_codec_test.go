@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -51,23 +52,9 @@ func TestBrowserUIDecodesThroughCodecServer(t *testing.T) {
 
 	// The codec server, as an operator runs it next to the UI. The UI
 	// without login sends no token, so it is --no-token, on loopback.
-	port, err := freeLoopbackPort()
-	require.NoError(t, err)
-	codecURL := "http://127.0.0.1:" + strconv.Itoa(port)
 	u, err := url.Parse(uiURL)
 	require.NoError(t, err)
-	origin := u.Scheme + "://" + u.Host
-	srv := exec.Command(filepath.Join(binDir, "starter"), "--encryption-keys", keysFile, "codec-server",
-		"--listen", "127.0.0.1:"+strconv.Itoa(port), "--no-token", "--origin", origin)
-	logs := &syncBuffer{}
-	srv.Stdout, srv.Stderr = logs, logs
-	require.NoError(t, srv.Start())
-	t.Cleanup(func() {
-		stopProcess(srv)
-		if t.Failed() {
-			t.Logf("codec server log:\n%s", logs.String())
-		}
-	})
+	codecURL := startCodecServer(t, keysFile, "--no-token", "--origin", u.Scheme+"://"+u.Host)
 
 	art := artifactDir(t)
 	b := uiPage{t: t, ctx: newBrowser(t, chromium), art: art}
@@ -97,4 +84,33 @@ func TestBrowserUIDecodesThroughCodecServer(t *testing.T) {
 	})()`, marker)))
 	require.NoError(t, err)
 	b.screenshot("decoded-tool-result")
+}
+
+// startCodecServer runs `starter codec-server` with keysFile and args on a
+// free loopback port until the test ends, and returns its URL once it
+// answers.
+func startCodecServer(t *testing.T, keysFile string, args ...string) string {
+	t.Helper()
+	port, err := freeLoopbackPort()
+	require.NoError(t, err)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	srv := exec.Command(filepath.Join(binDir, "starter"),
+		append([]string{"--encryption-keys", keysFile, "codec-server", "--listen", addr}, args...)...)
+	logs := &syncBuffer{}
+	srv.Stdout, srv.Stderr = logs, logs
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() {
+		stopProcess(srv)
+		if t.Failed() {
+			t.Logf("codec server log:\n%s", logs.String())
+		}
+	})
+	waitFor(t, "the codec server to listen", 20*time.Second, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return "http://" + addr
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -225,4 +226,61 @@ func TestKeyRotation(t *testing.T) {
 	onlyB, err := codec.LoadKeys(writeKeys(t, b))
 	require.NoError(t, err)
 	require.ErrorContains(t, replay(t, id, h, onlyB), `key id "a"`, "without a the old payloads cannot be read")
+}
+
+// TestTemporalCLIDecodesThroughCodecServer (must-show 3, CLI part): the
+// temporal CLI (v1.5.1: `go install github.com/temporalio/cli/cmd/temporal@v1.5.1`)
+// shows an encrypted session's history decrypted through `starter
+// codec-server` with its bearer token, and without the token it does not.
+func TestTemporalCLIDecodesThroughCodecServer(t *testing.T) {
+	t.Parallel()
+	cli := os.Getenv("LONGRUN_TEMPORAL_CLI")
+	if cli == "" {
+		cli, _ = exec.LookPath("temporal")
+	}
+	if cli == "" {
+		t.Skip("temporal CLI not found (set LONGRUN_TEMPORAL_CLI or `go install github.com/temporalio/cli/cmd/temporal@v1.5.1`)")
+	}
+	marker := "MARKER-CLI-" + randHex(6)
+	keysFile := writeKeys(t, keyLine(t, "cli1"))
+	e := newEnvWorkerEnv(t, []string{codec.EnvKeysFile + "=" + keysFile},
+		sm.Tools(sm.Call{ID: "c_read", Name: "read", Arguments: `{"path": "secret.txt"}`}),
+		sm.Text("Read it."))
+	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, "secret.txt"), []byte("the secret is "+marker+"\n"), 0o644))
+	ec, _ := keyClient(t, keysFile)
+	id := "e2e-cli-codec-" + randHex(4)
+	run, err := ec.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: e.taskQueue},
+		workflows.WorkflowType, workflows.SessionInput{Prompt: "read secret.txt", Approval: workflows.ApproverNone})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	require.NoError(t, run.Get(ctx, nil))
+
+	token := "tok-" + randHex(8)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte(token+"\n"), 0o600))
+	codecURL := startCodecServer(t, keysFile, "--token-file", tokenFile)
+	show := func(extra ...string) (string, error) {
+		args := append([]string{"workflow", "show", "--workflow-id", id, "--address", temporalAddr,
+			"--output", "json", "--codec-endpoint", codecURL}, extra...)
+		cmd := exec.Command(cli, args...)
+		cmd.Env = append(os.Environ(), "TEMPORAL_CONFIG_FILE=/nonexistent")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	// --output json keeps payload data base64, as the history API does:
+	// read it back as a history and look at the payloads decoded.
+	decoded := func(out string) []byte {
+		var h historypb.History
+		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal([]byte(out), &h); err != nil {
+			return nil
+		}
+		return decodedPayloads(&h)
+	}
+	out, err := show("--codec-auth", "Bearer "+token)
+	require.NoError(t, err, cutText(out, 2000))
+	require.True(t, bytes.Contains(decoded(out), []byte(marker)), "temporal workflow show decodes through the codec server")
+	out, err = show()
+	require.False(t, err == nil && bytes.Contains(decoded(out), []byte(marker)), "without the token the codec server decodes nothing")
+	require.NotContains(t, out, marker)
 }
