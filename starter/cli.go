@@ -12,6 +12,7 @@ import (
 
 	"go.temporal.io/sdk/contrib/envconfig"
 
+	"github.com/longrun/longrun/codec"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -39,6 +40,12 @@ type config struct {
 	ConfigFile string // Temporal's client config file (TOML); empty: TEMPORAL_CONFIG_FILE or the default path
 	Profile    string // profile in that file; empty: TEMPORAL_PROFILE or "default"
 	JSON       bool
+	// EncryptionKeys is the key file (--encryption-keys,
+	// LONGRUN_ENCRYPTION_KEYS) the worker encrypts payloads with; the
+	// CLI then encrypts what it sends and decrypts what it reads.
+	EncryptionKeys string
+	// keys is EncryptionKeys loaded, set by loadKeys.
+	keys *codec.Keys
 	// client is the resolved Temporal client profile (file, then
 	// environment, then flags), set by connect.
 	client *envconfig.ClientConfigProfile
@@ -106,6 +113,7 @@ func commands() []command {
 		{"show", "show SESSION [--messages N]", "show a session: status, usage and its last messages", (*app).cmdShow},
 		{"history", "history SESSION [--json]", "print the session's Temporal event history (--json: protojson, replayable)", (*app).cmdHistory},
 		{"schedule", "schedule create|list|show|delete|pause|unpause|trigger [flags] [NAME]", "start sessions on a cron or interval (Temporal Schedules)", (*app).cmdSchedule},
+		{"codec-server", "codec-server [--listen HOST:PORT] [--origin URL]... [--token-file F | --no-token]", "serve the remote codec protocol (for the Web UI and temporal --codec-endpoint) with --encryption-keys", (*app).cmdCodecServer},
 		{"completion", "completion bash|zsh", "print a shell completion script", (*app).cmdCompletion},
 	}
 }
@@ -190,6 +198,8 @@ func (a *app) defaultConfig() config {
 		TaskQueue:  a.getenv("LONGRUN_TASK_QUEUE"),
 		ConfigFile: a.getenv("TEMPORAL_CONFIG_FILE"),
 		Profile:    a.getenv("TEMPORAL_PROFILE"),
+
+		EncryptionKeys: a.getenv(codec.EnvKeysFile),
 	}
 	if cfg.TaskQueue == "" {
 		cfg.TaskQueue = workflows.DefaultTaskQueue
@@ -207,6 +217,7 @@ func (a *app) globalFlags(fs *flag.FlagSet) {
 	fs.StringVar(&a.cfg.Profile, "temporal-profile", a.cfg.Profile, "profile in the Temporal config file (env TEMPORAL_PROFILE, default default)")
 	fs.StringVar(&a.cfg.TaskQueue, "task-queue", a.cfg.TaskQueue, "task queue the worker polls (env LONGRUN_TASK_QUEUE)")
 	fs.BoolVar(&a.cfg.JSON, "json", a.cfg.JSON, "print JSON instead of text")
+	fs.StringVar(&a.cfg.EncryptionKeys, "encryption-keys", a.cfg.EncryptionKeys, "the worker's key file (KEYID=BASE64 lines): encrypt what is sent, decrypt what is read (env "+codec.EnvKeysFile+")")
 }
 
 // parseArgs parses flags anywhere among the positional arguments, so
@@ -262,6 +273,7 @@ Global flags (before or after the command):
   --config-file FILE       Temporal client config (env TEMPORAL_CONFIG_FILE)
   --temporal-profile NAME  profile in it (env TEMPORAL_PROFILE, default default)
   --json                   print JSON
+  --encryption-keys FILE   the worker's payload keys (env LONGRUN_ENCRYPTION_KEYS)
 Connection settings follow the temporal CLI: flags, then TEMPORAL_* variables
 (TEMPORAL_API_KEY sends a bearer token over TLS; TEMPORAL_TLS, TEMPORAL_TLS_*
 certificates), then the profile.

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
 
+	"github.com/longrun/longrun/codec"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/workflows"
 )
@@ -58,6 +59,12 @@ func dialTemporal(ctx context.Context, cfg config) (sessionClient, error) {
 	// The SDK's default logger writes to stdout, which would corrupt
 	// --json output; the CLI reports errors itself.
 	opts.Logger = tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))
+	if cfg.keys != nil {
+		// The worker's keys: what start and send put in history is
+		// encrypted like everything the worker writes, and queries and
+		// results decrypt.
+		opts.DataConverter = codec.DataConverter(cfg.keys)
+	}
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	c, err := client.DialContext(dctx, opts)
@@ -80,6 +87,9 @@ func (a *app) resolveClient() error {
 	if a.cfg.client != nil {
 		return nil
 	}
+	if err := a.loadKeys(); err != nil {
+		return err
+	}
 	prof, err := envconfig.LoadClientConfigProfile(envconfig.LoadClientConfigProfileOptions{
 		ConfigFilePath:    a.cfg.ConfigFile,
 		ConfigFileProfile: a.cfg.Profile,
@@ -97,6 +107,29 @@ func (a *app) resolveClient() error {
 	prof.Address, prof.Namespace = a.cfg.Address, a.cfg.Namespace
 	a.cfg.client = &prof
 	return nil
+}
+
+// loadKeys reads --encryption-keys once, if given.
+func (a *app) loadKeys() error {
+	if a.cfg.EncryptionKeys == "" || a.cfg.keys != nil {
+		return nil
+	}
+	k, err := codec.LoadKeys(a.cfg.EncryptionKeys)
+	if err != nil {
+		return fmt.Errorf("--encryption-keys: %w", err)
+	}
+	a.cfg.keys = k
+	return nil
+}
+
+// payloads decodes payloads the CLI reads itself from descriptions and
+// history (summaries, schedule arguments and memos): with the worker's
+// keys when given, since the worker's client encrypted them.
+func (a *app) payloads() converter.DataConverter {
+	if a.cfg.keys != nil {
+		return codec.DataConverter(a.cfg.keys)
+	}
+	return converter.GetDefaultDataConverter()
 }
 
 // envLookup gives envconfig the app's environment. An empty variable counts

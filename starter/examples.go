@@ -59,4 +59,5 @@ var examples = map[string][]string{
 	"schedule unpause": {`schedule unpause nightly`},
 	"schedule trigger": {`schedule trigger nightly`, `schedule trigger nightly --overlap allow-all   # even while the last session runs`},
 	"completion":       {`completion bash > /etc/bash_completion.d/starter`, `source <(starter completion bash)`, `source <(starter completion zsh)`},
+	"codec-server":     {`codec-server --encryption-keys /etc/longrun/keys --origin http://localhost:8233 --token-file /etc/longrun/codec-token`, `codec-server --encryption-keys keys --listen 127.0.0.1:8081 --no-token --origin http://localhost:8233`},
 }

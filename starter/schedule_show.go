@@ -84,7 +84,7 @@ func (a *app) cmdScheduleList(ctx context.Context, fs *flag.FlagSet, args []stri
 		if e.WorkflowType.Name != workflows.WorkflowType {
 			continue
 		}
-		r := scheduleRow{Name: e.ID, Spec: specText(e.Memo, e.Spec), Paused: e.Paused, Note: e.Note}
+		r := scheduleRow{Name: e.ID, Spec: specText(a.payloads(), e.Memo, e.Spec), Paused: e.Paused, Note: e.Note}
 		if len(e.NextActionTimes) > 0 {
 			r.NextRun = &e.NextActionTimes[0]
 		}
@@ -156,7 +156,7 @@ func (a *app) cmdScheduleShow(ctx context.Context, fs *flag.FlagSet, args []stri
 func (a *app) scheduleDetail(ctx context.Context, c sessionClient, name string, desc *client.ScheduleDescription) scheduleDetail {
 	s := desc.Schedule
 	d := scheduleDetail{
-		scheduleRow: scheduleRow{Name: name, Spec: specText(desc.Memo, s.Spec)},
+		scheduleRow: scheduleRow{Name: name, Spec: specText(a.payloads(), desc.Memo, s.Spec)},
 		Actions:     desc.Info.NumActions,
 		Recent:      []scheduleAction{},
 		Next:        desc.Info.NextActionTimes,
@@ -179,7 +179,7 @@ func (a *app) scheduleDetail(ctx context.Context, c sessionClient, name string, 
 		if len(act.Args) > 0 {
 			if p, ok := act.Args[0].(*commonpb.Payload); ok {
 				var in workflows.SessionInput
-				if converter.GetDefaultDataConverter().FromPayload(p, &in) == nil {
+				if a.payloads().FromPayload(p, &in) == nil {
 					d.Prompt, d.Model = in.Prompt, in.Model
 				}
 			}
@@ -206,10 +206,10 @@ func (a *app) scheduleDetail(ctx context.Context, c sessionClient, name string, 
 // specText is the schedule's spec for people: as it was typed, from the
 // memo create writes, else worked out from the spec the server returns
 // (for schedules made with another tool).
-func specText(memo *commonpb.Memo, spec *client.ScheduleSpec) string {
+func specText(dc converter.DataConverter, memo *commonpb.Memo, spec *client.ScheduleSpec) string {
 	if p, ok := memo.GetFields()[specMemo]; ok {
 		var s string
-		if converter.GetDefaultDataConverter().FromPayload(p, &s) == nil && s != "" {
+		if dc.FromPayload(p, &s) == nil && s != "" {
 			return s + jitterText(spec)
 		}
 	}

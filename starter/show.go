@@ -57,7 +57,7 @@ func (a *app) cmdShow(ctx context.Context, fs *flag.FlagSet, args []string) erro
 		ID:       session,
 		RunID:    info.GetExecution().GetRunId(),
 		Status:   statusName(info.GetStatus().String()),
-		Summary:  payloadText(desc.GetExecutionConfig().GetUserMetadata().GetSummary()),
+		Summary:  payloadText(a.payloads(), desc.GetExecutionConfig().GetUserMetadata().GetSummary()),
 		Start:    info.GetStartTime().AsTime(),
 		Messages: []conversation.Message{},
 	}
@@ -133,18 +133,18 @@ func (a *app) cmdHistory(ctx context.Context, fs *flag.FlagSet, args []string) e
 			_, err = fmt.Fprintln(a.stdout, string(b))
 			return err
 		}
-		renderHistory(a.stdout, h)
+		renderHistory(a.stdout, a.payloads(), h)
 		return nil
 	})
 }
 
 // renderHistory is one line per event with what the UI would label it:
 // activity summaries, signal and update names, timer summaries.
-func renderHistory(w io.Writer, h *historypb.History) {
+func renderHistory(w io.Writer, dc converter.DataConverter, h *historypb.History) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, ev := range h.GetEvents() {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", ev.GetEventId(), ev.GetEventTime().AsTime().Local().Format("15:04:05.000"),
-			eventName(ev.GetEventType()), cut(oneLine(eventDetail(ev)), maxArgsPreview))
+			eventName(ev.GetEventType()), cut(oneLine(eventDetail(dc, ev)), maxArgsPreview))
 	}
 	tw.Flush()
 }
@@ -166,8 +166,8 @@ func eventName(t enumspb.EventType) string {
 	return b.String()
 }
 
-func eventDetail(ev *historypb.HistoryEvent) string {
-	summary := payloadText(ev.GetUserMetadata().GetSummary())
+func eventDetail(dc converter.DataConverter, ev *historypb.HistoryEvent) string {
+	summary := payloadText(dc, ev.GetUserMetadata().GetSummary())
 	switch {
 	case ev.GetActivityTaskScheduledEventAttributes() != nil:
 		return ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() + ": " + summary
@@ -185,12 +185,12 @@ func eventDetail(ev *historypb.HistoryEvent) string {
 
 // payloadText decodes a string payload (summaries are JSON strings); a
 // missing one is empty.
-func payloadText(p *commonpb.Payload) string {
+func payloadText(dc converter.DataConverter, p *commonpb.Payload) string {
 	if p == nil {
 		return ""
 	}
 	var s string
-	if err := converter.GetDefaultDataConverter().FromPayload(p, &s); err != nil {
+	if err := dc.FromPayload(p, &s); err != nil {
 		return ""
 	}
 	return s

@@ -106,49 +106,63 @@ func (s *S3) key(h string) string { return s.cfg.Prefix + h[:2] + "/" + h }
 // the same key, so either write is right; an object of another size is
 // damaged and replaced, as Dir does.
 func (s *S3) Put(ctx context.Context, data []byte) (string, error) {
-	if err := ctx.Err(); err != nil {
+	ref := Ref(data)
+	if err := s.putBlob(ctx, ref, data); err != nil {
 		return "", err
 	}
-	ref := Ref(data)
+	return ref, nil
+}
+
+// putBlob stores blob under ref's key as Put describes.
+func (s *S3) putBlob(ctx context.Context, ref string, blob []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	key := s.key(ref[len(refPrefix):])
 	info, err := s.client.StatObject(ctx, s.cfg.Bucket, key, minio.StatObjectOptions{})
 	switch {
-	case err == nil && info.Size == int64(len(data)):
-		return ref, nil
+	case err == nil && info.Size == int64(len(blob)):
+		return nil
 	case err != nil && minio.ToErrorResponse(err).Code != minio.NoSuchKey:
-		return "", s.fail("store "+ref+" as "+key, err)
+		return s.fail("store "+ref+" as "+key, err)
 	}
-	_, err = s.client.PutObject(ctx, s.cfg.Bucket, key, bytes.NewReader(data), int64(len(data)),
+	_, err = s.client.PutObject(ctx, s.cfg.Bucket, key, bytes.NewReader(blob), int64(len(blob)),
 		minio.PutObjectOptions{ContentType: "application/octet-stream"})
 	if err != nil {
-		return "", s.fail("store "+ref+" as "+key, err)
+		return s.fail("store "+ref+" as "+key, err)
 	}
-	return ref, nil
+	return nil
 }
 
 // Get reads the object ref names and checks that it still hashes to ref.
 // A missing object is an fs.ErrNotExist, as a missing file is for Dir, so
 // callers need not know which store they have.
 func (s *S3) Get(ctx context.Context, ref string) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
+	data, where, err := s.getBlob(ctx, ref)
+	if err != nil {
 		return nil, err
+	}
+	return verify(ref, where, data)
+}
+
+// getBlob reads the object under ref's key, unchecked.
+func (s *S3) getBlob(ctx context.Context, ref string) ([]byte, string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
 	}
 	h, err := parseRef(ref)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	key := s.key(h)
 	data, err := s.read(ctx, key)
 	if minio.ToErrorResponse(err).Code == minio.NoSuchKey {
-		return nil, fmt.Errorf("read %s: no object %s in %s: %w", ref, key, s.where, fs.ErrNotExist)
+		return nil, "", fmt.Errorf("read %s: no object %s in %s: %w", ref, key, s.where, fs.ErrNotExist)
 	}
 	if err != nil {
-		return nil, s.fail("read "+ref+" from "+key, err)
+		return nil, "", s.fail("read "+ref+" from "+key, err)
 	}
-	if got := Ref(data); got != ref {
-		return nil, fmt.Errorf("read %s from %s in %s: %w: it hashes to %s", ref, key, s.where, ErrCorrupt, got)
-	}
-	return data, nil
+	return data, "from " + key + " in " + s.where, nil
 }
 
 func (s *S3) read(ctx context.Context, key string) ([]byte, error) {

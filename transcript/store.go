@@ -91,25 +91,34 @@ func (d *Dir) file(h string) string { return filepath.Join(d.dir, h[:2], h) }
 // never leaves a partial blob under a reference: the reference goes into
 // the session's history as soon as Put returns, and must then be readable.
 func (d *Dir) Put(ctx context.Context, data []byte) (string, error) {
-	if err := ctx.Err(); err != nil {
+	ref := Ref(data)
+	if err := d.putBlob(ctx, ref, data); err != nil {
 		return "", err
 	}
-	ref := Ref(data)
+	return ref, nil
+}
+
+// putBlob stores blob under ref as Put describes; the blob is data itself
+// or, in a Sealed store, data encrypted.
+func (d *Dir) putBlob(ctx context.Context, ref string, blob []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	path := d.file(ref[len(refPrefix):])
 	// Same size is enough to skip: a file with the right name holds what
 	// hashes to it unless it was damaged, and Get catches damage.
-	if fi, err := os.Stat(path); err == nil && fi.Size() == int64(len(data)) {
-		return ref, nil
+	if fi, err := os.Stat(path); err == nil && fi.Size() == int64(len(blob)) {
+		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", fmt.Errorf("store %s: %w", ref, err)
+		return fmt.Errorf("store %s: %w", ref, err)
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
-		return "", fmt.Errorf("store %s: %w", ref, err)
+		return fmt.Errorf("store %s: %w", ref, err)
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	_, err = f.Write(blob)
 	if err == nil {
 		err = f.Chmod(0o644)
 	}
@@ -124,27 +133,42 @@ func (d *Dir) Put(ctx context.Context, data []byte) (string, error) {
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
-		return "", fmt.Errorf("store %s at %s: %w", ref, path, err)
+		return fmt.Errorf("store %s at %s: %w", ref, path, err)
 	}
-	return ref, nil
+	return nil
 }
 
 // Get reads the blob ref names and checks that it still hashes to ref.
 func (d *Dir) Get(ctx context.Context, ref string) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
+	data, where, err := d.getBlob(ctx, ref)
+	if err != nil {
 		return nil, err
+	}
+	return verify(ref, where, data)
+}
+
+// getBlob reads what is stored under ref, unchecked, and says where it
+// was for messages.
+func (d *Dir) getBlob(ctx context.Context, ref string) ([]byte, string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
 	}
 	h, err := parseRef(ref)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	path := d.file(h)
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", ref, err)
+		return nil, "", fmt.Errorf("read %s: %w", ref, err)
 	}
+	return data, "at " + path, nil
+}
+
+// verify returns data if it hashes to ref, else ErrCorrupt.
+func verify(ref, where string, data []byte) ([]byte, error) {
 	if got := Ref(data); got != ref {
-		return nil, fmt.Errorf("read %s at %s: %w: it hashes to %s", ref, path, ErrCorrupt, got)
+		return nil, fmt.Errorf("read %s %s: %w: it hashes to %s", ref, where, ErrCorrupt, got)
 	}
 	return data, nil
 }

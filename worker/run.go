@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/codec"
 	"github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/tools"
 	"github.com/longrun/longrun/transcript"
@@ -50,6 +51,10 @@ type Main struct {
 	// TrustWorkspace counts the workspace's .longrun/permissions.json and
 	// .longrun/mcp.json as if it were listed in trusted.json.
 	TrustWorkspace bool
+	// Keys encrypt every payload the worker hands Temporal and every
+	// transcript blob: --encryption-keys, LONGRUN_ENCRYPTION_KEYS. Nil
+	// means no encryption.
+	Keys *codec.Keys
 	// pricesFlag is --prices / LONGRUN_PRICES as given; without it the
 	// config directory's prices.json is used.
 	pricesFlag string
@@ -105,6 +110,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	fs.BoolVar(&stream, "model-stream", stream, "stream model replies, so heartbeats show the partial text (env LONGRUN_MODEL_STREAM=on|off)")
 	fs.StringVar(&m.pricesFlag, "prices", getenv("LONGRUN_PRICES"), "JSON price table {\"model\": {\"input\": USD/1M tokens, \"output\": ...}} for cost estimates (default prices.json of --config; env LONGRUN_PRICES)")
 	passEnv := fs.String("pass-env", getenv("LONGRUN_PASS_ENV"), "variables shell commands (and sandboxed MCP servers) get besides the allowlist, comma separated: NAME passes the worker's value, NAME=value sets one (env LONGRUN_PASS_ENV)")
+	keysFile := fs.String("encryption-keys", getenv(codec.EnvKeysFile), "file of KEYID=BASE64 lines, one per 32-byte AES-256 key: payloads in Temporal and transcript blobs are encrypted with the first key, and read with any (env "+codec.EnvKeysFile+")")
 	sandbox := fs.String("sandbox", or(getenv("LONGRUN_SANDBOX"), string(tools.SandboxAuto)), "run shell commands in bubblewrap: auto, on or off (env LONGRUN_SANDBOX)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -134,6 +140,11 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 			return nil, err
 		}
 		m.Model.Prices = t
+	}
+	if *keysFile != "" {
+		if m.Keys, err = codec.LoadKeys(*keysFile); err != nil {
+			return nil, fmt.Errorf("--encryption-keys: %w", err)
+		}
 	}
 	mode, err := tools.ParseSandboxMode(*sandbox)
 	if err != nil {
@@ -191,6 +202,12 @@ func (m *Main) Run() error {
 		return err
 	}
 	opts.Logger = sdklog.NewStructuredLogger(logger)
+	if m.Keys != nil {
+		// Every payload, the conversation and tool results included,
+		// reaches Temporal's database encrypted.
+		opts.DataConverter = codec.DataConverter(m.Keys)
+		logger.Info("payloads and transcripts encrypted (AES-256-GCM)", "key", m.Keys.Current(), "keys", m.Keys.IDs())
+	}
 	metrics, stopMetrics, err := m.Observe.startMetrics(logger)
 	if err != nil {
 		return err
@@ -210,7 +227,7 @@ func (m *Main) Run() error {
 	m.Tools.Jobs = jobs
 	acts := activities.New(m.Model, tools.NewRegistry(tools.Builtin(m.Tools)...), ws)
 	activities.SetWorkerConfig(acts, activities.WorkerConfig{Rules: cfg.Rules, TrustWorkspace: cfg.Trusted, Notes: cfg.Notes})
-	store, where, err := openTranscript(m.Transcript, m.StateDir)
+	store, where, err := openTranscript(m.Transcript, m.StateDir, m.Keys)
 	if err != nil {
 		return err
 	}
@@ -307,7 +324,7 @@ const transcriptOpenTimeout = 30 * time.Second
 
 // openTranscript opens the transcript store flag names (see
 // Main.Transcript) and describes it for the log; nil when it is off.
-func openTranscript(flag, stateDir string) (*transcript.Cache, string, error) {
+func openTranscript(flag, stateDir string, keys *codec.Keys) (*transcript.Cache, string, error) {
 	spec := flag
 	switch flag {
 	case "off":
@@ -320,6 +337,13 @@ func openTranscript(flag, stateDir string) (*transcript.Cache, string, error) {
 	s, where, err := transcript.Open(ctx, spec)
 	if err != nil {
 		return nil, "", fmt.Errorf("--transcript: %w", err)
+	}
+	if keys != nil {
+		sealed, err := transcript.Seal(s, keys)
+		if err != nil {
+			return nil, "", fmt.Errorf("--transcript: %w", err)
+		}
+		return transcript.NewCache(sealed, transcriptCacheBytes), where + " (encrypted)", nil
 	}
 	return transcript.NewCache(s, transcriptCacheBytes), where, nil
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +14,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/stretchr/testify/require"
 
+	"github.com/longrun/longrun/codec"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/transcript"
 )
@@ -34,7 +38,7 @@ func TestTranscriptFlag(t *testing.T) {
 func TestOpenTranscript(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir() // the state directory
-	store, dir, err := openTranscript("", root)
+	store, dir, err := openTranscript("", root, nil)
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(root, "transcript"), dir, "the default is the state directory's")
 	require.DirExists(t, dir)
@@ -45,15 +49,15 @@ func TestOpenTranscript(t *testing.T) {
 	require.FileExists(t, filepath.Join(dir, h[:2], h), "the cache writes through to the directory")
 
 	other := filepath.Join(t.TempDir(), "shared")
-	_, dir, err = openTranscript(other, root)
+	_, dir, err = openTranscript(other, root, nil)
 	require.NoError(t, err)
 	require.Equal(t, other, dir)
 
-	store, _, err = openTranscript("off", root)
+	store, _, err = openTranscript("off", root, nil)
 	require.NoError(t, err)
 	require.Nil(t, store)
 
-	_, _, err = openTranscript("s3://transcripts?endpiont=minio:9000", root)
+	_, _, err = openTranscript("s3://transcripts?endpiont=minio:9000", root, nil)
 	require.ErrorContains(t, err, `--transcript: transcript store "s3://transcripts?endpiont=minio:9000": unknown parameter "endpiont"`)
 }
 
@@ -69,7 +73,7 @@ func TestOpenTranscriptS3(t *testing.T) {
 	endpoint := strings.TrimPrefix(srv.URL, "http://")
 	root := t.TempDir()
 
-	store, where, err := openTranscript("s3://transcripts/longrun?insecure=1&endpoint="+endpoint, root)
+	store, where, err := openTranscript("s3://transcripts/longrun?insecure=1&endpoint="+endpoint, root, nil)
 	require.NoError(t, err)
 	require.Equal(t, "s3://transcripts/longrun/ at http://"+endpoint, where)
 	head, err := transcript.Append(context.Background(), store, "", []conversation.Message{{Role: conversation.RoleUser, Content: "hi"}})
@@ -79,6 +83,52 @@ func TestOpenTranscriptS3(t *testing.T) {
 	require.NoError(t, err, "the cache writes through to the bucket")
 	require.NoDirExists(t, filepath.Join(root, ".longrun", "transcript"), "nothing is kept in the workspace")
 
-	_, _, err = openTranscript("s3://missing-bucket?insecure=1&endpoint="+endpoint, root)
+	_, _, err = openTranscript("s3://missing-bucket?insecure=1&endpoint="+endpoint, root, nil)
 	require.ErrorContains(t, err, `--transcript: transcript store s3://missing-bucket/ at http://`+endpoint+`: bucket "missing-bucket" does not exist`)
+}
+
+// TestEncryptionKeys: --encryption-keys (or LONGRUN_ENCRYPTION_KEYS) loads
+// the key ring, a bad file stops the worker naming the line, and the
+// transcript store then keeps blobs encrypted under their plaintext
+// reference.
+func TestEncryptionKeys(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "keys")
+	k := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32))
+	require.NoError(t, os.WriteFile(good, []byte("new="+k+"\nold="+k+"\n"), 0o600))
+	bad := filepath.Join(dir, "bad")
+	require.NoError(t, os.WriteFile(bad, []byte("new="+k+"\nold=short\n"), 0o600))
+
+	m, err := ParseFlags(nil, env(nil))
+	require.NoError(t, err)
+	require.Nil(t, m.Keys, "no keys, no encryption")
+	m, err = ParseFlags(nil, env(map[string]string{"LONGRUN_ENCRYPTION_KEYS": good}))
+	require.NoError(t, err)
+	require.Equal(t, []string{"new", "old"}, m.Keys.IDs())
+	_, err = ParseFlags([]string{"--encryption-keys", bad}, env(map[string]string{"LONGRUN_ENCRYPTION_KEYS": good}))
+	require.ErrorContains(t, err, "--encryption-keys: encryption keys "+bad+" line 2:")
+	require.NotContains(t, err.Error(), strings.TrimRight(k, "="))
+
+	root := t.TempDir()
+	store, where, err := openTranscript("", root, m.Keys)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(root, "transcript")+" (encrypted)", where)
+	head, err := transcript.Append(context.Background(), store, "", []conversation.Message{{Role: conversation.RoleUser, Content: "MARKER-in-transcript"}})
+	require.NoError(t, err)
+	h := head[len("sha256:"):]
+	raw, err := os.ReadFile(filepath.Join(root, "transcript", h[:2], h))
+	require.NoError(t, err)
+	require.NotContains(t, string(raw), "MARKER-in-transcript", "plaintext at rest")
+	msgs, err := transcript.NewCache(mustSeal(t, root, m.Keys), 0).Load(context.Background(), head)
+	require.NoError(t, err)
+	require.Equal(t, "MARKER-in-transcript", msgs[0].Content)
+}
+
+func mustSeal(t *testing.T, root string, keys *codec.Keys) transcript.Store {
+	d, err := transcript.NewDir(filepath.Join(root, "transcript"))
+	require.NoError(t, err)
+	s, err := transcript.Seal(d, keys)
+	require.NoError(t, err)
+	return s
 }

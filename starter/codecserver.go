@@ -1,0 +1,110 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/longrun/longrun/codec"
+)
+
+// EnvCodecTokenFile names the codec server's token file when --token-file
+// is not given.
+const EnvCodecTokenFile = "LONGRUN_CODEC_TOKEN_FILE"
+
+// stringList is a flag that may be given several times.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
+// cmdCodecServer serves the remote codec protocol with the worker's keys,
+// so the Web UI and `temporal --codec-endpoint` show decrypted payloads
+// while Temporal itself only ever holds ciphertext.
+func (a *app) cmdCodecServer(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	listen := fs.String("listen", "127.0.0.1:8081", "address to serve on")
+	var origins stringList
+	fs.Var(&origins, "origin", "a browser origin that may call the server, e.g. the Web UI's http://localhost:8233 (repeatable)")
+	tokenFile := fs.String("token-file", a.getenv(EnvCodecTokenFile), "file holding the bearer token every request must carry (env "+EnvCodecTokenFile+")")
+	noToken := fs.Bool("no-token", false, "serve without a token: only on a loopback address, for a Web UI without login on this machine")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected arguments %q", pos)
+	}
+	if a.cfg.EncryptionKeys == "" {
+		return usagef("no keys: give --encryption-keys FILE (or %s), the worker's key file", codec.EnvKeysFile)
+	}
+	if err := a.loadKeys(); err != nil {
+		return err
+	}
+	var token string
+	switch {
+	case *tokenFile != "" && *noToken:
+		return usagef("--token-file and --no-token exclude each other")
+	case *tokenFile != "":
+		b, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			return fmt.Errorf("--token-file: %w", err)
+		}
+		if token = strings.TrimSpace(string(b)); token == "" {
+			return fmt.Errorf("--token-file %s is empty", *tokenFile)
+		}
+	case *noToken:
+		if !loopback(*listen) {
+			return usagef("--no-token on %s: anyone who reaches it could decrypt every payload; serve on 127.0.0.1 or give --token-file", *listen)
+		}
+	default:
+		return usagef("give --token-file F (the bearer token callers send), or --no-token on a loopback address")
+	}
+	for _, o := range origins {
+		if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") || strings.HasSuffix(o, "/") {
+			return usagef("--origin %q: want scheme://host[:port] as the browser sends it, e.g. http://localhost:8233", o)
+		}
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", *listen, err)
+	}
+	srv := &http.Server{
+		Handler:           codec.Handler(a.cfg.keys, codec.ServerOptions{Token: token, Origins: origins}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	fmt.Fprintf(a.stderr, "codec server on http://%s (keys %s; encrypting with %s; origins %s; token %v)\n",
+		ln.Addr(), strings.Join(a.cfg.keys.IDs(), ","), a.cfg.keys.Current(), cmp.Or(origins.String(), "none"), token != "")
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("codec server: %w", err)
+	}
+	return nil
+}
+
+// loopback reports whether addr (host:port) listens on this machine only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
