@@ -37,6 +37,10 @@ func (a *app) cmdCodecServer(ctx context.Context, fs *flag.FlagSet, args []strin
 	fs.Var(&origins, "origin", "a browser origin that may call the server, e.g. the Web UI's http://localhost:8233 (repeatable)")
 	tokenFile := fs.String("token-file", a.getenv(EnvCodecTokenFile), "file holding the bearer token every request must carry (env "+EnvCodecTokenFile+")")
 	noToken := fs.Bool("no-token", false, "serve without a token: only on a loopback address, for a Web UI without login on this machine")
+	// A container must listen on 0.0.0.0 for its published port to reach
+	// it; whoever publishes that port on the host's loopback alone (the
+	// compose stack does, and its test checks it) says so here.
+	publishedOnLoopback := fs.Bool("published-on-loopback", false, "with --no-token: the listen address is inside a container whose port the host publishes on 127.0.0.1 only, so a non-loopback --listen is allowed")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -63,8 +67,9 @@ func (a *app) cmdCodecServer(ctx context.Context, fs *flag.FlagSet, args []strin
 			return fmt.Errorf("--token-file %s is empty", *tokenFile)
 		}
 	case *noToken:
-		if !loopback(*listen) {
-			return usagef("--no-token on %s: anyone who reaches it could decrypt every payload; serve on 127.0.0.1 or give --token-file", *listen)
+		if !loopback(*listen) && !*publishedOnLoopback {
+			return usagef("--no-token on %s: anyone who reaches it could decrypt every payload; serve on 127.0.0.1, give --token-file, "+
+				"or, in a container whose port the host publishes on 127.0.0.1 only, add --published-on-loopback", *listen)
 		}
 	default:
 		return usagef("give --token-file F (the bearer token callers send), or --no-token on a loopback address")

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -120,4 +121,25 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestCodecServerPublishedOnLoopback: in a container the server must listen
+// on 0.0.0.0 for its published port to reach it; --published-on-loopback
+// says the host publishes that port on 127.0.0.1 alone, and only then is
+// --no-token accepted there (the compose stack's longrun-codec service).
+func TestCodecServerPublishedOnLoopback(t *testing.T) {
+	t.Parallel()
+	keysFile := filepath.Join(t.TempDir(), "keys")
+	raw := bytes.Repeat([]byte{5}, codec.KeySize)
+	require.NoError(t, os.WriteFile(keysFile, []byte("k1="+base64.StdEncoding.EncodeToString(raw)+"\n"), 0o600))
+	ctx, cancel := context.WithCancel(context.Background())
+	var errb syncBuffer
+	done := make(chan int)
+	go func() {
+		a := &app{stdout: io.Discard, stderr: &errb, getenv: func(string) string { return "" }}
+		done <- a.run(ctx, []string{"--encryption-keys", keysFile, "codec-server", "--listen", "0.0.0.0:0", "--no-token", "--published-on-loopback"})
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(errb.String(), "codec server on http://") }, 10*time.Second, 20*time.Millisecond, errb.String())
+	cancel()
+	require.Equal(t, 0, <-done, errb.String())
 }
