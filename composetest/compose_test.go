@@ -640,3 +640,45 @@ func TestDockerfileBuildsWorker(t *testing.T) {
 		require.NotContains(t, strings.Fields(ignore), keep, "the build needs %s", keep)
 	}
 }
+
+// TestDeployScriptsParse: the scripts the one-shot jobs run are valid POSIX sh.
+func TestDeployScriptsParse(t *testing.T) {
+	t.Parallel()
+	scripts, err := filepath.Glob(filepath.Join("..", "deploy", "*.sh"))
+	require.NoError(t, err)
+	more, err := filepath.Glob(filepath.Join("..", "deploy", "tls", "*.sh"))
+	require.NoError(t, err)
+	scripts = append(scripts, more...)
+	require.NotEmpty(t, scripts)
+	for _, s := range scripts {
+		out, err := exec.Command("sh", "-n", s).CombinedOutput()
+		require.NoError(t, err, "%s: %s", s, out)
+	}
+}
+
+// TestEncryptionKeyScript: the longrun-keys job writes one KEYID=BASE64 line
+// of a 32-byte key, private to its owner, and never replaces a key file.
+func TestEncryptionKeyScript(t *testing.T) {
+	t.Parallel()
+	keys := filepath.Join(t.TempDir(), "encryption-keys")
+	run := func() {
+		cmd := exec.Command("sh", filepath.Join("..", "deploy", "make-encryption-key.sh"))
+		cmd.Env = append(os.Environ(), "LONGRUN_ENCRYPTION_KEYS="+keys)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	run()
+	first, err := os.ReadFile(keys)
+	require.NoError(t, err)
+	m := regexp.MustCompile(`^([A-Za-z0-9._-]{1,64})=([A-Za-z0-9+/=]+)\n$`).FindStringSubmatch(string(first))
+	require.NotNil(t, m, "one KEYID=BASE64 line")
+	require.Len(t, m[2], 44, "standard base64 of 32 bytes")
+	fi, err := os.Stat(keys)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+
+	run()
+	again, err := os.ReadFile(keys)
+	require.NoError(t, err)
+	require.Equal(t, first, again, "an existing key file is left alone")
+}
