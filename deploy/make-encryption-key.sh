@@ -11,6 +11,6 @@ if [ -s "$LONGRUN_ENCRYPTION_KEYS" ]; then
 fi
 umask 077
 tmp="$LONGRUN_ENCRYPTION_KEYS.tmp"
-printf 'k%s=%s\n' "$(date -u +%Y%m%d%H%M%S)" "$(head -c 32 /dev/urandom | base64 -w0)" >"$tmp"
+printf 'k%s=%s\n' "$(date -u +%Y%m%d%H%M%S)" "$(head -c 32 /dev/urandom | base64 | tr -d '\n')" >"$tmp"
 mv "$tmp" "$LONGRUN_ENCRYPTION_KEYS"
 echo "wrote a new encryption key to $LONGRUN_ENCRYPTION_KEYS: back it up, payloads cannot be read without it"
