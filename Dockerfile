@@ -19,10 +19,12 @@ FROM debian:bookworm-slim
 RUN apt-get update && \
     apt-get install -y --no-install-recommends bash ca-certificates git && \
     rm -rf /var/lib/apt/lists/*
-# A fixed non-root user: the workspace volume is created owned by it, and
-# a tool cannot touch anything in the image outside /workspace.
+# A fixed non-root user: the workspace, state and key volumes are created
+# owned by it (a named volume copies its mount point's owner from the image),
+# and a tool cannot touch anything in the image outside /workspace.
 RUN useradd --uid 10001 --create-home --shell /bin/bash longrun && \
-    mkdir /workspace /state && chown longrun:longrun /workspace /state && chmod 0700 /state
+    mkdir /workspace /state /keys && chown longrun:longrun /workspace /state /keys && \
+    chmod 0700 /state /keys
 COPY --from=build /out/longrun-worker /out/longrun /usr/local/bin/
 USER longrun
 WORKDIR /workspace
