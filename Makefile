@@ -4,7 +4,7 @@
 BIN      := $(CURDIR)/.longrun-bin
 DEVSERVER := $(BIN)/devserver
 
-.PHONY: all build devserver test demo vet fuzz clean record-histories
+.PHONY: all build devserver temporal-cli test demo vet fuzz clean record-histories
 
 # Every parser and matcher has a fuzz target; CI runs each for a bounded
 # number of executions (package:target:count). Counts, not durations: a
@@ -33,9 +33,20 @@ vet:
 	go -C devserver vet ./...
 	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt needed" && exit 1)
 
-test: devserver vet
-	@./scripts/check-test-deps.sh
-	LONGRUN_DEVSERVER=$(DEVSERVER) go test -race -count=1 ./...
+# The temporal CLI decodes history through the codec server in an e2e test
+# (TestTemporalCLIDecodesThroughCodecServer). v1.5.1 is the release that
+# builds with this Go and module proxy; built once into .longrun-bin. A
+# failed build does not stop the tests: check-test-deps.sh says loudly that
+# the CLI test does not run.
+TEMPORAL_CLI := $(BIN)/temporal
+temporal-cli:
+	@mkdir -p $(BIN)
+	@test -x $(TEMPORAL_CLI) || GOBIN=$(BIN) go install github.com/temporalio/cli/cmd/temporal@v1.5.1 || \
+		echo "temporal CLI v1.5.1 did not build" >&2
+
+test: devserver vet temporal-cli
+	@LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) ./scripts/check-test-deps.sh
+	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) go test -race -count=1 ./...
 	$(MAKE) fuzz
 
 fuzz:
