@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -14,11 +13,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
-
-	"github.com/longrun/longrun/codec"
-	sm "github.com/longrun/longrun/scriptedmodel"
-	"github.com/longrun/longrun/workflows"
 )
 
 // TestBrowserUIDecodesThroughCodecServer (must-show 3): a session of an
@@ -35,20 +29,7 @@ func TestBrowserUIDecodesThroughCodecServer(t *testing.T) {
 	if uiURL == "" || uiURL[:4] != "http" {
 		t.Skipf("the devserver runs without its Web UI (ui=%q)", uiURL)
 	}
-	marker := "MARKER-UI-" + randHex(6)
-	keysFile := writeKeys(t, keyLine(t, "ui1"))
-	e := newEnvWorkerEnv(t, []string{codec.EnvKeysFile + "=" + keysFile},
-		sm.Tools(sm.Call{ID: "c_read", Name: "read", Arguments: `{"path": "secret.txt"}`}),
-		sm.Text("Read it."))
-	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, "secret.txt"), []byte("the secret is "+marker+"\n"), 0o644))
-	ec, _ := keyClient(t, keysFile)
-	id := "e2e-browser-codec-" + randHex(4)
-	run, err := ec.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: e.taskQueue},
-		workflows.WorkflowType, workflows.SessionInput{Prompt: "read secret.txt", Approval: workflows.ApproverNone})
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	require.NoError(t, run.Get(ctx, nil))
+	marker, keysFile, id := readSecretEncrypted(t, "MARKER-UI-", "ui1", "e2e-browser-codec-")
 
 	// The codec server, as an operator runs it next to the UI. The UI
 	// without login sends no token, so it is --no-token, on loopback.

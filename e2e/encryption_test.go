@@ -100,6 +100,28 @@ func replay(t *testing.T, id string, h *historypb.History, keys *codec.Keys) err
 	return rep.ReplayWorkflowHistoryWithOptions(nil, h, worker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: id}})
 }
 
+// readSecretEncrypted runs a session, on a worker with a fresh key keyID,
+// whose model reads secret.txt holding a new marker; it returns the
+// marker, the key file and the session id once the session completed.
+func readSecretEncrypted(t *testing.T, markerPrefix, keyID, idPrefix string) (marker, keysFile, id string) {
+	t.Helper()
+	marker = markerPrefix + randHex(6)
+	keysFile = writeKeys(t, keyLine(t, keyID))
+	e := newEnvWorkerEnv(t, []string{codec.EnvKeysFile + "=" + keysFile},
+		sm.Tools(sm.Call{ID: "c_read", Name: "read", Arguments: `{"path": "secret.txt"}`}),
+		sm.Text("Read it."))
+	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, "secret.txt"), []byte("the secret is "+marker+"\n"), 0o644))
+	ec, _ := keyClient(t, keysFile)
+	id = idPrefix + randHex(4)
+	run, err := ec.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: e.taskQueue},
+		workflows.WorkflowType, workflows.SessionInput{Prompt: "read secret.txt", Approval: workflows.ApproverNone})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	require.NoError(t, run.Get(ctx, nil))
+	return marker, keysFile, id
+}
+
 // TestEncryptedPayloads (must-show 2): a session reads a file holding a
 // marker secret with a worker that has an encryption key. The history the
 // server hands out holds the marker in no payload, raw or base64-decoded,
@@ -241,20 +263,7 @@ func TestTemporalCLIDecodesThroughCodecServer(t *testing.T) {
 	if cli == "" {
 		t.Skip("temporal CLI not found (set LONGRUN_TEMPORAL_CLI or `go install github.com/temporalio/cli/cmd/temporal@v1.5.1`)")
 	}
-	marker := "MARKER-CLI-" + randHex(6)
-	keysFile := writeKeys(t, keyLine(t, "cli1"))
-	e := newEnvWorkerEnv(t, []string{codec.EnvKeysFile + "=" + keysFile},
-		sm.Tools(sm.Call{ID: "c_read", Name: "read", Arguments: `{"path": "secret.txt"}`}),
-		sm.Text("Read it."))
-	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, "secret.txt"), []byte("the secret is "+marker+"\n"), 0o644))
-	ec, _ := keyClient(t, keysFile)
-	id := "e2e-cli-codec-" + randHex(4)
-	run, err := ec.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: e.taskQueue},
-		workflows.WorkflowType, workflows.SessionInput{Prompt: "read secret.txt", Approval: workflows.ApproverNone})
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	require.NoError(t, run.Get(ctx, nil))
+	marker, keysFile, id := readSecretEncrypted(t, "MARKER-CLI-", "cli1", "e2e-cli-codec-")
 
 	token := "tok-" + randHex(8)
 	tokenFile := filepath.Join(t.TempDir(), "token")

@@ -109,7 +109,7 @@ func CallSummary(name string, spec Spec, args string) string {
 	if spec.SummaryLines {
 		label += lineWindow(m)
 	}
-	return truncateLabel(label, 100)
+	return TruncateLabel(label, 100)
 }
 
 // lineWindow is the line range of a call that asks for one: " [1-200]".
@@ -128,9 +128,9 @@ func lineWindow(args map[string]any) string {
 	return fmt.Sprintf(" [%d-%d]", int(offset), int(offset+limit)-1)
 }
 
-// truncateLabel cuts s to at most n bytes on a rune boundary, marking the
-// cut with "…".
-func truncateLabel(s string, n int) string {
+// TruncateLabel cuts s to at most n bytes on a rune boundary, marking the
+// cut with "…". The workflow cuts its summaries and details with it too.
+func TruncateLabel(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

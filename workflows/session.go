@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
@@ -628,13 +627,5 @@ func rootMessage(err error) string {
 	return err.Error()
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// truncate cuts s to n bytes on a rune boundary (tools.TruncateLabel).
+func truncate(s string, n int) string { return tools.TruncateLabel(s, n) }
