@@ -18,6 +18,11 @@ fi
 if ! command -v chromium >/dev/null 2>&1 && [ -z "${LONGRUN_CHROMIUM:-}" ]; then
 	loud "chromium is not installed: the Web UI browser test DOES NOT RUN (.ci/run installs it)."
 fi
+for tool in git curl ip; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		loud "$tool is not installed: the sandbox tests that need it (git neutralisation: git; host sockets and the network test host: curl, ip from iproute2) DO NOT RUN."
+	fi
+done
 if [ -n "${LONGRUN_TEMPORAL_CLI:-}" ] && [ ! -x "$LONGRUN_TEMPORAL_CLI" ]; then
 	loud "the temporal CLI ($LONGRUN_TEMPORAL_CLI) did not build: the test that decodes history through the codec server with it DOES NOT RUN (go install github.com/temporalio/cli/cmd/temporal@v1.5.1)."
 fi
