@@ -43,6 +43,23 @@ type Message struct {
 	// messages: the transcript reference of the messages it replaced, so
 	// the originals can still be shown.
 	Compacted string `json:"compacted,omitempty"`
+	// Reasoning is the reasoning text the model returned with an assistant
+	// message (chat endpoints' reasoning_content or reasoning, a Responses
+	// reasoning summary): kept for watch and the UI, and sent back to
+	// providers that require it.
+	Reasoning string `json:"reasoning,omitempty"`
+	// ReasoningItems are the Responses API's reasoning items of an
+	// assistant message, kept opaque (with their encrypted_content) so a
+	// stateless (store: false) session sends them back on the next request
+	// and the model keeps its reasoning across turns and continue-as-new.
+	ReasoningItems []ReasoningItem `json:"reasoning_items,omitempty"`
+}
+
+// ReasoningItem is one Responses API reasoning item, as the model returned it.
+type ReasoningItem struct {
+	ID               string   `json:"id"`
+	EncryptedContent string   `json:"encrypted_content,omitempty"`
+	Summary          []string `json:"summary,omitempty"`
 }
 
 // ToolCall is one call the model asked for. ID is the model's own id; it is
@@ -51,6 +68,12 @@ type ToolCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"` // raw JSON text, exactly as the model sent it
+	// Freeform is set on a call to a custom (freeform) tool, such as
+	// apply_patch offered with its grammar: the raw input text exactly as
+	// the model sent it. Arguments then holds the JSON the tool validates,
+	// built from that text by the model activity, and the wire protocol
+	// sends Freeform back as the custom call's input.
+	Freeform string `json:"freeform,omitempty"`
 }
 
 // ToolResult is the result paired with one ToolCall.
@@ -79,6 +102,12 @@ type Usage struct {
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
 	TotalTokens      int64 `json:"total_tokens"`
+	// CachedTokens are the prompt tokens the provider served from its
+	// prompt cache (part of PromptTokens, priced lower).
+	CachedTokens int64 `json:"cached_tokens,omitempty"`
+	// ReasoningTokens are the completion tokens spent on reasoning (part
+	// of CompletionTokens).
+	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
 	// CostUSD is the estimated cost, from the worker's price table; 0 when
 	// the model has no price there.
 	CostUSD float64 `json:"cost_usd,omitempty"`
@@ -90,6 +119,8 @@ func (u Usage) Add(o Usage) Usage {
 		PromptTokens:     u.PromptTokens + o.PromptTokens,
 		CompletionTokens: u.CompletionTokens + o.CompletionTokens,
 		TotalTokens:      u.TotalTokens + o.TotalTokens,
+		CachedTokens:     u.CachedTokens + o.CachedTokens,
+		ReasoningTokens:  u.ReasoningTokens + o.ReasoningTokens,
 		CostUSD:          u.CostUSD + o.CostUSD,
 	}
 }
