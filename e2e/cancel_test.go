@@ -66,7 +66,7 @@ func TestCancelWhileShellRuns(t *testing.T) {
 	rep.RegisterWorkflowWithOptions((&workflows.Sessions{}).AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
 	require.NoError(t, rep.ReplayWorkflowHistory(nil, h))
 
-	recordHistory(t, id, "cancel_while_shell_runs_batch_plan_v1")
+	recordHistory(t, id, "cancel_while_shell_runs")
 	if path := os.Getenv("LONGRUN_RECORD_HISTORY"); path != "" {
 		raw, err := protojson.MarshalOptions{Indent: "  "}.Marshal(h)
 		require.NoError(t, err)

@@ -58,7 +58,7 @@ func TestLocalReadsSaveAWorkflowTaskPerTurn(t *testing.T) {
 		}
 		require.Equal(t, "file 1\nfile 2\nfile 3\n", readFile(t, filepath.Join(e.workspace, "all.txt")))
 		if local {
-			recordHistory(t, id, "local_reads_setup")
+			recordHistory(t, id, "local_reads")
 		}
 		var c counts
 		var summaries []string
@@ -146,7 +146,7 @@ func TestLocalModelTakesAtMostOneWorkflowTaskPerTurn(t *testing.T) {
 		require.Contains(t, resultFor(msgs, fmt.Sprintf("c_r%d", turn)).Content, "the file")
 	}
 	require.Len(t, e.model.Requests(), 4)
-	recordHistory(t, id, "baseline_local_model")
+	recordHistory(t, id, "local_model")
 
 	dc := converter.GetDefaultDataConverter()
 	var scheduled, models, reads, wfts []string
@@ -170,7 +170,7 @@ func TestLocalModelTakesAtMostOneWorkflowTaskPerTurn(t *testing.T) {
 			}
 		}
 	}
-	require.Empty(t, scheduled, "nothing goes through an activity task, start-up included (local-setup-v1)")
+	require.Empty(t, scheduled, "nothing goes through an activity task, start-up included")
 	require.Equal(t, []string{"model: default model (turn 1)", "model: scripted-test (turn 2)", "model: scripted-test (turn 3)", "model: scripted-test (turn 4)"}, models)
 	require.Equal(t, []string{"list tools", "load .longrun/permissions.json", "read: f.txt [1-1]", "read: f.txt [1-2]", "read: f.txt [1-3]"}, reads)
 	// Local activities that follow one another run in the same workflow

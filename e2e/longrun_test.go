@@ -158,7 +158,7 @@ func TestTwoThousandTurnsContinueAsNew(t *testing.T) {
 	require.Equal(t, 1, writes, "the approved write must run exactly once")
 	t.Logf("%d turns in %d runs, %d events in all, %s (%.1f ms a turn)", turns, len(runs), events, took.Round(time.Second), float64(took.Milliseconds())/float64(turns))
 
-	recordRunHistory(t, id, carried, "baseline_continue_as_new_pending_approval")
+	recordRunHistory(t, id, carried, "continue_as_new_pending_approval")
 }
 
 func describe(t *testing.T, id string) *workflowservice.DescribeWorkflowExecutionResponse {

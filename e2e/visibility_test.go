@@ -40,7 +40,7 @@ func TestUISummariesAndCurrentDetails(t *testing.T) {
 	out, err := e.starter("approve", id)
 	require.NoError(t, err, out)
 	result(t, id)
-	recordHistory(t, id, "baseline_approve")
+	recordHistory(t, id, "ui_summaries_approve")
 
 	var summaries []string
 	dc := converter.GetDefaultDataConverter()
@@ -80,7 +80,7 @@ func TestFastTurnsUpsertCountersSparingly(t *testing.T) {
 	require.Equal(t, workflows.ResultCompleted, res.Status)
 	require.Equal(t, reads+1, res.Turns)
 	e.checkSession(id)
-	recordHistory(t, id, "baseline_fast_turns")
+	recordHistory(t, id, "fast_turns")
 
 	upserts := 0
 	for _, ev := range history(t, id).Events {

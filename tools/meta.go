@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -30,43 +29,6 @@ const (
 	JobOne = "one"
 	JobAll = "all"
 )
-
-// legacyMeta holds each built-in's declared metadata, for specs recorded
-// before tools declared it. Built once, on first use, from the tools
-// themselves, so there is no second list to keep; only the metadata fields
-// are read.
-var legacyMeta = sync.OnceValue(func() map[string]Spec {
-	m := map[string]Spec{}
-	for _, t := range Builtin(DefaultConfig()) {
-		sp := t.Spec()
-		m[sp.Name] = Spec{
-			Meta: sp.Meta, Concurrency: sp.Concurrency, LocalOK: sp.LocalOK, SubjectArg: sp.SubjectArg,
-			NoDoomLoop: sp.NoDoomLoop, Paths: sp.Paths, SummaryArg: sp.SummaryArg, SummaryLines: sp.SummaryLines,
-			BackgroundArg: sp.BackgroundArg, Job: sp.Job,
-		}
-	}
-	return m
-})
-
-// Declared returns the spec with its call metadata decided. A spec that
-// declares it (Meta set) is returned as is. One recorded before tools
-// declared it is read as the session read it then: a built-in (no Server)
-// gets what that built-in declares today, which is what the session used
-// to know by name; any other tool gets "path" as its permission subject
-// and nothing else.
-func Declared(s Spec) Spec {
-	if s.Meta != 0 {
-		return s
-	}
-	if m, ok := legacyMeta()[s.Name]; ok && s.Server == "" {
-		s.Meta, s.LocalOK, s.SubjectArg, s.NoDoomLoop = m.Meta, m.LocalOK, m.SubjectArg, m.NoDoomLoop
-		s.Paths, s.SummaryArg, s.SummaryLines = m.Paths, m.SummaryArg, m.SummaryLines
-		s.BackgroundArg, s.Job = m.BackgroundArg, m.Job
-		return s
-	}
-	s.SubjectArg = "path"
-	return s
-}
 
 // Subject is the call's permission subject: the string value of
 // SubjectArg in args (an object already decoded), or "".

@@ -62,35 +62,7 @@ func TestBuiltinMetadataComplete(t *testing.T) {
 			default:
 				t.Fatalf("unknown Job %q", sp.Job)
 			}
-			require.Equal(t, sp, Declared(sp), "a spec that declares its metadata is read as it is")
 		})
-	}
-}
-
-// TestDeclaredReadsOldSpecsAsBefore: a catalog recorded before tools
-// declared their metadata decides as the session decided then, which is
-// what keeps the replay corpus green.
-func TestDeclaredReadsOldSpecsAsBefore(t *testing.T) {
-	t.Parallel()
-	for _, tl := range Builtin(DefaultConfig()) {
-		now := tl.Spec()
-		old := Spec{Name: now.Name, Description: now.Description, Parameters: now.Parameters,
-			ReadOnly: now.ReadOnly, TimeoutSeconds: now.TimeoutSeconds, EditsFiles: now.EditsFiles, Exposure: now.Exposure}
-		got := Declared(old)
-		want := now
-		want.Concurrency = "" // recorded specs without it default it from ReadOnly
-		require.Equal(t, want, got, now.Name)
-		require.Equal(t, now.ConcurrencyClass(), got.ConcurrencyClass(), now.Name)
-	}
-	// A tool that is not built in, or an MCP tool that shares a built-in's
-	// name: the permission subject is its "path", nothing else is known.
-	for _, sp := range []Spec{{Name: "mcp_lookup", ReadOnly: true}, {Name: ReadName, ReadOnly: true, Server: "docs"}} {
-		got := Declared(sp)
-		require.Equal(t, "path", got.SubjectArg)
-		require.False(t, got.LocalOK)
-		require.Empty(t, got.Paths)
-		require.Empty(t, got.Job)
-		require.Equal(t, "x", got.Subject(map[string]any{"path": "x"}))
 	}
 }
 

@@ -44,8 +44,8 @@ type Spec struct {
 
 	// What the session needs to know about a call, declared by the tool so
 	// the workflow never switches on tool names (see meta.go). Meta says
-	// they were declared: a spec recorded before them (Meta 0) is read as
-	// the built-in of its name declares today (Declared).
+	// they were declared (MetaVersion); TestBuiltinMetadataComplete checks
+	// every built-in sets it.
 	Meta int `json:"meta,omitempty"`
 	// LocalOK: a session with local_reads may run the tool as a local
 	// activity. Only for read-only tools that finish in seconds and lose

@@ -74,10 +74,10 @@ func (s *session) runBatch(ctx workflow.Context, calls []conversation.ToolCall) 
 		cs := &callState{call: c, requestedAt: now, index: i}
 		s.batch[i] = cs
 		spec, ok := s.specs[c.Name]
-		if s.transcript && spec.Exposure == tools.ExposureHidden {
+		if spec.Exposure == tools.ExposureHidden {
 			ok = false // the runtime's, never the model's
 		}
-		if ok && s.transcript {
+		if ok {
 			s.load(c.Name) // a deferred tool the model already knows of: send it from now on
 		}
 		switch {
@@ -93,19 +93,8 @@ func (s *session) runBatch(ctx workflow.Context, calls []conversation.ToolCall) 
 					Content: err.Error() + ". Nothing ran; call the tool again with corrected arguments.",
 					IsError: true, Reason: conversation.ReasonInvalidArguments,
 				})
-			} else if s.engine != nil {
-				s.decide(cs)
-			} else if spec.ReadOnly {
-				cs.state = stateRunning
-			} else if s.in.Approval == ApproverNone {
-				cs.finish(conversation.ToolResult{
-					Content: fmt.Sprintf("denied: this session runs unattended (approval: none), so a %s call, which needs approval, was refused without asking anyone. It did not run. "+
-						"To allow it, start the session with a person as approver or with a rule allowing it.", c.Name),
-					IsError: true, Reason: conversation.ReasonDeniedByPolicy,
-				})
 			} else {
-				cs.state = stateWaiting
-				cs.why = fmt.Sprintf("%s changes the workspace or runs commands; it needs approval", c.Name)
+				s.decide(cs)
 			}
 		}
 	}
@@ -149,14 +138,12 @@ func (s *session) resumeBatch(ctx workflow.Context, carried []CarriedCall) error
 // or, when the run should continue as new while calls only wait for a
 // person, returns errSwitch with the batch intact for the next run.
 func (s *session) driveBatch(ctx workflow.Context) error {
-	if s.planned {
-		plan := make([]plannedCall, len(s.batch))
-		for i, cs := range s.batch {
-			plan[i] = planFor(cs.spec, cs.call.Arguments)
-		}
-		for i, deps := range planBatch(plan) {
-			s.batch[i].deps = deps
-		}
+	plan := make([]plannedCall, len(s.batch))
+	for i, cs := range s.batch {
+		plan[i] = planFor(cs.spec, cs.call.Arguments)
+	}
+	for i, deps := range planBatch(plan) {
+		s.batch[i].deps = deps
 	}
 	if s.hasWaiting() {
 		s.setPhase(ctx, PhaseWaitingApproval)
@@ -280,12 +267,8 @@ func (s *session) notRun(waited string) conversation.ToolResult {
 
 // admit waits until the batch plan lets cs start: every call it depends on
 // is done and the pool has a free slot. Among calls ready at once the
-// model's order goes first. Sessions recorded before the planner start
-// every call at once.
+// model's order goes first.
 func (s *session) admit(ctx workflow.Context, cs *callState) error {
-	if !s.planned {
-		return nil
-	}
 	cs.queued = true
 	err := workflow.Await(ctx, func() bool { return s.canStart(cs) })
 	cs.queued = false
@@ -297,9 +280,7 @@ func (s *session) admit(ctx workflow.Context, cs *callState) error {
 }
 
 func (s *session) release(*callState) {
-	if s.planned {
-		s.running--
-	}
+	s.running--
 }
 
 func (s *session) canStart(cs *callState) bool {
@@ -381,8 +362,7 @@ func (s *session) afterDecision(ctx workflow.Context) {
 type answerer func(s *session, ctx workflow.Context, cs *callState) (tools.Result, error)
 
 // sessionTools are the tools the session answers itself, by name (it adds
-// their specs to the catalog in loadCatalog, only for sessions with a
-// transcript). The job tools are routed by their spec (tools.Spec.Job);
+// their specs to the catalog in loadCatalog). The job tools are routed by their spec (tools.Spec.Job);
 // every other tool runs as an activity. Never written after init.
 var sessionTools = map[string]answerer{
 	TodoName: func(s *session, _ workflow.Context, cs *callState) (tools.Result, error) {
@@ -398,7 +378,7 @@ var sessionTools = map[string]answerer{
 // change things run at most once: a retry after a lost worker could run a
 // command twice, so that failure goes back to the model instead.
 func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, error) {
-	if answer, ok := sessionTools[cs.call.Name]; ok && s.transcript {
+	if answer, ok := sessionTools[cs.call.Name]; ok {
 		return answer(s, ctx, cs)
 	}
 	switch cs.spec.Job {
@@ -427,10 +407,10 @@ func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, er
 	})
 	req := activities.ToolRequest{
 		CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir,
-		AllowNetwork: s.in.Network, ByReference: s.transcript,
+		AllowNetwork: s.in.Network, ByReference: true,
 		ReadOnlySandbox: cs.readOnlySandbox, ApprovedByPerson: cs.approvedByPerson(),
 	}
-	if s.guardWrites && cs.spec.EditsFiles {
+	if cs.spec.EditsFiles {
 		// The whole record goes along: which files a patch touches is the
 		// tool's to work out. JSON encodes the map in sorted key order, so
 		// the input is the same on every replay.

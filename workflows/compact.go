@@ -48,7 +48,7 @@ func (s *session) estimateTokens() int {
 // configured window (SessionInput.ContextWindow; 0 = unknown, compact only
 // when the model says it overflowed).
 func (s *session) compactIfNeeded(ctx workflow.Context) error {
-	if !s.transcript || s.in.ContextWindow <= 0 {
+	if s.in.ContextWindow <= 0 {
 		return nil
 	}
 	if s.estimateTokens() <= int(compactAt*float64(s.in.ContextWindow)) {
@@ -62,7 +62,7 @@ func (s *session) compactIfNeeded(ctx workflow.Context) error {
 // true means the turn should run again on the compacted conversation.
 func (s *session) compactOnOverflow(ctx workflow.Context, err error) bool {
 	var appErr *temporal.ApplicationError
-	if !s.transcript || s.overflowCompacted || !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeContextLength {
+	if s.overflowCompacted || !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeContextLength {
 		return false
 	}
 	s.overflowCompacted = true

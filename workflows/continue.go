@@ -10,11 +10,6 @@ import (
 	"github.com/longrun/longrun/permission"
 )
 
-// versionTranscript gates the long-running session: the conversation held
-// by transcript reference, continue-as-new and compaction. Sessions
-// recorded before it kept every message inline and never switched runs.
-const versionTranscript = "transcript-v1"
-
 // DefaultContinueAsNewTurns is how many turns one run takes at most before
 // the session continues as new, when the server has not suggested it
 // earlier (it does at 4,096 events or 4 MiB of history).
@@ -86,9 +81,6 @@ type TranscriptReader interface {
 // wantSwitch reports whether the run should continue as new at the next
 // safe point: the server suggests it, or the run has had its turns.
 func (s *session) wantSwitch(ctx workflow.Context) bool {
-	if !s.transcript {
-		return false
-	}
 	limit := s.in.ContinueAsNewTurns
 	if limit <= 0 {
 		limit = DefaultContinueAsNewTurns
@@ -99,8 +91,7 @@ func (s *session) wantSwitch(ctx workflow.Context) bool {
 	if !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 		return false
 	}
-	if s.head == "" && s.turn-s.runStartTurn < minRunTurnsCarryingAll &&
-		s.has(ctx, versionCarryAll) {
+	if s.head == "" && s.turn-s.runStartTurn < minRunTurnsCarryingAll {
 		// No transcript (the worker runs with --transcript off): the next
 		// run's input carries the whole conversation, so once that alone
 		// passes the server's threshold every run is suggested to switch
@@ -113,11 +104,6 @@ func (s *session) wantSwitch(ctx workflow.Context) bool {
 // minRunTurnsCarryingAll is how many turns a run without a transcript
 // takes before it follows the server's suggestion to continue as new.
 const minRunTurnsCarryingAll = 20
-
-// versionCarryAll marks sessions that hold the suggestion back per
-// minRunTurnsCarryingAll; asked only when it would, so other sessions'
-// histories are unchanged.
-const versionCarryAll = "carry-all-min-turns-v1"
 
 // canCarryBatch reports whether the current batch may be carried into a
 // new run: no call is running or queued to run, and some wait for a
@@ -150,10 +136,8 @@ func (s *session) continueAsNew(ctx workflow.Context) error {
 		LastError: s.lastErr, LastErrorType: s.lastErrType, Rejected: s.rejected,
 		Seen: s.seen, Jobs: s.jobs, FailedJobs: s.failedJobs, Compactions: s.compactions, Todos: s.todos, Loaded: s.loaded, Subagents: s.subagentsTotal,
 	}
-	if s.engine != nil {
-		st := s.engine.State()
-		r.Permissions = &st
-	}
+	st := s.engine.State()
+	r.Permissions = &st
 	for _, c := range s.batch {
 		cc := CarriedCall{Call: c.call, Why: c.why, RequestedAt: c.requestedAt, Decision: c.decision, Result: c.result, Perm: c.perm,
 			ReadOnlySandbox: c.readOnlySandbox, Released: c.released}

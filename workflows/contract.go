@@ -34,12 +34,8 @@ const (
 
 // DefaultMaxTurns bounds a session whose input sets no MaxTurns: high,
 // because a background agent must not stop at turn 50; a token or cost
-// budget is the better brake. Sessions recorded before versionTranscript
-// keep legacyMaxTurns.
+// budget is the better brake.
 const DefaultMaxTurns = 10000
-
-// legacyMaxTurns was the default before versionTranscript.
-const legacyMaxTurns = 50
 
 // SessionInput starts a session.
 type SessionInput struct {

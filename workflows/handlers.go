@@ -80,9 +80,6 @@ func (s *session) checkApproval(ap Approval) ([]*callState, error) {
 		if decision != DecisionApprove {
 			return nil, fmt.Errorf("remember applies to approvals, not to %q", decision)
 		}
-		if s.engine == nil {
-			return nil, fmt.Errorf("this session predates remembered approvals; approve each call")
-		}
 	default:
 		return nil, fmt.Errorf("remember %q: the only value is %q", ap.Remember, RememberSession)
 	}
@@ -180,9 +177,7 @@ func (s *session) pending() []PendingApproval {
 // publishPending shows a change of the waiting calls (a sub-agent's among
 // them) in the search attributes, the current details and to the parent.
 func (s *session) publishPending(ctx workflow.Context) {
-	if s.visibility {
-		s.publish(ctx)
-	}
+	s.publish(ctx)
 	workflow.SetCurrentDetails(ctx, s.details())
 	s.tellParent(ctx)
 }

@@ -6,15 +6,6 @@ import (
 	"github.com/longrun/longrun/tools"
 )
 
-// versionBatchPlan gates the batch planner and its bounded pool: sessions
-// recorded before it started every call of a reply at once, and must
-// replay so.
-const versionBatchPlan = "batch-plan-v1"
-
-// versionStaleWrite gates the stale-write guard: sessions recorded before
-// it kept no file hashes, so their write tools must run unguarded.
-const versionStaleWrite = "stale-write-v1"
-
 // plannedCall is what the planner knows of one call of a batch.
 type plannedCall struct {
 	// exclusive calls change things; shared calls only read.

@@ -19,16 +19,9 @@ import (
 // without a working shell sandbox (WorkspaceConfig.NoSandbox).
 const ErrTypeSandboxRequired = "SandboxRequired"
 
-// versionPermissions gates the permission engine. Sessions recorded before
-// it decided "read-only runs, everything else asks" and must replay so.
-const versionPermissions = "permissions-v1"
-
 // setupPolicy reads the workspace's rules through an activity (so they are
 // recorded) and builds the engine from them and the session's options.
 func (s *session) setupPolicy(ctx workflow.Context) error {
-	if !s.has(ctx, versionPermissions) {
-		return nil
-	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{
@@ -38,7 +31,7 @@ func (s *session) setupPolicy(ctx workflow.Context) error {
 		Summary: "load " + activities.PermissionsFile,
 	})
 	var wc activities.WorkspaceConfig
-	if err := execute(actx, s.localSetup, a.LoadWorkspaceConfig, s.in.WorkDir).Get(ctx, &wc); err != nil {
+	if err := execute(actx, true, a.LoadWorkspaceConfig, s.in.WorkDir).Get(ctx, &wc); err != nil {
 		return fmt.Errorf("workspace permissions: %w", err)
 	}
 	if s.in.Resume == nil {

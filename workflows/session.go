@@ -50,24 +50,18 @@ type session struct {
 	workflowID   string
 	defaultModel string   // the worker's LONGRUN_MODEL, from the catalog
 	lastTool     string   // "shell: go test ./..." of the latest call started
-	visibility   bool     // versionVisibility: keep every search attribute current
-	baseline     bool     // versionBaseline: the changes it covers are in without their markers
 	published    *visible // what publish last upserted
 	publishedAt  time.Time
-	throttle     bool // versionVisibilityThrottle: counters alone upsert at most every counterInterval
 
-	engine *permission.Engine // nil: a session recorded before versionPermissions
+	engine *permission.Engine
 
-	planned     bool              // versionBatchPlan: calls run by the batch plan in a bounded pool
-	running     int               // calls of the batch holding a pool slot
-	guardWrites bool              // versionStaleWrite: tools that change files get the guard
-	seen        map[string]string // path -> hash this session last read or wrote (stale-write guard)
-	jobs        []jobRoute        // background jobs, in start order, and the worker holding each
-	failedJobs  int               // job ids spent on starts that failed
+	running    int               // calls of the batch holding a pool slot
+	seen       map[string]string // path -> hash this session last read or wrote (stale-write guard)
+	jobs       []jobRoute        // background jobs, in start order, and the worker holding each
+	failedJobs int               // job ids spent on starts that failed
 
-	// The long-running session (versionTranscript): the conversation is
-	// head (a transcript reference) plus messages (what came after it).
-	transcript   bool
+	// The conversation is head (a transcript reference) plus messages
+	// (what came after it).
 	head         string
 	finalText    string // the latest assistant text, wherever it now lives
 	run          int    // runs before this one (continue-as-new)
@@ -91,9 +85,6 @@ type session struct {
 	// so each run's history holds the catalog once.
 	toolsRef  string
 	toolsSent []activities.ToolDef
-	// localSetup runs the start-up steps as local activities
-	// (versionLocalSetup).
-	localSetup bool
 
 	cancelTurn  workflow.CancelFunc // cancels the running turn (interrupt)
 	interrupted bool                // the running turn was interrupted
@@ -132,17 +123,8 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 	if err := s.registerHandlers(ctx); err != nil {
 		return SessionResult{}, err
 	}
-	s.baseline = workflow.GetVersion(ctx, versionBaseline, workflow.DefaultVersion, 1) >= 1
-	s.visibility = s.has(ctx, versionVisibility)
-	s.planned = s.has(ctx, versionBatchPlan)
-	s.guardWrites = s.has(ctx, versionStaleWrite)
-	s.transcript = s.has(ctx, versionTranscript)
-	s.throttle = s.visibility && s.has(ctx, versionVisibilityThrottle)
 	if s.maxTurns <= 0 {
-		s.maxTurns = legacyMaxTurns
-		if s.transcript {
-			s.maxTurns = DefaultMaxTurns
-		}
+		s.maxTurns = DefaultMaxTurns
 	}
 	if in.Resume != nil {
 		s.restore(in.Resume)
@@ -174,11 +156,6 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 var errSwitch = errors.New("continue as new")
 
 func (s *session) runLoop(ctx workflow.Context) (SessionResult, error) {
-	setupVersion := versionLocalSetupAll
-	if s.in.LocalReads || s.in.LocalModel {
-		setupVersion = versionLocalSetup // they had it first, under this name
-	}
-	s.localSetup = s.has(ctx, setupVersion)
 	if err := s.loadCatalog(ctx); err != nil {
 		return SessionResult{}, err
 	}
@@ -186,7 +163,7 @@ func (s *session) runLoop(ctx workflow.Context) (SessionResult, error) {
 		return SessionResult{}, err
 	}
 	if r := s.in.Resume; r != nil {
-		if r.Permissions != nil && s.engine != nil {
+		if r.Permissions != nil {
 			if err := s.engine.Restore(*r.Permissions); err != nil {
 				return SessionResult{}, fmt.Errorf("restore permissions after continue-as-new: %w", err)
 			}
@@ -311,7 +288,7 @@ func (s *session) afterBatch(ctx workflow.Context, err error) (done bool, res Se
 // model was sent is now stored under resp.Head, so only the reply stays
 // inline.
 func (s *session) appendReply(resp activities.ModelResponse) {
-	if s.transcript && resp.Head != "" {
+	if resp.Head != "" {
 		s.head, s.messages = resp.Head, nil
 	}
 	s.messages = append(s.messages, resp.Message)
@@ -343,26 +320,21 @@ func (s *session) loadCatalog(ctx workflow.Context) error {
 	})
 	var cat activities.Catalog
 	// Both start-up steps only read the worker's configuration and may run
-	// again, so they may be local (s.localSetup).
-	if err := execute(actx, s.localSetup, a.ListTools).Get(ctx, &cat); err != nil {
+	// again, so they run as local activities: the run's first model call
+	// then goes out with the first workflow task instead of the third.
+	if err := execute(actx, true, a.ListTools).Get(ctx, &cat); err != nil {
 		return fmt.Errorf("list tools: %w", err)
 	}
 	s.specs, s.defaultModel = map[string]tools.Spec{}, cat.DefaultModel
-	specs := cat.Tools
-	if s.transcript {
-		// The session's own tools, answered in the workflow.
-		specs = append(append([]tools.Spec(nil), specs...), todoSpec())
-		if hasDeferred(specs) {
-			specs = append(specs, toolsearch.SearchSpec())
-		}
-		if s.depth() < MaxSubagentDepth {
-			specs = append(specs, taskSpec())
-		}
+	// The session's own tools, answered in the workflow.
+	specs := append(append([]tools.Spec(nil), cat.Tools...), todoSpec())
+	if hasDeferred(specs) {
+		specs = append(specs, toolsearch.SearchSpec())
+	}
+	if s.depth() < MaxSubagentDepth {
+		specs = append(specs, taskSpec())
 	}
 	for _, sp := range specs { // a slice, sorted by the activity: stable order
-		// A catalog recorded before tools declared their call metadata
-		// is read as the session read it then (tools.Declared).
-		sp = tools.Declared(sp)
 		s.specs[sp.Name] = sp
 		s.toolDefs = append(s.toolDefs, activities.ToolDef{Name: sp.Name, Description: sp.Description, Parameters: sp.Parameters})
 	}
@@ -386,10 +358,7 @@ func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, err
 		RetryPolicy:      modelRetryPolicy(),
 		Summary:          fmt.Sprintf("model: %s (turn %d)", label, s.turn),
 	})
-	defs := s.toolDefs
-	if s.transcript {
-		defs = s.exposedDefs()
-	}
+	defs := s.exposedDefs()
 	req := activities.ModelRequest{Model: s.in.Model, Head: s.head, Messages: s.messages, Tools: defs, Turn: s.turn}
 	if s.toolsRef != "" && slices.EqualFunc(defs, s.toolsSent, sameDef) {
 		// The worker stored these very definitions for an earlier turn of
@@ -413,19 +382,6 @@ func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, err
 	}
 	return resp, nil
 }
-
-// versionLocalSetup marks sessions with local_reads or local_model whose
-// start-up steps (the tool catalog, the workspace's permissions) run as
-// local activities: the run's first model call then goes out with the
-// first workflow task instead of the third. Asked only when an option is
-// set, so other sessions' histories are unchanged.
-const versionLocalSetup = "local-setup-v1"
-
-// versionLocalSetupAll extends it to every new session: the two steps only
-// read the worker's configuration, so running them inside the first
-// workflow task is safe for all, and saves two round trips at the start
-// of every run (continue-as-new, sub-agents).
-const versionLocalSetupAll = "local-setup-all-v1"
 
 // execute runs fn with actx's activity options: as an activity, or, when
 // local, as a local activity with the same timeout, retry policy and
@@ -474,7 +430,7 @@ func (s *session) waitForInput(ctx workflow.Context) (bool, error) {
 		return true, nil
 	}
 	idle := time.Duration(s.in.IdleTimeout)
-	if idle < 0 && s.has(ctx, versionIdleForever) {
+	if idle < 0 {
 		// "forever": a background agent's person may answer in a week.
 		return s.awaitMessage(ctx)
 	}
@@ -496,12 +452,6 @@ func (s *session) waitForInput(ctx workflow.Context) (bool, error) {
 	s.drainInbox()
 	return true, nil
 }
-
-// versionIdleForever marks sessions that read a negative idle_timeout
-// ("forever") as waiting with no timer; before it, a negative one
-// completed the session like 0. Asked only when the timeout is negative,
-// so other sessions' histories do not change.
-const versionIdleForever = "idle-forever-v1"
 
 // overBudget says why the session must not call the model again, or ""
 // while it is within token_budget and cost_budget_usd. The check runs
@@ -563,16 +513,8 @@ func (s *session) result(status, errText string) SessionResult {
 // setPhase records the phase for the status query, the search attribute
 // and the UI's current details.
 func (s *session) setPhase(ctx workflow.Context, phase string) {
-	changed := phase != s.phase
 	s.phase = phase
-	switch {
-	case s.visibility:
-		s.publish(ctx)
-	case changed:
-		if err := workflow.UpsertTypedSearchAttributes(ctx, PhaseKey.ValueSet(phase)); err != nil {
-			s.logger(ctx).Warn("upsert LongrunPhase", "error", err)
-		}
-	}
+	s.publish(ctx)
 	workflow.SetCurrentDetails(ctx, s.details())
 	s.tellParent(ctx)
 }

@@ -150,7 +150,7 @@ func (s *session) runTask(ctx workflow.Context, cs *callState) (tools.Result, er
 // tellParent sends the parent this child's waiting calls when they
 // changed, so the person sees them where they look.
 func (s *session) tellParent(ctx workflow.Context) {
-	if s.in.Parent == nil || !s.transcript {
+	if s.in.Parent == nil {
 		return
 	}
 	p := s.pending()

@@ -1,39 +1,26 @@
 package workflows
 
-import "go.temporal.io/sdk/workflow"
+// How a change to the commands a session issues ships (README, "Changing
+// the workflow"). Until the first release there is one behaviour: a
+// deliberate change re-records the replay corpus (make record-histories),
+// since no session of ours runs anywhere but in tests. From the first
+// release on, every such change is asked with
+//
+//	workflow.GetVersion(ctx, id, workflow.DefaultVersion, 1) >= 1
+//
+// where id is a constant appended to changeIDs, and the histories recorded
+// before it stay in testdata/ beside new ones. Worker Deployment
+// Versioning was the other way; it is not used because a session idles
+// for days ("forever") in one run, which would pin it, and every old
+// worker with it, to its version until a person writes again, and because
+// its upgrade at continue-as-new is experimental in the SDK we use.
 
-// versionBaseline is one marker standing for every change made before it.
-// Each GetVersion of a new change id records a marker and upserts the
-// TemporalChangeVersion search attribute, so a session asking for all ten
-// at the start of every run paid ten history events and eight visibility
-// writes before its first model call. A session started since records
-// only this one; sessions recorded before it carry the individual markers
-// and replay through them.
-const versionBaseline = "baseline-2026-12-v1"
+// changeIDs are the GetVersion change ids, oldest first. Append only:
+// testdata/versions.golden freezes the released ones (TestVersionsFrozen).
+var changeIDs = []string{}
 
-// baselineCovers are the change ids versionBaseline implies. A change made
-// after it gets its own GetVersion and is not added here: a session
-// started under the baseline must not take it for granted on replay.
-var baselineCovers = map[string]bool{
-	versionVisibility:         true,
-	versionBatchPlan:          true,
-	versionStaleWrite:         true,
-	versionTranscript:         true,
-	versionVisibilityThrottle: true,
-	versionPermissions:        true,
-	versionLocalSetup:         true,
-	versionLocalSetupAll:      true,
-	versionIdleForever:        true,
-	versionCarryAll:           true,
-}
-
-// has reports whether the session runs with the change changeID, each of
-// whose GetVersion asks (DefaultVersion, 1): always for a session started
-// under the baseline when the baseline covers it, else as the history
-// recorded (or, the first time, yes).
-func (s *session) has(ctx workflow.Context, changeID string) bool {
-	if s.baseline && baselineCovers[changeID] {
-		return true
-	}
-	return workflow.GetVersion(ctx, changeID, workflow.DefaultVersion, 1) >= 1
-}
+// baselines map a baseline id (one marker standing for several changes,
+// asked once at the start of a run) to the change ids it covers. What a
+// released baseline covers never changes: a session recorded under it
+// must replay the same (TestVersionsFrozen).
+var baselines = map[string][]string{}

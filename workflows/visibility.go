@@ -21,21 +21,12 @@ var (
 	TokensKey           = temporal.NewSearchAttributeKeyInt64("LongrunTokens")
 )
 
-// versionVisibility gates the full set of search attributes: sessions
-// recorded before it upserted only LongrunPhase, and must replay so.
-const versionVisibility = "visibility-v1"
-
-// versionVisibilityThrottle limits how often a running session upserts
-// when only its counters (LongrunTurns, LongrunTokens) changed: each
-// upsert is a history event and a visibility write on the server, and one
-// per turn cost a fast session a third of its steps/s (docs/BENCHMARKS.md).
-// A change of phase, pending approvals, model or workspace, which is what
-// people filter and wait on, is still published at once, with the
-// counters as they are then.
-const versionVisibilityThrottle = "visibility-throttle-v1"
-
 // counterInterval is the least workflow time between two upserts that only
-// move the counters. A turn slower than this (any real model) still
+// move the counters (LongrunTurns, LongrunTokens): each upsert is a history
+// event and a visibility write on the server, and one per turn cost a fast
+// session a third of its steps/s (docs/BENCHMARKS.md). A change of phase,
+// pending approvals, model or workspace, which is what people filter and
+// wait on, is still published at once, with the counters as they are then. A turn slower than this (any real model) still
 // publishes every turn; a fast loop publishes every few seconds, so the
 // list's turn count may lag the status query by the turns of the last
 // interval until the next upsert.
@@ -56,7 +47,7 @@ func (s *session) publish(ctx workflow.Context) {
 	if s.published != nil && *s.published == now {
 		return
 	}
-	if s.throttle && s.published != nil && onlyCounters(*s.published, now) &&
+	if s.published != nil && onlyCounters(*s.published, now) &&
 		workflow.Now(ctx).Sub(s.publishedAt) < counterInterval {
 		return
 	}
