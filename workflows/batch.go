@@ -1,28 +1,25 @@
 package workflows
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/permission"
+	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/tools"
-	"github.com/longrun/longrun/toolsearch"
 )
 
 type callPhase int
 
 const (
 	stateWaiting callPhase = iota // waiting for approval
-	stateRunning                  // its activity is scheduled
+	stateRunning                  // approved (or needing none): runs when the plan admits it
 	stateDone                     // it has its result
 )
 
@@ -61,41 +58,67 @@ func (c *callState) finish(r conversation.ToolResult) {
 	c.state = stateDone
 }
 
+// answer finishes the call with one of the session's answers.
+func (c *callState) answer(a session.Answer, f session.Facts) {
+	c.finish(a.Result(f))
+}
+
+// carried is the call as continue-as-new carries it.
+func (c *callState) carried() CarriedCall {
+	cc := CarriedCall{Call: c.call, Why: c.why, RequestedAt: c.requestedAt, Decision: c.decision, Result: c.result, Perm: c.perm,
+		ReadOnlySandbox: c.readOnlySandbox, Released: c.released}
+	switch {
+	case c.state == stateDone:
+		cc.State = session.CarriedDone
+	case c.state == stateWaiting && c.decision == nil:
+		cc.State = session.CarriedWaiting
+	default:
+		cc.State = session.CarriedApproved
+	}
+	return cc
+}
+
+// Spec is the tool the model may call by name (session.Catalog): a hidden
+// tool is the runtime's, never the model's.
+func (s *driver) Spec(name string) (tools.Spec, bool) {
+	sp, ok := s.specs[name]
+	return sp, ok && sp.Exposure != tools.ExposureHidden
+}
+
+// Names are the session's tool names, sorted (session.Catalog).
+func (s *driver) Names() []string {
+	names := make([]string, 0, len(s.specs))
+	for n := range s.specs {
+		names = append(names, n)
+	}
+	sort.Strings(names) // map order is random; the text must replay
+	return names
+}
+
 // runBatch runs the calls of one assistant message and appends exactly one
-// result per call to the conversation, in the model's call order. Calls
-// that cannot run (unknown tool, invalid arguments) are answered at once;
-// read-only calls start at once; the rest wait for an approval signal.
-// On cancellation it returns the CanceledError after every call has its
-// (synthetic) result.
-func (s *session) runBatch(ctx workflow.Context, calls []conversation.ToolCall) error {
+// result per call to the conversation, in the model's call order. Each
+// call is decided first (session.Decide): answered at once, run, or left
+// waiting for an approval signal. On cancellation it returns the
+// CanceledError after every call has its (synthetic) result.
+func (s *driver) runBatch(ctx workflow.Context, calls []conversation.ToolCall) error {
 	s.batch = make([]*callState, len(calls))
 	now := workflow.Now(ctx)
 	for i, c := range calls {
 		cs := &callState{call: c, requestedAt: now, index: i}
 		s.batch[i] = cs
-		spec, ok := s.specs[c.Name]
-		if spec.Exposure == tools.ExposureHidden {
-			ok = false // the runtime's, never the model's
-		}
-		if ok {
+		d := session.Decide(c, s, s.engine)
+		if d.Verdict != session.Unknown {
+			cs.spec = s.specs[c.Name]
 			s.load(c.Name) // a deferred tool the model already knows of: send it from now on
 		}
-		switch {
-		case !ok:
-			cs.finish(conversation.ToolResult{
-				Content: fmt.Sprintf("unknown tool %q; available tools: %s", c.Name, strings.Join(s.toolNames(), ", ")),
-				IsError: true, Reason: conversation.ReasonUnknownTool,
-			})
+		cs.perm = d.Perm
+		switch d.Verdict {
+		case session.Run:
+			cs.state, cs.readOnlySandbox = stateRunning, d.ReadOnlySandbox
+		case session.Ask:
+			cs.state, cs.why = stateWaiting, d.Why
 		default:
-			cs.spec = spec
-			if err := tools.ValidateArguments(spec, c.Arguments); err != nil {
-				cs.finish(conversation.ToolResult{
-					Content: err.Error() + ". Nothing ran; call the tool again with corrected arguments.",
-					IsError: true, Reason: conversation.ReasonInvalidArguments,
-				})
-			} else {
-				s.decide(cs)
-			}
+			cs.finish(*d.Result)
 		}
 	}
 	return s.driveBatch(ctx)
@@ -103,16 +126,16 @@ func (s *session) runBatch(ctx workflow.Context, calls []conversation.ToolCall) 
 
 // resumeBatch takes up a batch carried across continue-as-new: its calls
 // keep their results, decisions and waiting state under the same ids.
-func (s *session) resumeBatch(ctx workflow.Context, carried []CarriedCall) error {
+func (s *driver) resumeBatch(ctx workflow.Context, carried []CarriedCall) error {
 	s.batch = make([]*callState, len(carried))
 	for i, c := range carried {
 		cs := &callState{call: c.Call, spec: s.specs[c.Call.Name], why: c.Why, requestedAt: c.RequestedAt,
 			decision: c.Decision, result: c.Result, perm: c.Perm, index: i,
 			readOnlySandbox: c.ReadOnlySandbox, released: c.Released}
 		switch c.State {
-		case carriedDone:
+		case session.CarriedDone:
 			cs.state = stateDone
-		case carriedWaiting:
+		case session.CarriedWaiting:
 			cs.state = stateWaiting
 		default:
 			cs.state = stateRunning
@@ -120,14 +143,11 @@ func (s *session) resumeBatch(ctx workflow.Context, carried []CarriedCall) error
 		if cs.state == stateRunning && cs.decision != nil && cs.decision.Decision == DecisionDeny {
 			// Decided in the task that switched runs, before its
 			// goroutine took the decision in: a denial stays a denial.
-			cs.finish(conversation.ToolResult{Content: denialText(cs.decision.Feedback), IsError: true, Reason: conversation.ReasonDenied})
+			cs.answer(session.AnswerDenied, session.Facts{Feedback: cs.decision.Feedback})
 		}
 		if cs.state != stateDone && cs.spec.Name == "" {
 			// The new run's catalog has no such tool any more.
-			cs.finish(conversation.ToolResult{
-				Content: fmt.Sprintf("unknown tool %q after the session moved to a new run; it did not run", c.Call.Name),
-				IsError: true, Reason: conversation.ReasonUnknownTool,
-			})
+			cs.answer(session.AnswerUnknownAfterSwitch, session.Facts{Tool: c.Call.Name})
 		}
 		s.batch[i] = cs
 	}
@@ -137,20 +157,15 @@ func (s *session) resumeBatch(ctx workflow.Context, carried []CarriedCall) error
 // driveBatch plans the batch, runs its calls and waits for all of them,
 // or, when the run should continue as new while calls only wait for a
 // person, returns errSwitch with the batch intact for the next run.
-func (s *session) driveBatch(ctx workflow.Context) error {
-	plan := make([]plannedCall, len(s.batch))
+func (s *driver) driveBatch(ctx workflow.Context) error {
+	plan := make([]session.PlannedCall, len(s.batch))
 	for i, cs := range s.batch {
-		plan[i] = planFor(cs.spec, cs.call.Arguments)
+		plan[i] = session.PlanFor(cs.spec, cs.call.Arguments)
 	}
-	for i, deps := range planBatch(plan) {
+	for i, deps := range session.Plan(plan) {
 		s.batch[i].deps = deps
 	}
-	if s.hasWaiting() {
-		s.setPhase(ctx, PhaseWaitingApproval)
-	} else {
-		s.setPhase(ctx, PhaseRunning)
-	}
-
+	s.afterDecision(ctx)
 	for _, cs := range s.batch {
 		if cs.state == stateDone {
 			continue
@@ -173,7 +188,7 @@ func (s *session) driveBatch(ctx workflow.Context) error {
 		}
 	}
 	for _, cs := range s.batch {
-		s.messages = append(s.messages, conversation.ToolMessage(*cs.result))
+		s.Messages = append(s.Messages, conversation.ToolMessage(*cs.result))
 		s.logger(ctx).Info("tool call", "call_id", cs.call.ID, "tool", cs.call.Name, "reason", cs.result.Reason)
 	}
 	s.batch = nil
@@ -184,41 +199,47 @@ func (s *session) driveBatch(ctx workflow.Context) error {
 	return nil
 }
 
-func (s *session) runCall(ctx workflow.Context, cs *callState) {
-	if cs.state == stateWaiting {
-		decided, err := s.awaitDecision(ctx, cs)
-		if err == nil && !decided {
-			cs.finish(conversation.ToolResult{
-				Content: fmt.Sprintf("timeout: nobody decided on this call within the approval timeout (%s); it did not run. "+
-					"This is not a denial: ask the user, or try again later.", time.Duration(s.in.ApprovalTimeout)),
-				IsError: true, Reason: conversation.ReasonTimeout,
-			})
-			s.afterDecision(ctx)
-			return
-		}
-		if err != nil {
-			cs.finish(s.notRun("waited for approval"))
-			return
-		}
-		if cs.decision.Decision == DecisionDeny {
-			cs.finish(conversation.ToolResult{Content: denialText(cs.decision.Feedback), IsError: true, Reason: conversation.ReasonDenied})
-			s.afterDecision(ctx)
-			return
-		}
-		cs.state = stateRunning
-		s.afterDecision(ctx)
+// runCall is one call's goroutine: wait for its decision if it needs one,
+// wait for its turn in the plan, run it, record its result.
+func (s *driver) runCall(ctx workflow.Context, cs *callState) {
+	if cs.state == stateWaiting && !s.awaitApproval(ctx, cs) {
+		return
 	}
 	if err := s.admit(ctx, cs); err != nil {
 		cs.finish(s.notRun("waited for the calls before it"))
 		return
 	}
-	defer s.release(cs)
+	defer s.release()
 	cs.started = true
 	s.lastTool = s.callSummary(cs)
-	res, err := s.execute(ctx, cs)
+	res, err := s.dispatch(ctx, cs)
 	if err == nil {
 		s.recordFiles(res.Files)
 	}
+	s.recordRun(ctx, cs, res, err)
+}
+
+// awaitApproval waits for a person's decision on cs and reports whether
+// it may run; otherwise cs has its result (denied, timed out, cancelled).
+func (s *driver) awaitApproval(ctx workflow.Context, cs *callState) bool {
+	decided, err := s.awaitDecision(ctx, cs)
+	switch {
+	case err != nil:
+		cs.finish(s.notRun("waited for approval"))
+		return false
+	case !decided:
+		cs.answer(session.AnswerTimeout, session.Facts{Timeout: time.Duration(s.in.ApprovalTimeout)})
+	case cs.decision.Decision == DecisionDeny:
+		cs.answer(session.AnswerDenied, session.Facts{Feedback: cs.decision.Feedback})
+	default:
+		cs.state = stateRunning
+	}
+	s.afterDecision(ctx)
+	return cs.state == stateRunning
+}
+
+// recordRun turns what running cs gave into its result.
+func (s *driver) recordRun(ctx workflow.Context, cs *callState, res tools.Result, err error) {
 	switch {
 	case err == nil:
 		r := conversation.ToolResult{Content: res.Content, IsError: res.IsError, Reason: conversation.ReasonRan,
@@ -231,44 +252,32 @@ func (s *session) runCall(ctx workflow.Context, cs *callState) {
 		}
 		cs.finish(r)
 	case ctx.Err() != nil && s.interrupted:
-		cs.finish(conversation.ToolResult{
-			Content: "interrupted by the user while running: the tool was stopped and may have had partial effects. Do not treat it as done; wait for the user's next message.",
-			IsError: true, Reason: conversation.ReasonInterrupted,
-		})
+		cs.answer(session.AnswerInterruptedWhileRunning, session.Facts{})
 	case ctx.Err() != nil:
-		cs.finish(conversation.ToolResult{
-			Content: "cancelled while running: the session was cancelled while this tool ran; it was stopped and may have had partial effects.",
-			IsError: true, Reason: conversation.ReasonCancelledWhileRunning,
-		})
+		cs.answer(session.AnswerCancelledWhileRunning, session.Facts{})
 	default:
-		reason := conversation.ReasonFailed
+		answer := session.AnswerFailed
 		var timeoutErr *temporal.TimeoutError
 		if errors.As(err, &timeoutErr) && !cs.spec.ReadOnly {
-			reason = conversation.ReasonWorkerLost
+			answer = session.AnswerWorkerLost
 		}
-		cs.finish(conversation.ToolResult{Content: failureText(cs, err), IsError: true, Reason: reason})
-		s.lastErr, s.lastErrType = fmt.Sprintf("turn %d: %s %s: %s", s.turn, cs.call.Name, cs.call.ID, rootMessage(err)), string(reason)
+		cs.answer(answer, session.Facts{Tool: cs.call.Name, Detail: rootMessage(err)})
+		s.LastError, s.LastErrorType = fmt.Sprintf("turn %d: %s %s: %s", s.Turn, cs.call.Name, cs.call.ID, rootMessage(err)), string(answer.Reason())
 	}
 }
 
 // notRun is the synthetic result of a call stopped before it started.
-func (s *session) notRun(waited string) conversation.ToolResult {
+func (s *driver) notRun(waited string) conversation.ToolResult {
 	if s.interrupted {
-		return conversation.ToolResult{
-			Content: "interrupted by the user before it ran: it did not run. Do not treat it as done; wait for the user's next message.",
-			IsError: true, Reason: conversation.ReasonInterrupted,
-		}
+		return session.AnswerInterruptedBeforeRun.Result(session.Facts{})
 	}
-	return conversation.ToolResult{
-		Content: "cancelled before it ran: the session was cancelled while this call " + waited + "; nothing ran.",
-		IsError: true, Reason: conversation.ReasonCancelledBeforeRun,
-	}
+	return session.AnswerCancelledBeforeRun.Result(session.Facts{Waited: waited})
 }
 
 // admit waits until the batch plan lets cs start: every call it depends on
 // is done and the pool has a free slot. Among calls ready at once the
-// model's order goes first.
-func (s *session) admit(ctx workflow.Context, cs *callState) error {
+// model's order goes first (session.CanStart).
+func (s *driver) admit(ctx workflow.Context, cs *callState) error {
 	cs.queued = true
 	err := workflow.Await(ctx, func() bool { return s.canStart(cs) })
 	cs.queued = false
@@ -279,56 +288,34 @@ func (s *session) admit(ctx workflow.Context, cs *callState) error {
 	return nil
 }
 
-func (s *session) release(*callState) {
-	s.running--
-}
+func (s *driver) release() { s.running-- }
 
-func (s *session) canStart(cs *callState) bool {
-	if s.running >= s.maxParallel() || !s.depsDone(cs) {
-		return false
+func (s *driver) canStart(cs *callState) bool {
+	slots := make([]session.Slot, len(s.batch))
+	for i, c := range s.batch {
+		slots[i] = session.Slot{Deps: c.deps, Done: c.state == stateDone, Queued: c.queued}
 	}
-	for _, o := range s.batch[:cs.index] {
-		if o.queued && s.depsDone(o) {
-			return false
-		}
-	}
-	return true
-}
-
-func (s *session) depsDone(cs *callState) bool {
-	for _, d := range cs.deps {
-		if s.batch[d].state != stateDone {
-			return false
-		}
-	}
-	return true
-}
-
-func (s *session) maxParallel() int {
-	if s.in.MaxParallelTools > 0 {
-		return s.in.MaxParallelTools
-	}
-	return DefaultMaxParallelTools
+	return session.CanStart(slots, cs.index, s.running, s.limits.Parallel())
 }
 
 // recordFiles keeps the stale-write guard's record: the latest hash of
 // every file a tool read or wrote, or none for a deleted one.
-func (s *session) recordFiles(files []tools.FileVersion) {
+func (s *driver) recordFiles(files []tools.FileVersion) {
 	for _, f := range files {
-		if s.seen == nil {
-			s.seen = map[string]string{}
+		if s.Seen == nil {
+			s.Seen = map[string]string{}
 		}
 		if f.SHA256 == "" {
-			delete(s.seen, f.Path)
+			delete(s.Seen, f.Path)
 		} else {
-			s.seen[f.Path] = f.SHA256
+			s.Seen[f.Path] = f.SHA256
 		}
 	}
 }
 
 // awaitDecision waits for a person's decision on cs, up to the session's
 // approval timeout. decided is false when the timeout fired.
-func (s *session) awaitDecision(ctx workflow.Context, cs *callState) (decided bool, err error) {
+func (s *driver) awaitDecision(ctx workflow.Context, cs *callState) (decided bool, err error) {
 	cond := func() bool { return cs.decision != nil }
 	timeout := time.Duration(s.in.ApprovalTimeout)
 	if timeout <= 0 {
@@ -350,7 +337,8 @@ func (s *session) awaitDecision(ctx workflow.Context, cs *callState) (decided bo
 	}, cond)
 }
 
-func (s *session) afterDecision(ctx workflow.Context) {
+// afterDecision shows whether calls still wait for a person.
+func (s *driver) afterDecision(ctx workflow.Context) {
 	if !s.hasWaiting() {
 		s.setPhase(ctx, PhaseRunning)
 	} else {
@@ -358,101 +346,13 @@ func (s *session) afterDecision(ctx workflow.Context) {
 	}
 }
 
-// answerer answers a call in the workflow, with no activity.
-type answerer func(s *session, ctx workflow.Context, cs *callState) (tools.Result, error)
-
-// sessionTools are the tools the session answers itself, by name (it adds
-// their specs to the catalog in loadCatalog). The job tools are routed by their spec (tools.Spec.Job);
-// every other tool runs as an activity. Never written after init.
-var sessionTools = map[string]answerer{
-	TodoName: func(s *session, _ workflow.Context, cs *callState) (tools.Result, error) {
-		return s.runTodo(cs.call), nil
-	},
-	toolsearch.SearchName: func(s *session, _ workflow.Context, cs *callState) (tools.Result, error) {
-		return s.runToolSearch(cs.call), nil
-	},
-	TaskName: (*session).runTask,
-}
-
-// execute schedules the tool activity. Read-only tools retry; tools that
-// change things run at most once: a retry after a lost worker could run a
-// command twice, so that failure goes back to the model instead.
-func (s *session) execute(ctx workflow.Context, cs *callState) (tools.Result, error) {
-	if answer, ok := sessionTools[cs.call.Name]; ok {
-		return answer(s, ctx, cs)
-	}
-	switch cs.spec.Job {
-	case tools.JobOne:
-		return s.executeJobCall(ctx, cs)
-	case tools.JobAll:
-		return s.executeJobList(ctx, cs)
-	}
-	timeout := time.Duration(cs.spec.TimeoutSeconds) * time.Second
-	if timeout <= 0 {
-		timeout = 5 * time.Minute
-	}
-	attempts := int32(1)
-	if cs.spec.ReadOnly {
-		attempts = 3
-	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: timeout + time.Minute,
-		HeartbeatTimeout:    10 * activities.HeartbeatEvery,
-		WaitForCancellation: true, // the result must say the process is gone
-		RetryPolicy: &temporal.RetryPolicy{
-			MaximumAttempts:        attempts,
-			NonRetryableErrorTypes: []string{activities.ErrTypeUnknownTool},
-		},
-		Summary: s.callSummary(cs),
-	})
-	req := activities.ToolRequest{
-		CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir,
-		AllowNetwork: s.in.Network, ByReference: true,
-		ReadOnlySandbox: cs.readOnlySandbox, ApprovedByPerson: cs.approvedByPerson(),
-	}
-	if cs.spec.EditsFiles {
-		// The whole record goes along: which files a patch touches is the
-		// tool's to work out. JSON encodes the map in sorted key order, so
-		// the input is the same on every replay.
-		req.GuardWrites, req.Seen = true, make(map[string]string, len(s.seen))
-		for k, v := range s.seen {
-			req.Seen[k] = v
-		}
-	}
-	command, background := cs.spec.BackgroundCommand(json.RawMessage(cs.call.Arguments))
-	if background {
-		// The session names the job, so an activity retry finds the job
-		// it started instead of starting another.
-		req.JobID = fmt.Sprintf("job-%d", len(s.jobs)+s.failedJobs+1)
-	}
-	var res tools.Result
-	err := execute(actx, s.runsLocally(cs), a.RunTool, req).Get(ctx, &res)
-	if background {
-		if err == nil && !res.IsError && res.WorkerQueue != "" {
-			s.jobs = append(s.jobs, jobRoute{ID: req.JobID, Queue: res.WorkerQueue, Command: command})
-			s.load(s.jobTools()...) // the model needs them now
-		} else {
-			s.failedJobs++ // its id is spent: a retry of the start must not reuse it
-		}
-	}
-	return res, err
-}
-
-// runsLocally says whether cs runs inside the workflow task: with
-// local_reads, the tools that declare they may (tools.Spec.LocalOK). A
-// shell command, a write or an MCP call stays an activity: they need
-// heartbeats, a cancellation that reaches the process, or at-most-once.
-func (s *session) runsLocally(cs *callState) bool {
-	return s.in.LocalReads && cs.spec.ReadOnly && cs.spec.LocalOK
-}
-
 // callSummary labels the call's activity in the Web UI, as its tool
 // declares: "shell: go test ./...".
-func (s *session) callSummary(cs *callState) string {
+func (s *driver) callSummary(cs *callState) string {
 	return tools.CallSummary(cs.call.Name, cs.spec, cs.call.Arguments)
 }
 
-func (s *session) batchDone() bool {
+func (s *driver) batchDone() bool {
 	for _, c := range s.batch {
 		if c.state != stateDone {
 			return false
@@ -461,35 +361,11 @@ func (s *session) batchDone() bool {
 	return true
 }
 
-func (s *session) hasWaiting() bool {
+func (s *driver) hasWaiting() bool {
 	for _, c := range s.batch {
 		if c.state == stateWaiting {
 			return true
 		}
 	}
 	return false
-}
-
-func (s *session) toolNames() []string {
-	names := make([]string, 0, len(s.specs))
-	for n := range s.specs {
-		names = append(names, n)
-	}
-	sort.Strings(names) // map order is random; the text must replay
-	return names
-}
-
-func denialText(feedback string) string {
-	if strings.TrimSpace(feedback) == "" {
-		return "denied: the user denied this tool call and gave no feedback. It did not run; do not retry it unchanged."
-	}
-	return "denied: the user denied this tool call. It did not run. The user's feedback: " + feedback
-}
-
-func failureText(cs *callState, err error) string {
-	var timeoutErr *temporal.TimeoutError
-	if errors.As(err, &timeoutErr) && !cs.spec.ReadOnly {
-		return fmt.Sprintf("the worker running this %s call was lost (%s); it may or may not have taken effect. Check the workspace before retrying.", cs.call.Name, rootMessage(err))
-	}
-	return fmt.Sprintf("%s failed: %s", cs.call.Name, rootMessage(err))
 }

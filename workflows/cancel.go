@@ -12,10 +12,10 @@ import (
 // results in history as a marker, so the closed workflow's history shows
 // them without replaying, and returns the CanceledError that closes the
 // execution as Canceled.
-func (s *session) closeCancelled(ctx workflow.Context) error {
+func (s *driver) closeCancelled(ctx workflow.Context) error {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	var synthetic []conversation.ToolResult
-	for _, m := range s.messages {
+	for _, m := range s.Messages {
 		if m.Result != nil && (m.Result.Reason == conversation.ReasonCancelledBeforeRun || m.Result.Reason == conversation.ReasonCancelledWhileRunning) {
 			synthetic = append(synthetic, *m.Result)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/tools"
 )
 
@@ -290,7 +291,7 @@ func TestCompactionBeforeTheWindowIsFull(t *testing.T) {
 
 // Without a transcript the next run's input carries the whole
 // conversation; when the server keeps suggesting a switch (that input alone
-// passes its threshold), a run still takes minRunTurnsCarryingAll turns
+// passes its threshold), a run still takes session.MinRunTurnsCarryingAll turns
 // instead of switching before every model call.
 func TestSuggestionWithoutTranscriptTakesTurnsFirst(t *testing.T) {
 	t.Parallel()
@@ -303,8 +304,8 @@ func TestSuggestionWithoutTranscriptTakesTurnsFirst(t *testing.T) {
 	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto"})
 	var cont *workflow.ContinueAsNewError
 	require.ErrorAs(t, h.env.GetWorkflowError(), &cont)
-	require.Equal(t, minRunTurnsCarryingAll, len(h.requests), "model calls before the switch")
+	require.Equal(t, session.MinRunTurnsCarryingAll, len(h.requests), "model calls before the switch")
 	var next SessionInput
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(cont.Input, &next))
-	require.Equal(t, minRunTurnsCarryingAll, next.Resume.Turn)
+	require.Equal(t, session.MinRunTurnsCarryingAll, next.Resume.Turn)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/permission"
+	"github.com/longrun/longrun/session"
 )
 
 // The session contract. These names are product: people and scripts use
@@ -32,10 +33,24 @@ const (
 	QueryStatus               = "status"
 )
 
-// DefaultMaxTurns bounds a session whose input sets no MaxTurns: high,
-// because a background agent must not stop at turn 50; a token or cost
-// budget is the better brake.
-const DefaultMaxTurns = 10000
+// Defaults of the limits a session's input leaves at 0 (see
+// session.Limits).
+const (
+	// DefaultMaxTurns bounds a session whose input sets no MaxTurns: high,
+	// because a background agent must not stop at turn 50; a token or cost
+	// budget is the better brake.
+	DefaultMaxTurns = session.DefaultMaxTurns
+	// DefaultMaxParallelTools is the batch pool's size when the input sets
+	// none.
+	DefaultMaxParallelTools = session.DefaultMaxParallelTools
+	// DefaultContinueAsNewTurns is how many turns one run takes at most
+	// before the session continues as new, when the server has not
+	// suggested it earlier (it does at 4,096 events or 4 MiB of history).
+	DefaultContinueAsNewTurns = session.DefaultContinueAsNewTurns
+	// DefaultCompactKeepTurns is how many recent turns a compaction keeps
+	// as they are.
+	DefaultCompactKeepTurns = session.DefaultCompactKeepTurns
+)
 
 // SessionInput starts a session.
 type SessionInput struct {
@@ -117,11 +132,6 @@ type SessionInput struct {
 	Parent *ParentRef `json:"parent,omitempty"`
 }
 
-// DefaultMaxParallelTools is the batch pool's size when the input sets
-// none: enough for a model that fans out reads, few enough that a reply of
-// a hundred calls does not flood the worker.
-const DefaultMaxParallelTools = 10
-
 // Approvers a session can have.
 const (
 	ApproverPerson = "person"
@@ -135,30 +145,17 @@ type UserMessage struct {
 
 // Decisions an approval can carry.
 const (
-	DecisionApprove = "approve"
-	DecisionDeny    = "deny"
+	DecisionApprove = session.DecisionApprove
+	DecisionDeny    = session.DecisionDeny
 )
 
-// Approval is the payload of the approval signal:
-// {"call_id": "call_abc", "decision": "approve"|"deny", "feedback": "..."}.
-// CallID is the model's own tool-call id, as in conversation and
-// pending-approvals.
-type Approval struct {
-	CallID   string `json:"call_id"`
-	Decision string `json:"decision"`
-	Feedback string `json:"feedback,omitempty"`
-	// All applies the decision to every call waiting in this turn; CallID
-	// is then ignored.
-	All bool `json:"all,omitempty"`
-	// Remember "session" (with approve) adds an allow rule for this tool
-	// and Pattern (default: this call's command or path) for the rest of
-	// the session, and releases other waiting calls it now allows.
-	Remember string `json:"remember,omitempty"`
-	Pattern  string `json:"pattern,omitempty"`
-}
+// Approval is the payload of the approval signal and the approve update:
+// {"call_id": "call_abc", "decision": "approve"|"deny", "feedback": "..."}
+// (session.Approval).
+type Approval = session.Approval
 
 // RememberSession is the only Remember value: for the rest of the session.
-const RememberSession = "session"
+const RememberSession = session.RememberSession
 
 // ApprovalOutcome is what the approve update returns: the calls the
 // decision applied to.
@@ -220,6 +217,15 @@ const (
 	// ResultBudget: token_budget or cost_budget_usd was reached.
 	ResultBudget = "budget"
 )
+
+// limits are the input's bounds for the session core.
+func (in SessionInput) limits() session.Limits {
+	return session.Limits{
+		MaxTurns: in.MaxTurns, TokenBudget: in.TokenBudget, CostBudgetUSD: in.CostBudgetUSD,
+		MaxParallelTools: in.MaxParallelTools, ContinueAsNewTurns: in.ContinueAsNewTurns,
+		ContextWindow: in.ContextWindow, CompactKeepTurns: in.CompactKeepTurns,
+	}
+}
 
 // SessionResult is the workflow's result when it completes (a cancelled
 // session closes as Canceled and has none; its queries still answer).

@@ -3,11 +3,11 @@ package workflows
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/longrun/longrun/activities"
-	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/tools"
 	"github.com/longrun/longrun/toolsearch"
 )
@@ -32,13 +32,13 @@ func hasDeferred(specs []tools.Spec) bool {
 // exposedDefs are the tool definitions the next request carries: the
 // session's visible tools minus deferred ones not yet found and hidden
 // ones.
-func (s *session) exposedDefs() []activities.ToolDef {
+func (s *driver) exposedDefs() []activities.ToolDef {
 	out := make([]activities.ToolDef, 0, len(s.toolDefs))
 	for _, d := range s.toolDefs {
 		switch s.specs[d.Name].Exposure {
 		case tools.ExposureHidden:
 		case tools.ExposureDeferred:
-			if s.loaded[d.Name] {
+			if s.Loaded[d.Name] {
 				out = append(out, d)
 			}
 		default:
@@ -49,25 +49,37 @@ func (s *session) exposedDefs() []activities.ToolDef {
 }
 
 // load marks deferred tools as found: they are sent from the next turn.
-func (s *session) load(names ...string) {
+func (s *driver) load(names ...string) {
 	for _, n := range names {
 		if s.specs[n].Exposure != tools.ExposureDeferred {
 			continue
 		}
-		if s.loaded == nil {
-			s.loaded = map[string]bool{}
+		if s.Loaded == nil {
+			s.Loaded = map[string]bool{}
 		}
-		s.loaded[n] = true
+		s.Loaded[n] = true
 	}
 }
 
-// runToolSearch answers tool_search from the catalog recorded at session
-// start: a pure function of it, so the workflow answers without a worker
-// and replays the same answer.
-func (s *session) runToolSearch(c conversation.ToolCall) tools.Result {
+// toolSearchTool is tool_search, answered by the session from the catalog
+// recorded at session start: a pure function of it, so the workflow
+// answers without a worker and replays the same answer. Offered when the
+// catalog defers some tool.
+type toolSearchTool struct{}
+
+func (toolSearchTool) offer(_ *driver, catalog []tools.Spec) bool { return hasDeferred(catalog) }
+
+func (toolSearchTool) spec() tools.Spec { return toolsearch.SearchSpec() }
+
+func (toolSearchTool) answer(_ workflow.Context, s *driver, cs *callState) (tools.Result, error) {
+	return s.searchTools(cs.call.Arguments), nil
+}
+
+// searchTools finds deferred tools for the model and loads them.
+func (s *driver) searchTools(args string) tools.Result {
 	var p toolsearch.SearchParams
-	if err := json.Unmarshal([]byte(c.Arguments), &p); err != nil {
-		return tools.Errorf("tool_search: %v", err)
+	if err := json.Unmarshal([]byte(args), &p); err != nil {
+		return tools.Errorf("%s: %v", toolsearch.SearchName, err)
 	}
 	if p.Limit <= 0 {
 		p.Limit = toolsearch.DefaultLimit
@@ -76,13 +88,8 @@ func (s *session) runToolSearch(c conversation.ToolCall) tools.Result {
 	for _, d := range s.toolDefs {
 		visible[d.Name] = true
 	}
-	names := make([]string, 0, len(s.specs))
-	for n := range s.specs {
-		names = append(names, n)
-	}
-	sort.Strings(names) // map order is random; the index must be the same on replay
 	var candidates []tools.Spec
-	for _, n := range names {
+	for _, n := range s.Names() { // sorted: the index must be the same on replay
 		if sp := s.specs[n]; sp.Exposure == tools.ExposureDeferred && visible[n] {
 			candidates = append(candidates, sp)
 		}

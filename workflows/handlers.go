@@ -15,7 +15,7 @@ const maxRejected = 20
 // maxRejectedLen bounds the text of one rejected signal.
 const maxRejectedLen = 500
 
-func (s *session) registerHandlers(ctx workflow.Context) error {
+func (s *driver) registerHandlers(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, QueryConversation, func() ([]conversation.Message, error) {
 		return s.fullConversation(false)
 	}); err != nil {
@@ -32,7 +32,7 @@ func (s *session) registerHandlers(ctx workflow.Context) error {
 		return fmt.Errorf("register %s query: %w", QueryPendingApprovals, err)
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryTodos, func() ([]Todo, error) {
-		return append([]Todo{}, s.todos...), nil
+		return append([]Todo{}, s.Todos...), nil
 	}); err != nil {
 		return fmt.Errorf("register %s query: %w", QueryTodos, err)
 	}
@@ -69,7 +69,7 @@ func (s *session) registerHandlers(ctx workflow.Context) error {
 // checkApproval returns the calls an approval applies to, or why it
 // cannot be used. It changes nothing, so it doubles as the update's
 // validator (a rejected update leaves no trace in history).
-func (s *session) checkApproval(ap Approval) ([]*callState, error) {
+func (s *driver) checkApproval(ap Approval) ([]*callState, error) {
 	decision := strings.ToLower(strings.TrimSpace(ap.Decision))
 	if decision != DecisionApprove && decision != DecisionDeny {
 		return nil, fmt.Errorf("approval for %q: decision %q is not %q or %q", ap.CallID, ap.Decision, DecisionApprove, DecisionDeny)
@@ -114,7 +114,7 @@ func (s *session) checkApproval(ap Approval) ([]*callState, error) {
 }
 
 // applyApproval records the decision on every call it applies to.
-func (s *session) applyApproval(ctx workflow.Context, ap Approval) (ApprovalOutcome, error) {
+func (s *driver) applyApproval(ctx workflow.Context, ap Approval) (ApprovalOutcome, error) {
 	calls, err := s.checkApproval(ap)
 	if err != nil {
 		return ApprovalOutcome{}, err
@@ -149,25 +149,25 @@ func callIDs(cs []*callState) []string {
 	return ids
 }
 
-func (s *session) reject(ctx workflow.Context, msg string) {
+func (s *driver) reject(ctx workflow.Context, msg string) {
 	// The text quotes what the sender sent (a call id, a child's id): cut,
 	// so a flood of huge signals cannot grow the state that status shows
 	// and continue-as-new carries.
 	msg = truncate(msg, maxRejectedLen)
 	s.logger(ctx).Warn("signal rejected", "reason", msg)
-	s.rejected = append(s.rejected, msg)
-	if len(s.rejected) > maxRejected {
-		s.rejected = s.rejected[len(s.rejected)-maxRejected:]
+	s.Rejected = append(s.Rejected, msg)
+	if len(s.Rejected) > maxRejected {
+		s.Rejected = s.Rejected[len(s.Rejected)-maxRejected:]
 	}
 }
 
-func (s *session) pending() []PendingApproval {
+func (s *driver) pending() []PendingApproval {
 	out := []PendingApproval{}
 	for _, c := range s.batch {
 		if c.state == stateWaiting && c.decision == nil {
 			out = append(out, PendingApproval{
 				CallID: c.call.ID, Tool: c.call.Name, Arguments: c.call.Arguments,
-				Reason: c.why, Turn: s.turn, RequestedAt: c.requestedAt,
+				Reason: c.why, Turn: s.Turn, RequestedAt: c.requestedAt,
 			})
 		}
 	}
@@ -176,7 +176,7 @@ func (s *session) pending() []PendingApproval {
 
 // publishPending shows a change of the waiting calls (a sub-agent's among
 // them) in the search attributes, the current details and to the parent.
-func (s *session) publishPending(ctx workflow.Context) {
+func (s *driver) publishPending(ctx workflow.Context) {
 	s.publish(ctx)
 	workflow.SetCurrentDetails(ctx, s.details())
 	s.tellParent(ctx)

@@ -1,10 +1,8 @@
 package workflows
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -21,17 +19,9 @@ const ErrTypeSandboxRequired = "SandboxRequired"
 
 // setupPolicy reads the workspace's rules through an activity (so they are
 // recorded) and builds the engine from them and the session's options.
-func (s *session) setupPolicy(ctx workflow.Context) error {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			MaximumAttempts:        3,
-			NonRetryableErrorTypes: []string{activities.ErrTypeBadWorkspaceConfig},
-		},
-		Summary: "load " + activities.PermissionsFile,
-	})
-	var wc activities.WorkspaceConfig
-	if err := execute(actx, true, a.LoadWorkspaceConfig, s.in.WorkDir).Get(ctx, &wc); err != nil {
+func (s *driver) setupPolicy(ctx workflow.Context) error {
+	wc, err := s.loadWorkspaceConfig(ctx)
+	if err != nil {
 		return fmt.Errorf("workspace permissions: %w", err)
 	}
 	if s.in.Resume == nil {
@@ -78,24 +68,24 @@ func (s *session) setupPolicy(ctx workflow.Context) error {
 // addInstructions puts the project's AGENTS.md in the system prompt, after
 // the session's own system prompt and before the first user message, as
 // Codex and OpenCode do. The activity read it, so it is in history.
-func (s *session) addInstructions(in *activities.Instructions) {
+func (s *driver) addInstructions(in *activities.Instructions) {
 	if in == nil || strings.TrimSpace(in.Content) == "" {
 		return
 	}
 	msg := conversation.Message{Role: conversation.RoleSystem,
 		Content: fmt.Sprintf("Project instructions from %s (follow them unless the user says otherwise):\n\n%s", in.Path, in.Content)}
 	i := 0
-	for i < len(s.messages) && s.messages[i].Role == conversation.RoleSystem {
+	for i < len(s.Messages) && s.Messages[i].Role == conversation.RoleSystem {
 		i++
 	}
-	s.messages = append(s.messages[:i], append([]conversation.Message{msg}, s.messages[i:]...)...)
+	s.Messages = append(s.Messages[:i], append([]conversation.Message{msg}, s.Messages[i:]...)...)
 }
 
 // editToolsForModel keeps the edit tools the session's model works best
 // with (tools.EditToolsFor: apply_patch for GPT-5-class models, edit and
 // write for the rest). A model whose id the session does not know gets
 // every tool.
-func (s *session) editToolsForModel(defs []activities.ToolDef) []activities.ToolDef {
+func (s *driver) editToolsForModel(defs []activities.ToolDef) []activities.ToolDef {
 	model := s.in.Model
 	if model == "" {
 		model = s.defaultModel
@@ -116,51 +106,9 @@ func (s *session) editToolsForModel(defs []activities.ToolDef) []activities.Tool
 	return out
 }
 
-// permissionCall describes a validated call to the engine.
-func permissionCall(c conversation.ToolCall, spec tools.Spec) permission.Call {
-	var args map[string]any
-	_ = json.Unmarshal([]byte(c.Arguments), &args)
-	subject := spec.Subject(args)
-	canonical, _ := json.Marshal(args) // map keys are sorted: a stable key
-	argsKey := string(canonical)
-	if spec.NoDoomLoop {
-		// Polling a job repeats the same arguments by design, and each
-		// answer is new output: no doom loop to catch.
-		argsKey = ""
-	}
-	paths, _ := spec.CallPaths(json.RawMessage(c.Arguments)) // for the control-file check
-	return permission.Call{Tool: c.Name, ReadOnly: spec.ReadOnly, Subject: subject, ArgsKey: argsKey, Paths: paths}
-}
-
-// decide classifies one validated call with the engine: it runs, waits for
-// a person, or is answered at once with why not.
-func (s *session) decide(cs *callState) {
-	pc := permissionCall(cs.call, cs.spec)
-	cs.perm = pc
-	d := s.engine.Decide(pc)
-	s.engine.Observe(pc)
-	switch d.Action {
-	case permission.Allow:
-		cs.state = stateRunning
-		cs.readOnlySandbox = d.Classified
-	case permission.Ask:
-		cs.state = stateWaiting
-		cs.why = d.Reason
-	default:
-		reason := conversation.ReasonDeniedByPolicy
-		if d.Layer == permission.LayerHardBlock {
-			reason = conversation.ReasonBlocked
-		}
-		cs.finish(conversation.ToolResult{
-			Content: "denied: " + strings.TrimSuffix(d.Reason, ".") + ". It did not run; nobody was asked.",
-			IsError: true, Reason: reason,
-		})
-	}
-}
-
 // remember adds the approval's rule for the session and returns the other
 // waiting calls it now allows (released with an approval of their own).
-func (s *session) remember(ap Approval, approved []*callState) ([]string, error) {
+func (s *driver) remember(ap Approval, approved []*callState) ([]string, error) {
 	var released []string
 	for _, c := range approved {
 		pattern := ap.Pattern

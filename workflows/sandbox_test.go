@@ -14,6 +14,7 @@ import (
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/permission"
+	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/tools"
 )
 
@@ -182,8 +183,8 @@ func TestCarriedDenialDoesNotRun(t *testing.T) {
 			{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{w, ok}},
 		},
 		Batch: []CarriedCall{
-			{Call: w, State: carriedApproved, Decision: &Approval{CallID: "w", Decision: DecisionDeny, Feedback: "not that file"}},
-			{Call: ok, State: carriedApproved, Decision: &Approval{CallID: "r", Decision: DecisionApprove}},
+			{Call: w, State: session.CarriedApproved, Decision: &Approval{CallID: "w", Decision: DecisionDeny, Feedback: "not that file"}},
+			{Call: ok, State: session.CarriedApproved, Decision: &Approval{CallID: "r", Decision: DecisionApprove}},
 		},
 	}})
 	require.NoError(t, h.env.GetWorkflowError())

@@ -15,37 +15,28 @@ import (
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/permission"
+	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/tools"
-	"github.com/longrun/longrun/toolsearch"
 )
 
-// a is used only for method references: the workflow never calls it.
-var a *activities.Activities
-
-// session is the state of one AgentSession run. Everything here is
-// rebuilt identically on replay.
-type session struct {
+// driver runs one AgentSession run: the session's state (session.State,
+// which is also what continue-as-new carries) and what only this run
+// holds. Everything here is rebuilt identically on replay.
+type driver struct {
+	session.State
 	in SessionInput
 	// reader is the worker's transcript reader, for the conversation
 	// query only: from the Sessions value the worker registered, nil if
 	// it has none.
 	reader   TranscriptReader
+	limits   session.Limits
 	maxTurns int
 	specs    map[string]tools.Spec
+	self     map[string]selfTool // the tools this session answers itself, by name
 	toolDefs []activities.ToolDef
 
-	messages []conversation.Message
-	inbox    []string // user messages not yet in the conversation
-	batch    []*callState
-	turn     int
-	usage    conversation.Usage
-	model    string
-	phase    string
-	lastErr  string
-	// lastErrType is the Temporal error type of lastErr's failure, e.g.
-	// ModelContextLengthExceeded, for scripts to branch on.
-	lastErrType string
-	rejected    []string
+	batch []*callState
+	phase string
 
 	workflowID   string
 	defaultModel string   // the worker's LONGRUN_MODEL, from the catalog
@@ -55,23 +46,10 @@ type session struct {
 
 	engine *permission.Engine
 
-	running    int               // calls of the batch holding a pool slot
-	seen       map[string]string // path -> hash this session last read or wrote (stale-write guard)
-	jobs       []jobRoute        // background jobs, in start order, and the worker holding each
-	failedJobs int               // job ids spent on starts that failed
+	running      int // calls of the batch holding a pool slot
+	runStartTurn int // s.Turn when this run started
 
-	// The conversation is head (a transcript reference) plus messages
-	// (what came after it).
-	head         string
-	finalText    string // the latest assistant text, wherever it now lives
-	run          int    // runs before this one (continue-as-new)
-	runStartTurn int    // s.turn when this run started
-	compactions  int
-	todos        []Todo          // the model's plan (todo tool)
-	loaded       map[string]bool // deferred tools found (tool_search) or called: sent from now on
-
-	subagentsTotal   int                          // task calls started in this session
-	subagentsRunning int                          // of them, running now
+	subagentsRunning int                          // task calls running now
 	children         map[string]bool              // sub-agents running now, by session id: only they report waiting calls
 	childPending     map[string][]PendingApproval // children's waiting calls, by child session id
 	toldParent       string                       // the waiting call ids last sent to the parent
@@ -111,7 +89,8 @@ type Sessions struct {
 // workflow.RegisterOptions{Name: WorkflowType}); the name, not the Go
 // function, is what histories, children and continue-as-new refer to.
 func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) {
-	s := &session{in: in, maxTurns: in.MaxTurns, model: in.Model, reader: sw.Transcript}
+	s := &driver{in: in, reader: sw.Transcript, limits: in.limits()}
+	s.Model = in.Model
 	switch in.Approval {
 	case "", ApproverPerson, ApproverNone:
 	default:
@@ -123,9 +102,7 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 	if err := s.registerHandlers(ctx); err != nil {
 		return SessionResult{}, err
 	}
-	if s.maxTurns <= 0 {
-		s.maxTurns = DefaultMaxTurns
-	}
+	s.maxTurns = s.limits.Turns()
 	if in.Resume != nil {
 		s.restore(in.Resume)
 	}
@@ -133,10 +110,10 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 
 	if in.Resume == nil {
 		if in.SystemPrompt != "" {
-			s.messages = append(s.messages, conversation.Message{Role: conversation.RoleSystem, Content: in.SystemPrompt})
+			s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleSystem, Content: in.SystemPrompt})
 		}
 		if strings.TrimSpace(in.Prompt) != "" {
-			s.messages = append(s.messages, conversation.Message{Role: conversation.RoleUser, Content: in.Prompt})
+			s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleUser, Content: in.Prompt})
 		}
 	}
 
@@ -155,7 +132,7 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 // errSwitch tells AgentSession to continue as new at this safe point.
 var errSwitch = errors.New("continue as new")
 
-func (s *session) runLoop(ctx workflow.Context) (SessionResult, error) {
+func (s *driver) runLoop(ctx workflow.Context) (SessionResult, error) {
 	if err := s.loadCatalog(ctx); err != nil {
 		return SessionResult{}, err
 	}
@@ -178,7 +155,7 @@ func (s *session) runLoop(ctx workflow.Context) (SessionResult, error) {
 			if done, res, err := s.afterBatch(ctx, err); done {
 				return res, err
 			}
-		} else if len(s.inbox) > 0 {
+		} else if len(s.Inbox) > 0 {
 			s.drainInbox()
 		} else if s.modelIsDone() {
 			if ok, err := s.waitForInput(ctx); err != nil || !ok {
@@ -192,10 +169,10 @@ func (s *session) runLoop(ctx workflow.Context) (SessionResult, error) {
 		}
 	}
 	for {
-		if s.turn >= s.maxTurns {
-			return s.result(ResultMaxTurns, fmt.Sprintf("stopped after %d model turns (max_turns)", s.maxTurns)), nil
-		}
-		if why := s.overBudget(); why != "" {
+		switch stop, why := s.limits.CheckStop(s.Turn, s.Usage); stop {
+		case session.StopMaxTurns:
+			return s.result(ResultMaxTurns, why), nil
+		case session.StopBudget:
 			return s.result(ResultBudget, why), nil
 		}
 		if s.wantSwitch(ctx) {
@@ -204,8 +181,8 @@ func (s *session) runLoop(ctx workflow.Context) (SessionResult, error) {
 		if err := s.compactIfNeeded(ctx); err != nil {
 			return SessionResult{}, err
 		}
-		s.turn++
-		s.logger(ctx).Info("turn", "model", s.model, "messages", len(s.messages))
+		s.Turn++
+		s.logger(ctx).Info("turn", "model", s.Model, "messages", len(s.Messages))
 		// Each turn runs under its own context so an interrupt can stop it
 		// without ending the session.
 		turnCtx, cancelTurn := workflow.WithCancel(ctx)
@@ -222,15 +199,15 @@ func (s *session) runLoop(ctx workflow.Context) (SessionResult, error) {
 				continue
 			}
 			if s.compactOnOverflow(ctx, err) {
-				s.turn-- // the turn did not happen; it runs again on the smaller conversation
+				s.Turn-- // the turn did not happen; it runs again on the smaller conversation
 				continue
 			}
-			s.lastErr, s.lastErrType = modelFailure(s.turn, err)
+			s.LastError, s.LastErrorType = modelFailure(s.Turn, err)
 			s.logger(ctx).Error("model call failed", "error", err)
 			// The conversation is intact; an interactive session waits for
 			// the person to say what to do (a new message retries).
 			if ok, werr := s.waitForInput(ctx); werr != nil || !ok {
-				return s.result(ResultFailed, s.lastErr), werr
+				return s.result(ResultFailed, s.LastError), werr
 			}
 			continue
 		}
@@ -246,7 +223,7 @@ func (s *session) runLoop(ctx workflow.Context) (SessionResult, error) {
 			}
 			continue
 		}
-		if len(s.inbox) > 0 {
+		if len(s.Inbox) > 0 {
 			s.drainInbox()
 			continue
 		}
@@ -262,7 +239,7 @@ func (s *session) runLoop(ctx workflow.Context) (SessionResult, error) {
 
 // afterBatch handles how a batch ended: done reports that the session
 // ends (or switches runs) with res and err.
-func (s *session) afterBatch(ctx workflow.Context, err error) (done bool, res SessionResult, _ error) {
+func (s *driver) afterBatch(ctx workflow.Context, err error) (done bool, res SessionResult, _ error) {
 	if errors.Is(err, errSwitch) {
 		return true, SessionResult{}, err
 	}
@@ -287,52 +264,46 @@ func (s *session) afterBatch(ctx workflow.Context, err error) (done bool, res Se
 // appendReply adds the model's reply. With a transcript, everything the
 // model was sent is now stored under resp.Head, so only the reply stays
 // inline.
-func (s *session) appendReply(resp activities.ModelResponse) {
+func (s *driver) appendReply(resp activities.ModelResponse) {
 	if resp.Head != "" {
-		s.head, s.messages = resp.Head, nil
+		s.Head, s.Messages = resp.Head, nil
 	}
-	s.messages = append(s.messages, resp.Message)
+	s.Messages = append(s.Messages, resp.Message)
 	if resp.Message.Content != "" {
-		s.finalText = resp.Message.Content
+		s.FinalText = resp.Message.Content
 	}
 }
 
 // modelIsDone reports whether the conversation ends with the model's
 // answer, so the next turn needs a user message; after tool results or a
 // user message the model speaks next.
-func (s *session) modelIsDone() bool {
-	if len(s.messages) == 0 {
-		return s.head == ""
+func (s *driver) modelIsDone() bool {
+	if len(s.Messages) == 0 {
+		return s.Head == ""
 	}
-	last := s.messages[len(s.messages)-1]
+	last := s.Messages[len(s.Messages)-1]
 	return last.Role == conversation.RoleAssistant && len(last.ToolCalls) == 0
 }
 
-func (s *session) endsWithUser() bool {
-	return len(s.messages) > 0 && s.messages[len(s.messages)-1].Role == conversation.RoleUser
+func (s *driver) endsWithUser() bool {
+	return len(s.Messages) > 0 && s.Messages[len(s.Messages)-1].Role == conversation.RoleUser
 }
 
-func (s *session) loadCatalog(ctx workflow.Context) error {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
-		Summary:             "list tools",
-	})
-	var cat activities.Catalog
-	// Both start-up steps only read the worker's configuration and may run
-	// again, so they run as local activities: the run's first model call
-	// then goes out with the first workflow task instead of the third.
-	if err := execute(actx, true, a.ListTools).Get(ctx, &cat); err != nil {
+// loadCatalog reads the worker's tools and adds the ones the session
+// answers itself (selfTools) that it offers.
+func (s *driver) loadCatalog(ctx workflow.Context) error {
+	cat, err := s.listTools(ctx)
+	if err != nil {
 		return fmt.Errorf("list tools: %w", err)
 	}
-	s.specs, s.defaultModel = map[string]tools.Spec{}, cat.DefaultModel
-	// The session's own tools, answered in the workflow.
-	specs := append(append([]tools.Spec(nil), cat.Tools...), todoSpec())
-	if hasDeferred(specs) {
-		specs = append(specs, toolsearch.SearchSpec())
-	}
-	if s.depth() < MaxSubagentDepth {
-		specs = append(specs, taskSpec())
+	s.specs, s.self, s.defaultModel = map[string]tools.Spec{}, map[string]selfTool{}, cat.DefaultModel
+	specs := append([]tools.Spec(nil), cat.Tools...)
+	for _, t := range selfTools {
+		if t.offer(s, specs) {
+			sp := t.spec()
+			specs = append(specs, sp)
+			s.self[sp.Name] = t
+		}
 	}
 	for _, sp := range specs { // a slice, sorted by the activity: stable order
 		s.specs[sp.Name] = sp
@@ -341,79 +312,32 @@ func (s *session) loadCatalog(ctx workflow.Context) error {
 	return nil
 }
 
-func (s *session) callModel(ctx workflow.Context) (activities.ModelResponse, error) {
-	label := s.model
-	if label == "" {
-		label = "default model"
-	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute,
-		// CallModel heartbeats every second from a ticker, streaming or
-		// not (the workflow cannot know which the worker does), so this
-		// bounds how long a lost worker holds the turn, not how long the
-		// model may think before its first token. It also sets how often
-		// the SDK sends the partial text to the server (80% of it), so a
-		// person watching sees the reply grow every eight seconds.
-		HeartbeatTimeout: 10 * activities.HeartbeatEvery,
-		RetryPolicy:      modelRetryPolicy(),
-		Summary:          fmt.Sprintf("model: %s (turn %d)", label, s.turn),
-	})
+// callModel sends the conversation and the tools the model may see, and
+// counts what the reply cost.
+func (s *driver) callModel(ctx workflow.Context) (activities.ModelResponse, error) {
 	defs := s.exposedDefs()
-	req := activities.ModelRequest{Model: s.in.Model, Head: s.head, Messages: s.messages, Tools: defs, Turn: s.turn}
+	req := activities.ModelRequest{Model: s.in.Model, Head: s.Head, Messages: s.Messages, Tools: defs, Turn: s.Turn}
 	if s.toolsRef != "" && slices.EqualFunc(defs, s.toolsSent, sameDef) {
 		// The worker stored these very definitions for an earlier turn of
 		// this run: name them instead of copying them into the history.
 		req.Tools, req.ToolsRef = nil, s.toolsRef
 	}
-	if r := s.planReminder(); r != nil {
+	if r := session.PlanReminder(s.Todos); r != nil {
 		req.Reminders = []conversation.Message{*r}
 	}
-	var resp activities.ModelResponse
-	if err := execute(actx, s.in.LocalModel, a.CallModel, req).Get(ctx, &resp); err != nil {
+	resp, err := s.modelCall(ctx, req)
+	if err != nil {
 		return resp, err
 	}
 	if resp.ToolsRef != "" && req.ToolsRef == "" {
 		s.toolsRef, s.toolsSent = resp.ToolsRef, defs
 	}
-	s.usage = s.usage.Add(resp.Usage)
+	s.Usage = s.Usage.Add(resp.Usage)
 	s.lastUsage, s.overflowCompacted = resp.Usage, false
 	if resp.Model != "" {
-		s.model = resp.Model
+		s.Model = resp.Model
 	}
 	return resp, nil
-}
-
-// execute runs fn with actx's activity options: as an activity, or, when
-// local, as a local activity with the same timeout, retry policy and
-// summary (a local activity has no heartbeat). The start-up steps, the
-// model call and the read-only tools choose with it.
-func execute(actx workflow.Context, local bool, fn any, args ...any) workflow.Future {
-	if !local {
-		return workflow.ExecuteActivity(actx, fn, args...)
-	}
-	o := workflow.GetActivityOptions(actx)
-	lctx := workflow.WithLocalActivityOptions(actx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: o.StartToCloseTimeout, RetryPolicy: o.RetryPolicy, Summary: o.Summary,
-	})
-	return workflow.ExecuteLocalActivity(lctx, fn, args...)
-}
-
-// modelRetryPolicy is how a model call is retried, as an activity or a
-// local one.
-func modelRetryPolicy() *temporal.RetryPolicy {
-	return &temporal.RetryPolicy{
-		InitialInterval:    time.Second,
-		BackoffCoefficient: 2,
-		MaximumInterval:    time.Minute,
-		// About five minutes of a provider's 429s and 5xx before the
-		// turn gives up: a background session should ride out a short
-		// outage, not end on the first blip.
-		MaximumAttempts: 10,
-		NonRetryableErrorTypes: []string{
-			activities.ErrTypeModelRejected, activities.ErrTypeNoModel,
-			activities.ErrTypeContextLength, activities.ErrTypeModelBadReply,
-		},
-	}
 }
 
 // sameDef compares two tool definitions, parameters byte for byte.
@@ -424,8 +348,8 @@ func sameDef(x, y activities.ToolDef) bool {
 // waitForInput waits for a user message, up to the idle timeout. It
 // returns false when the session should end (no idle timeout, or it
 // expired).
-func (s *session) waitForInput(ctx workflow.Context) (bool, error) {
-	if len(s.inbox) > 0 {
+func (s *driver) waitForInput(ctx workflow.Context) (bool, error) {
+	if len(s.Inbox) > 0 {
 		s.drainInbox()
 		return true, nil
 	}
@@ -441,7 +365,7 @@ func (s *session) waitForInput(ctx workflow.Context) (bool, error) {
 	ok, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{
 		Timeout:      idle,
 		TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("idle: waiting %s for a user message", idle)},
-	}, func() bool { return len(s.inbox) > 0 })
+	}, func() bool { return len(s.Inbox) > 0 })
 	if err != nil {
 		return false, err
 	}
@@ -453,25 +377,11 @@ func (s *session) waitForInput(ctx workflow.Context) (bool, error) {
 	return true, nil
 }
 
-// overBudget says why the session must not call the model again, or ""
-// while it is within token_budget and cost_budget_usd. The check runs
-// before a call, so a session stops at the first call past its budget,
-// never in the middle of a turn's tool calls.
-func (s *session) overBudget() string {
-	if b := s.in.TokenBudget; b > 0 && s.usage.TotalTokens >= b {
-		return fmt.Sprintf("stopped after %d model turns: %d tokens used, token_budget is %d", s.turn, s.usage.TotalTokens, b)
-	}
-	if b := s.in.CostBudgetUSD; b > 0 && s.usage.CostUSD >= b {
-		return fmt.Sprintf("stopped after %d model turns: $%.4f spent, cost_budget_usd is $%.4f", s.turn, s.usage.CostUSD, b)
-	}
-	return ""
-}
-
 // waitAfterInterrupt returns the session to waiting for input after the
 // user stopped a turn. The person is there, so with no idle timeout it
 // waits until they speak or cancel.
-func (s *session) waitAfterInterrupt(ctx workflow.Context) (bool, error) {
-	if len(s.inbox) > 0 {
+func (s *driver) waitAfterInterrupt(ctx workflow.Context) (bool, error) {
+	if len(s.Inbox) > 0 {
 		s.drainInbox()
 		return true, nil
 	}
@@ -483,9 +393,9 @@ func (s *session) waitAfterInterrupt(ctx workflow.Context) (bool, error) {
 
 // awaitMessage waits, with no timer, until a user message arrives (or the
 // session is cancelled) and takes it in.
-func (s *session) awaitMessage(ctx workflow.Context) (bool, error) {
+func (s *driver) awaitMessage(ctx workflow.Context) (bool, error) {
 	s.setPhase(ctx, PhaseWaitingInput)
-	if err := workflow.Await(ctx, func() bool { return len(s.inbox) > 0 }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return len(s.Inbox) > 0 }); err != nil {
 		return false, err
 	}
 	s.setPhase(ctx, PhaseRunning)
@@ -493,44 +403,44 @@ func (s *session) awaitMessage(ctx workflow.Context) (bool, error) {
 	return true, nil
 }
 
-func (s *session) drainInbox() {
-	for _, t := range s.inbox {
-		s.messages = append(s.messages, conversation.Message{Role: conversation.RoleUser, Content: t})
+func (s *driver) drainInbox() {
+	for _, t := range s.Inbox {
+		s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleUser, Content: t})
 	}
-	s.inbox = nil
+	s.Inbox = nil
 }
 
-func (s *session) result(status, errText string) SessionResult {
-	final := s.finalText
-	for i := len(s.messages) - 1; i >= 0 && final == ""; i-- {
-		if m := s.messages[i]; m.Role == conversation.RoleAssistant && m.Content != "" {
+func (s *driver) result(status, errText string) SessionResult {
+	final := s.FinalText
+	for i := len(s.Messages) - 1; i >= 0 && final == ""; i-- {
+		if m := s.Messages[i]; m.Role == conversation.RoleAssistant && m.Content != "" {
 			final = m.Content
 		}
 	}
-	return SessionResult{Status: status, FinalText: final, Turns: s.turn, Usage: s.usage, Error: errText}
+	return SessionResult{Status: status, FinalText: final, Turns: s.Turn, Usage: s.Usage, Error: errText}
 }
 
 // setPhase records the phase for the status query, the search attribute
 // and the UI's current details.
-func (s *session) setPhase(ctx workflow.Context, phase string) {
+func (s *driver) setPhase(ctx workflow.Context, phase string) {
 	s.phase = phase
 	s.publish(ctx)
 	workflow.SetCurrentDetails(ctx, s.details())
 	s.tellParent(ctx)
 }
 
-func (s *session) status() Status {
+func (s *driver) status() Status {
 	return Status{
-		Phase: s.phase, Turn: s.turn, MaxTurns: s.maxTurns, Model: s.model, Usage: s.usage,
-		PendingApprovals: len(s.pending()), LastError: s.lastErr, LastErrorType: s.lastErrType, Rejected: s.rejected,
+		Phase: s.phase, Turn: s.Turn, MaxTurns: s.maxTurns, Model: s.Model, Usage: s.Usage,
+		PendingApprovals: len(s.pending()), LastError: s.LastError, LastErrorType: s.LastErrorType, Rejected: s.Rejected,
 	}
 }
 
 // logger is the replay-safe workflow logger (it drops lines while
 // replaying) with the session and turn on every line, so an operator can
 // follow one session through a worker's JSON logs.
-func (s *session) logger(ctx workflow.Context) log.Logger {
-	return log.With(workflow.GetLogger(ctx), "session", s.workflowID, "turn", s.turn)
+func (s *driver) logger(ctx workflow.Context) log.Logger {
+	return log.With(workflow.GetLogger(ctx), "session", s.workflowID, "turn", s.Turn)
 }
 
 // modelFailure words a failed model call for status and the result, and

@@ -15,7 +15,7 @@ var signalNames = []string{SignalUserMessage, SignalInterrupt, SignalApproval, S
 
 // receiveSignals starts one goroutine per signal that hands every signal,
 // for the whole run, to onSignal.
-func (s *session) receiveSignals(ctx workflow.Context) {
+func (s *driver) receiveSignals(ctx workflow.Context) {
 	for _, name := range signalNames {
 		ch := workflow.GetSignalChannel(ctx, name)
 		workflow.GoNamed(ctx, "signal:"+name, func(ctx workflow.Context) {
@@ -36,7 +36,7 @@ func (s *session) receiveSignals(ctx workflow.Context) {
 // drainSignals takes in signals that arrived but were not handled yet,
 // before the run continues as new. It is the same path as receiveSignals,
 // so the two cannot judge a signal differently.
-func (s *session) drainSignals(ctx workflow.Context) {
+func (s *driver) drainSignals(ctx workflow.Context) {
 	for _, name := range signalNames {
 		ch := workflow.GetSignalChannel(ctx, name)
 		for {
@@ -52,7 +52,7 @@ func (s *session) drainSignals(ctx workflow.Context) {
 // onSignal is the one receive path of every signal: it decodes the payload
 // and acts on it, or refuses it and lists why in status.rejected_signals.
 // Nothing a client sends vanishes unexplained.
-func (s *session) onSignal(ctx workflow.Context, name string, raw converter.RawValue) {
+func (s *driver) onSignal(ctx workflow.Context, name string, raw converter.RawValue) {
 	switch name {
 	case SignalUserMessage:
 		var m UserMessage
@@ -64,7 +64,7 @@ func (s *session) onSignal(ctx workflow.Context, name string, raw converter.RawV
 			s.reject(ctx, "user-message with empty text ignored (send {\"text\": \"...\"})")
 			return
 		}
-		s.inbox = append(s.inbox, m.Text)
+		s.Inbox = append(s.Inbox, m.Text)
 	case SignalApproval:
 		var ap Approval
 		if err := decodeSignal(raw, &ap); err != nil {
@@ -111,7 +111,7 @@ func decodeSignal(raw converter.RawValue, v any) error {
 // then answer only the call ids it reported (childCall): anyone can send a
 // signal, and a phantom approval on the pending list would ask a person
 // to approve something nobody is waiting for.
-func (s *session) onChildPending(ctx workflow.Context, cp ChildPending) {
+func (s *driver) onChildPending(ctx workflow.Context, cp ChildPending) {
 	if !s.children[cp.Child] {
 		if len(cp.Pending) == 0 && s.startedChild(cp.Child) {
 			// A finished child's last "nothing waits" may arrive after
@@ -136,8 +136,8 @@ func (s *session) onChildPending(ctx workflow.Context, cp ChildPending) {
 
 // startedChild reports whether id names a sub-agent this session started
 // at some point (its ids are task-1, task-2, ... in start order).
-func (s *session) startedChild(id string) bool {
-	for n := 1; n <= s.subagentsTotal; n++ {
+func (s *driver) startedChild(id string) bool {
+	for n := 1; n <= s.Subagents; n++ {
 		if id == childID(s.workflowID, n) {
 			return true
 		}

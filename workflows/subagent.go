@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/permission"
@@ -45,7 +44,7 @@ type ChildPending struct {
 	Pending []PendingApproval `json:"pending"`
 }
 
-func (s *session) depth() int {
+func (s *driver) depth() int {
 	if s.in.Parent == nil {
 		return 0
 	}
@@ -77,67 +76,51 @@ func taskSpec() tools.Spec {
 	}
 }
 
-// runTask runs one child session and returns its final answer. A parent
-// cancelled meanwhile cancels the child, which pairs its own calls before
-// it closes (ParentClosePolicy and WaitForCancellation below).
-func (s *session) runTask(ctx workflow.Context, cs *callState) (tools.Result, error) {
-	var p struct {
-		Description string `json:"description"`
-		Prompt      string `json:"prompt"`
-		Profile     string `json:"profile"`
-	}
+// taskTool is the sub-agent tool, answered by the session with a child
+// session; offered while the session is not nested too deep.
+type taskTool struct{}
+
+func (taskTool) offer(s *driver, _ []tools.Spec) bool { return s.depth() < MaxSubagentDepth }
+
+func (taskTool) spec() tools.Spec { return taskSpec() }
+
+// TaskParams are the task tool's arguments.
+type TaskParams struct {
+	Description string `json:"description"`
+	Prompt      string `json:"prompt"`
+	Profile     string `json:"profile,omitempty"`
+}
+
+// answer runs one child session and returns its final answer.
+func (taskTool) answer(ctx workflow.Context, s *driver, cs *callState) (tools.Result, error) {
+	var p TaskParams
 	if err := json.Unmarshal([]byte(cs.call.Arguments), &p); err != nil {
-		return tools.Errorf("task: %v", err), nil
+		return tools.Errorf("%s: %v", TaskName, err), nil
 	}
-	if p.Profile == "" {
-		p.Profile = permission.ProfilePlan
-	}
-	// A sub-agent never gets more than its parent: a plan session's
-	// children only read, a build session's cannot run in auto.
-	rank := map[string]int{permission.ProfilePlan: 0, permission.ProfileBuild: 1, permission.ProfileAuto: 2}
-	parent := s.in.Profile
-	if parent == "" {
-		parent = permission.ProfileBuild
-	}
-	if rank[p.Profile] > rank[parent] {
-		p.Profile = parent
-	}
-	if s.subagentsTotal >= MaxSubagentsTotal {
+	p.Profile = childProfile(p.Profile, s.in.Profile)
+	if s.Subagents >= MaxSubagentsTotal {
 		return tools.Errorf("task refused: this session has started %d sub-agents, the most one session may; do the rest yourself", MaxSubagentsTotal), nil
 	}
 	if err := workflow.Await(ctx, func() bool { return s.subagentsRunning < MaxConcurrentSubagent }); err != nil {
 		return tools.Result{}, err
 	}
-	s.subagentsTotal++
+	s.Subagents++
 	s.subagentsRunning++
 	defer func() { s.subagentsRunning-- }()
-	childID := childID(s.workflowID, s.subagentsTotal)
-	in := SessionInput{
-		Prompt: p.Prompt, Model: s.in.Model, WorkDir: s.in.WorkDir, Approval: s.in.Approval, ApprovalTimeout: s.in.ApprovalTimeout,
-		Profile: p.Profile, Rules: s.in.Rules, Network: s.in.Network, MaxParallelTools: s.in.MaxParallelTools,
-		ContextWindow: s.in.ContextWindow, MaxTurns: 200, LocalReads: s.in.LocalReads, LocalModel: s.in.LocalModel,
-		Parent: &ParentRef{WorkflowID: s.workflowID, CallID: cs.call.ID, Depth: s.depth() + 1},
-	}
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:          childID,
-		TaskQueue:           workflow.GetInfo(ctx).TaskQueueName,
-		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-		WaitForCancellation: true,
-		StaticSummary:       "sub-agent: " + truncate(p.Description, 80),
-		StaticDetails:       fmt.Sprintf("Sub-agent of `%s` (call `%s`), profile %s.\n\n%s", s.workflowID, cs.call.ID, p.Profile, truncate(p.Prompt, 2000)),
-	})
-	var res SessionResult
+	id := childID(s.workflowID, s.Subagents)
 	if s.children == nil {
 		s.children = map[string]bool{}
 	}
-	s.children[childID] = true // it may report waiting calls now
-	err := workflow.ExecuteChildWorkflow(cctx, WorkflowType, in).Get(ctx, &res)
-	delete(s.children, childID)
-	delete(s.childPending, childID)
+	s.children[id] = true // it may report waiting calls now
+	res, err := s.childSession(ctx, id, s.childInput(cs, p),
+		"sub-agent: "+truncate(p.Description, 80),
+		fmt.Sprintf("Sub-agent of `%s` (call `%s`), profile %s.\n\n%s", s.workflowID, cs.call.ID, p.Profile, truncate(p.Prompt, 2000)))
+	delete(s.children, id)
+	delete(s.childPending, id)
 	if err != nil {
 		return tools.Result{}, err
 	}
-	text := fmt.Sprintf("sub-agent %s (%s, %d turns):\n%s", childID, res.Status, res.Turns, res.FinalText)
+	text := fmt.Sprintf("sub-agent %s (%s, %d turns):\n%s", id, res.Status, res.Turns, res.FinalText)
 	if res.Status != ResultCompleted {
 		if res.Error != "" {
 			text += "\n" + res.Error
@@ -147,9 +130,37 @@ func (s *session) runTask(ctx workflow.Context, cs *callState) (tools.Result, er
 	return tools.Result{Content: text}, nil
 }
 
+// childProfile is the profile a sub-agent runs with: the one asked for
+// (plan by default), but never more than its parent's: a plan session's
+// children only read, a build session's cannot run in auto.
+func childProfile(asked, parent string) string {
+	if asked == "" {
+		asked = permission.ProfilePlan
+	}
+	rank := map[string]int{permission.ProfilePlan: 0, permission.ProfileBuild: 1, permission.ProfileAuto: 2}
+	if parent == "" {
+		parent = permission.ProfileBuild
+	}
+	if rank[asked] > rank[parent] {
+		return parent
+	}
+	return asked
+}
+
+// childInput is a sub-agent's input: the parent's settings, the task's
+// prompt and profile.
+func (s *driver) childInput(cs *callState, p TaskParams) SessionInput {
+	return SessionInput{
+		Prompt: p.Prompt, Model: s.in.Model, WorkDir: s.in.WorkDir, Approval: s.in.Approval, ApprovalTimeout: s.in.ApprovalTimeout,
+		Profile: p.Profile, Rules: s.in.Rules, Network: s.in.Network, MaxParallelTools: s.in.MaxParallelTools,
+		ContextWindow: s.in.ContextWindow, MaxTurns: 200, LocalReads: s.in.LocalReads, LocalModel: s.in.LocalModel,
+		Parent: &ParentRef{WorkflowID: s.workflowID, CallID: cs.call.ID, Depth: s.depth() + 1},
+	}
+}
+
 // tellParent sends the parent this child's waiting calls when they
 // changed, so the person sees them where they look.
-func (s *session) tellParent(ctx workflow.Context) {
+func (s *driver) tellParent(ctx workflow.Context) {
 	if s.in.Parent == nil {
 		return
 	}
@@ -168,7 +179,7 @@ func (s *session) tellParent(ctx workflow.Context) {
 
 // childCall splits a qualified child call id, "<child id>/<call id>",
 // when it names a call waiting in one of this session's children.
-func (s *session) childCall(id string) (child, call string, ok bool) {
+func (s *driver) childCall(id string) (child, call string, ok bool) {
 	for c, list := range s.childPending {
 		prefix := c + "/"
 		if !strings.HasPrefix(id, prefix) {
@@ -185,7 +196,7 @@ func (s *session) childCall(id string) (child, call string, ok bool) {
 
 // childPendingList is the children's waiting calls for this session's
 // pending list, their ids qualified by the child's id.
-func (s *session) childPendingList() []PendingApproval {
+func (s *driver) childPendingList() []PendingApproval {
 	children := make([]string, 0, len(s.childPending))
 	for c := range s.childPending {
 		children = append(children, c)
@@ -204,7 +215,7 @@ func (s *session) childPendingList() []PendingApproval {
 
 // forwardApproval hands a person's decision on a child's call to that
 // child. Only people decide: the parent's model has no way to send one.
-func (s *session) forwardApproval(ctx workflow.Context, child, call string, ap Approval) ApprovalOutcome {
+func (s *driver) forwardApproval(ctx workflow.Context, child, call string, ap Approval) ApprovalOutcome {
 	ap.CallID, ap.All = call, false
 	_ = workflow.SignalExternalWorkflow(ctx, child, "", SignalApproval, ap)
 	// Shown as decided until the child reports its new list.

@@ -2,10 +2,10 @@ package workflows
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
 
-	"github.com/longrun/longrun/conversation"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/tools"
 )
 
@@ -18,17 +18,14 @@ const TodoName = "todo"
 // QueryTodos returns the session's plan: [{"content", "status"}].
 const QueryTodos = "todos"
 
-// Todo is one step of the plan.
-type Todo struct {
-	Content string `json:"content"`
-	Status  string `json:"status"` // pending, in_progress, completed
-}
+// Todo is one step of the plan (session.Todo).
+type Todo = session.Todo
 
 // Todo states.
 const (
-	TodoPending    = "pending"
-	TodoInProgress = "in_progress"
-	TodoCompleted  = "completed"
+	TodoPending    = session.TodoPending
+	TodoInProgress = session.TodoInProgress
+	TodoCompleted  = session.TodoCompleted
 )
 
 // todoSpec is the plan tool as the model sees it.
@@ -63,63 +60,20 @@ func todoSpec() tools.Spec {
 	}
 }
 
-// runTodo replaces the plan with the call's list (already validated
+// todoTool is the plan tool, answered by the session.
+type todoTool struct{}
+
+func (todoTool) offer(*driver, []tools.Spec) bool { return true }
+
+func (todoTool) spec() tools.Spec { return todoSpec() }
+
+// answer replaces the plan with the call's list (already validated
 // against the schema) and says what it now holds.
-func (s *session) runTodo(c conversation.ToolCall) tools.Result {
-	var p struct {
-		Todos []Todo `json:"todos"`
+func (todoTool) answer(_ workflow.Context, s *driver, cs *callState) (tools.Result, error) {
+	todos, text, ok := session.ApplyTodos(cs.call.Arguments)
+	if !ok {
+		return tools.Errorf("%s", text), nil
 	}
-	if err := json.Unmarshal([]byte(c.Arguments), &p); err != nil {
-		return tools.Errorf("todo: %v", err)
-	}
-	inProgress := 0
-	for _, t := range p.Todos {
-		if t.Status == TodoInProgress {
-			inProgress++
-		}
-	}
-	s.todos = p.Todos
-	done := 0
-	for _, t := range p.Todos {
-		if t.Status == TodoCompleted {
-			done++
-		}
-	}
-	msg := fmt.Sprintf("plan updated: %d steps, %d completed, %d in progress, %d pending", len(p.Todos), done, inProgress, len(p.Todos)-done-inProgress)
-	if inProgress > 1 {
-		msg += "; keep only one step in_progress at a time"
-	}
-	return tools.Result{Content: msg}
-}
-
-// todoText renders the plan for the model and the UI.
-func todoText(todos []Todo) string {
-	var b strings.Builder
-	for _, t := range todos {
-		mark := "[ ]"
-		switch t.Status {
-		case TodoCompleted:
-			mark = "[x]"
-		case TodoInProgress:
-			mark = "[>]"
-		}
-		fmt.Fprintf(&b, "- %s %s\n", mark, t.Content)
-	}
-	return b.String()
-}
-
-// planReminder is the message the next request ends with while a plan is
-// open, as MAF's TodoProvider injects it: the model sees its plan without
-// calling for it, and the conversation does not keep a copy per turn.
-func (s *session) planReminder() *conversation.Message {
-	open := false
-	for _, t := range s.todos {
-		if t.Status != TodoCompleted {
-			open = true
-		}
-	}
-	if !open {
-		return nil
-	}
-	return &conversation.Message{Role: conversation.RoleSystem, Content: "Your current plan (update it with the todo tool):\n" + todoText(s.todos)}
+	s.Todos = todos
+	return tools.Result{Content: text}, nil
 }

@@ -7,6 +7,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/session"
 )
 
 // Search attributes a session keeps up to date, so the Web UI's list can
@@ -39,10 +41,10 @@ type visible struct {
 }
 
 // publish upserts the attributes whose values changed, in one command.
-func (s *session) publish(ctx workflow.Context) {
+func (s *driver) publish(ctx workflow.Context) {
 	now := visible{
-		phase: s.phase, model: s.model, workspace: s.workspaceLabel(),
-		pending: int64(len(s.pending())), turns: int64(s.turn), tokens: s.usage.TotalTokens,
+		phase: s.phase, model: s.Model, workspace: s.workspaceLabel(),
+		pending: int64(len(s.pending())), turns: int64(s.Turn), tokens: s.Usage.TotalTokens,
 	}
 	if s.published != nil && *s.published == now {
 		return
@@ -75,7 +77,7 @@ func onlyCounters(a, b visible) bool {
 	return a == b
 }
 
-func (s *session) workspaceLabel() string {
+func (s *driver) workspaceLabel() string {
 	if s.in.WorkDir == "" {
 		return "."
 	}
@@ -85,14 +87,14 @@ func (s *session) workspaceLabel() string {
 // details is the markdown the Web UI shows as the session's current
 // details: where it is, and for each waiting call the exact command that
 // decides it.
-func (s *session) details() string {
+func (s *driver) details() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**phase:** %s · **turn:** %d/%d · **tokens:** %d", s.phase, s.turn, s.maxTurns, s.usage.TotalTokens)
-	if s.usage.CostUSD > 0 {
-		fmt.Fprintf(&b, " · **cost:** ~$%.4f", s.usage.CostUSD)
+	fmt.Fprintf(&b, "**phase:** %s · **turn:** %d/%d · **tokens:** %d", s.phase, s.Turn, s.maxTurns, s.Usage.TotalTokens)
+	if s.Usage.CostUSD > 0 {
+		fmt.Fprintf(&b, " · **cost:** ~$%.4f", s.Usage.CostUSD)
 	}
-	if s.model != "" {
-		fmt.Fprintf(&b, " · **model:** %s", s.model)
+	if s.Model != "" {
+		fmt.Fprintf(&b, " · **model:** %s", s.Model)
 	}
 	b.WriteString("\n")
 	if s.lastTool != "" {
@@ -106,11 +108,11 @@ func (s *session) details() string {
 			fmt.Fprintf(&b, "  - deny: `temporal workflow signal --workflow-id %s --name %s --input '{\"call_id\":\"%s\",\"decision\":\"deny\",\"feedback\":\"why\"}'`\n", s.workflowID, SignalApproval, c.CallID)
 		}
 	}
-	if len(s.todos) > 0 {
-		fmt.Fprintf(&b, "\n**plan:**\n%s", todoText(s.todos))
+	if len(s.Todos) > 0 {
+		fmt.Fprintf(&b, "\n**plan:**\n%s", session.TodoText(s.Todos))
 	}
-	if s.lastErr != "" {
-		fmt.Fprintf(&b, "\n**last error:** %s\n", s.lastErr)
+	if s.LastError != "" {
+		fmt.Fprintf(&b, "\n**last error:** %s\n", s.LastError)
 	}
 	return b.String()
 }

@@ -1,4 +1,4 @@
-package workflows
+package session
 
 import (
 	"encoding/json"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/tools"
 )
 
@@ -64,11 +63,11 @@ func TestPlanBatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pcs := make([]plannedCall, len(tt.calls))
+			pcs := make([]PlannedCall, len(tt.calls))
 			for i, c := range tt.calls {
-				pcs[i] = planFor(specs[c.name], c.args)
+				pcs[i] = PlanFor(specs[c.name], c.args)
 			}
-			require.Equal(t, tt.want, planBatch(pcs))
+			require.Equal(t, tt.want, Plan(pcs))
 		})
 	}
 }
@@ -78,25 +77,28 @@ func jsonString(s string) string {
 	return string(b)
 }
 
-func TestCallSummary(t *testing.T) {
+// TestCanStart: the pool admits a call when its slot, its dependencies and
+// the model's order allow.
+func TestCanStart(t *testing.T) {
 	t.Parallel()
-	specs := map[string]tools.Spec{}
-	for _, tl := range tools.Builtin(tools.DefaultConfig()) {
-		specs[tl.Spec().Name] = tl.Spec()
+	tests := []struct {
+		name       string
+		batch      []Slot
+		i, running int
+		max        int
+		want       bool
+	}{
+		{"free pool, no deps", []Slot{{Queued: true}}, 0, 0, 2, true},
+		{"pool full", []Slot{{Queued: true}}, 0, 2, 2, false},
+		{"dep not done", []Slot{{}, {Deps: []int{0}, Queued: true}}, 1, 0, 2, false},
+		{"dep done", []Slot{{Done: true}, {Deps: []int{0}, Queued: true}}, 1, 0, 2, true},
+		{"an earlier ready call goes first", []Slot{{Queued: true}, {Queued: true}}, 1, 0, 2, false},
+		{"an earlier call still blocked does not hold it back", []Slot{{}, {Deps: []int{0}, Queued: true}, {Queued: true}}, 2, 0, 2, true},
 	}
-	summary := func(name, args string) string {
-		return (&session{}).callSummary(&callState{call: conversation.ToolCall{Name: name, Arguments: args}, spec: specs[name]})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tt.want, CanStart(tt.batch, tt.i, tt.running, tt.max))
+		})
 	}
-	for args, want := range map[string]string{
-		`{"path":"README.md","offset":1,"limit":200}`: "read: README.md [1-200]",
-		`{"path":"README.md","offset":50}`:            "read: README.md [50-]",
-		`{"path":"README.md","limit":10}`:             "read: README.md [1-10]",
-		`{"path":"README.md"}`:                        "read: README.md",
-	} {
-		require.Equal(t, want, summary("read", args))
-	}
-	require.Equal(t, "shell: go test ./...", summary("shell", `{"command":"go test ./..."}`))
-	require.Equal(t, "job_output: job-1", summary("job_output", `{"id":"job-1"}`))
-	require.Equal(t, "apply_patch", summary("apply_patch", `{"patch":"x"}`))
-	require.Equal(t, "mcp_lookup", summary("mcp_lookup", `{"path":"x"}`), "an unknown tool is its name")
 }

@@ -1,0 +1,107 @@
+package session
+
+import (
+	"time"
+
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/permission"
+)
+
+// State is what a session knows that outlives one run: the workflow holds
+// it while it runs, and the same value is the next run's input when the
+// session continues as new (SessionInput.Resume), so a carried field is
+// written once, here. The JSON names are the ones recorded histories hold.
+type State struct {
+	Run   int                `json:"run"` // how many runs came before this one
+	Turn  int                `json:"turn"`
+	Usage conversation.Usage `json:"usage"`
+	Model string             `json:"model,omitempty"`
+	// Head and Messages are the conversation: the transcript reference and
+	// the messages after it.
+	Head          string                 `json:"head,omitempty"`
+	Messages      []conversation.Message `json:"messages,omitempty"`
+	Inbox         []string               `json:"inbox,omitempty"` // user messages not yet in the conversation
+	FinalText     string                 `json:"final_text,omitempty"`
+	LastError     string                 `json:"last_error,omitempty"`
+	LastErrorType string                 `json:"last_error_type,omitempty"`
+	Rejected      []string               `json:"rejected,omitempty"`
+	// Permissions is the permission engine's state (remembered rules, the
+	// doom-loop counts), written when the run switches.
+	Permissions *permission.State `json:"permissions,omitempty"`
+	// Seen is the stale-write guard's record: path -> the hash this session
+	// last read or wrote.
+	Seen        map[string]string `json:"seen,omitempty"`
+	Jobs        []Job             `json:"jobs,omitempty"`
+	FailedJobs  int               `json:"failed_jobs,omitempty"` // job ids spent on starts that failed
+	Compactions int               `json:"compactions,omitempty"`
+	Todos       []Todo            `json:"todos,omitempty"`
+	// Loaded are the deferred tools found (tool_search) or called: sent to
+	// the model from then on.
+	Loaded    map[string]bool `json:"loaded_tools,omitempty"`
+	Subagents int             `json:"subagents,omitempty"` // task calls started in this session
+	// Batch is the turn in progress when the switch came while calls
+	// waited for a person: they are still pending in the next run,
+	// answerable by the same call ids. Written when the run switches.
+	Batch []CarriedCall `json:"batch,omitempty"`
+}
+
+// Job is where one background job lives. Its fields have no JSON tags, as
+// recorded histories have them.
+type Job struct {
+	ID      string
+	Queue   string // the task queue only its worker polls
+	Command string
+	// Gone is set once a call found nobody polling Queue: later calls say
+	// so at once instead of waiting again.
+	Gone bool
+}
+
+// CarriedCall is one call of a batch carried across continue-as-new.
+type CarriedCall struct {
+	Call        conversation.ToolCall    `json:"call"`
+	State       string                   `json:"state"` // CarriedWaiting, CarriedApproved or CarriedDone
+	Why         string                   `json:"why,omitempty"`
+	RequestedAt time.Time                `json:"requested_at"`
+	Decision    *Approval                `json:"decision,omitempty"`
+	Result      *conversation.ToolResult `json:"result,omitempty"`
+	Perm        permission.Call          `json:"perm"`
+	// ReadOnlySandbox and Released keep how the call came to run: allowed
+	// by the read-only classifier alone, or released by a remembered rule
+	// rather than approved by a person.
+	ReadOnlySandbox bool `json:"read_only_sandbox,omitempty"`
+	Released        bool `json:"released,omitempty"`
+}
+
+// Carried call states.
+const (
+	CarriedWaiting  = "waiting"
+	CarriedApproved = "approved"
+	CarriedDone     = "done"
+)
+
+// Approval is the payload of the approval signal and the approve update:
+// {"call_id": "call_abc", "decision": "approve"|"deny", "feedback": "..."}.
+// CallID is the model's own tool-call id, as in conversation and
+// pending-approvals.
+type Approval struct {
+	CallID   string `json:"call_id"`
+	Decision string `json:"decision"`
+	Feedback string `json:"feedback,omitempty"`
+	// All applies the decision to every call waiting in this turn; CallID
+	// is then ignored.
+	All bool `json:"all,omitempty"`
+	// Remember "session" (with approve) adds an allow rule for this tool
+	// and Pattern (default: this call's command or path) for the rest of
+	// the session, and releases other waiting calls it now allows.
+	Remember string `json:"remember,omitempty"`
+	Pattern  string `json:"pattern,omitempty"`
+}
+
+// Decisions an approval can carry.
+const (
+	DecisionApprove = "approve"
+	DecisionDeny    = "deny"
+)
+
+// RememberSession is the only Remember value: for the rest of the session.
+const RememberSession = "session"

@@ -1,0 +1,205 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/tools"
+)
+
+// Every activity (and the sub-agent child) the session starts, with its
+// options, is in this file: what a session asks of workers, and how hard
+// it retries, reads in one place.
+
+// a is used only for method references: the workflow never calls it.
+var a *activities.Activities
+
+// schedule runs fn with actx's activity options: as an activity, or, when
+// local, as a local activity with the same timeout, retry policy and
+// summary (a local activity has no heartbeat).
+func schedule(actx workflow.Context, local bool, fn any, args ...any) workflow.Future {
+	if !local {
+		return workflow.ExecuteActivity(actx, fn, args...)
+	}
+	o := workflow.GetActivityOptions(actx)
+	lctx := workflow.WithLocalActivityOptions(actx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: o.StartToCloseTimeout, RetryPolicy: o.RetryPolicy, Summary: o.Summary,
+	})
+	return workflow.ExecuteLocalActivity(lctx, fn, args...)
+}
+
+// listTools reads the worker's tool catalog. Both start-up steps only read
+// the worker's configuration and may run again, so they run as local
+// activities: the run's first model call then goes out with the first
+// workflow task instead of the third.
+func (s *driver) listTools(ctx workflow.Context) (activities.Catalog, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
+		Summary:             "list tools",
+	})
+	var cat activities.Catalog
+	err := schedule(actx, true, a.ListTools).Get(ctx, &cat)
+	return cat, err
+}
+
+// loadWorkspaceConfig reads the workspace's rules and instructions, so
+// they are recorded.
+func (s *driver) loadWorkspaceConfig(ctx workflow.Context) (activities.WorkspaceConfig, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			MaximumAttempts:        3,
+			NonRetryableErrorTypes: []string{activities.ErrTypeBadWorkspaceConfig},
+		},
+		Summary: "load " + activities.PermissionsFile,
+	})
+	var wc activities.WorkspaceConfig
+	err := schedule(actx, true, a.LoadWorkspaceConfig, s.in.WorkDir).Get(ctx, &wc)
+	return wc, err
+}
+
+// modelCall runs one model call, as an activity or (local_model) a local
+// one.
+func (s *driver) modelCall(ctx workflow.Context, req activities.ModelRequest) (activities.ModelResponse, error) {
+	label := s.Model
+	if label == "" {
+		label = "default model"
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		// CallModel heartbeats every second from a ticker, streaming or
+		// not (the workflow cannot know which the worker does), so this
+		// bounds how long a lost worker holds the turn, not how long the
+		// model may think before its first token. It also sets how often
+		// the SDK sends the partial text to the server (80% of it), so a
+		// person watching sees the reply grow every eight seconds.
+		HeartbeatTimeout: 10 * activities.HeartbeatEvery,
+		RetryPolicy:      modelRetryPolicy(),
+		Summary:          fmt.Sprintf("model: %s (turn %d)", label, s.Turn),
+	})
+	var resp activities.ModelResponse
+	err := schedule(actx, s.in.LocalModel, a.CallModel, req).Get(ctx, &resp)
+	return resp, err
+}
+
+// modelRetryPolicy is how a model call is retried, as an activity or a
+// local one.
+func modelRetryPolicy() *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{
+		InitialInterval:    time.Second,
+		BackoffCoefficient: 2,
+		MaximumInterval:    time.Minute,
+		// About five minutes of a provider's 429s and 5xx before the
+		// turn gives up: a background session should ride out a short
+		// outage, not end on the first blip.
+		MaximumAttempts: 10,
+		NonRetryableErrorTypes: []string{
+			activities.ErrTypeModelRejected, activities.ErrTypeNoModel,
+			activities.ErrTypeContextLength, activities.ErrTypeModelBadReply,
+		},
+	}
+}
+
+// compactCall runs a compaction turn on the worker.
+func (s *driver) compactCall(ctx workflow.Context, req activities.CompactRequest) (activities.CompactResult, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 5,
+			NonRetryableErrorTypes: []string{
+				activities.ErrTypeModelRejected, activities.ErrTypeNoModel,
+				activities.ErrTypeContextLength, activities.ErrTypeModelBadReply, "TranscriptUnavailable",
+			},
+		},
+		Summary: fmt.Sprintf("compact: keep the last %d turns (turn %d)", req.KeepTurns, s.Turn),
+	})
+	var res activities.CompactResult
+	err := workflow.ExecuteActivity(actx, a.Compact, req).Get(ctx, &res)
+	return res, err
+}
+
+// toolCall runs a tool activity. Read-only tools retry; tools that change
+// things run at most once: a retry after a lost worker could run a command
+// twice, so that failure goes back to the model instead.
+func (s *driver) toolCall(ctx workflow.Context, cs *callState, req activities.ToolRequest, local bool) (tools.Result, error) {
+	timeout := time.Duration(cs.spec.TimeoutSeconds) * time.Second
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	attempts := int32(1)
+	if cs.spec.ReadOnly {
+		attempts = 3
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: timeout + time.Minute,
+		HeartbeatTimeout:    10 * activities.HeartbeatEvery,
+		WaitForCancellation: true, // the result must say the process is gone
+		RetryPolicy: &temporal.RetryPolicy{
+			MaximumAttempts:        attempts,
+			NonRetryableErrorTypes: []string{activities.ErrTypeUnknownTool},
+		},
+		Summary: s.callSummary(cs),
+	})
+	var res tools.Result
+	err := schedule(actx, local, a.RunTool, req).Get(ctx, &res)
+	return res, err
+}
+
+// jobWorkerWait is how long a call about a job waits for its worker to
+// pick it up before the session says that worker is gone.
+const jobWorkerWait = 30 * time.Second
+
+// toolCallOn runs the call's tool activity on one worker's own queue.
+func (s *driver) toolCallOn(ctx workflow.Context, cs *callState, queue string) (tools.Result, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              queue,
+		ScheduleToStartTimeout: jobWorkerWait,
+		StartToCloseTimeout:    time.Duration(max(cs.spec.TimeoutSeconds, 30))*time.Second + time.Minute,
+		HeartbeatTimeout:       10 * activities.HeartbeatEvery,
+		WaitForCancellation:    true,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrTypeUnknownTool}},
+		Summary:                s.callSummary(cs),
+	})
+	req := activities.ToolRequest{CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir}
+	var res tools.Result
+	err := workflow.ExecuteActivity(actx, a.RunTool, req).Get(ctx, &res)
+	return res, err
+}
+
+// killJobsOn stops the session's background jobs on the worker polling
+// queue.
+func (s *driver) killJobsOn(ctx workflow.Context, queue string) error {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              queue,
+		ScheduleToStartTimeout: jobWorkerWait,
+		StartToCloseTimeout:    time.Minute,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 2},
+		Summary:                "kill background jobs",
+	})
+	var killed []string
+	return workflow.ExecuteActivity(actx, a.KillJobs, s.workflowID).Get(ctx, &killed)
+}
+
+// childSession runs a sub-agent session to its end. A parent cancelled
+// meanwhile cancels the child, which pairs its own calls before it closes
+// (ParentClosePolicy and WaitForCancellation).
+func (s *driver) childSession(ctx workflow.Context, id string, in SessionInput, summary, details string) (SessionResult, error) {
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:          id,
+		TaskQueue:           workflow.GetInfo(ctx).TaskQueueName,
+		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		WaitForCancellation: true,
+		StaticSummary:       summary,
+		StaticDetails:       details,
+	})
+	var res SessionResult
+	err := workflow.ExecuteChildWorkflow(cctx, WorkflowType, in).Get(ctx, &res)
+	return res, err
+}

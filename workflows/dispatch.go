@@ -1,0 +1,86 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/session"
+	"github.com/longrun/longrun/tools"
+)
+
+// selfTool is a tool the session answers itself, with no activity of its
+// own: its state is the session's (the plan, the catalog, its children).
+type selfTool interface {
+	// offer reports whether this session has the tool, given the rest of
+	// its catalog.
+	offer(s *driver, catalog []tools.Spec) bool
+	// spec is the tool as the model sees it.
+	spec() tools.Spec
+	// answer runs a call that was decided to run.
+	answer(ctx workflow.Context, s *driver, cs *callState) (tools.Result, error)
+}
+
+// selfTools are the tools the session answers itself, in the order its
+// catalog lists them after the worker's. loadCatalog puts those it offers
+// in driver.self, by name.
+var selfTools = []selfTool{todoTool{}, toolSearchTool{}, taskTool{}}
+
+// dispatch runs a call where session.Route says: answered by the session,
+// on the worker holding its background job, or as a tool activity (local
+// or not).
+func (s *driver) dispatch(ctx workflow.Context, cs *callState) (tools.Result, error) {
+	self, bySession := s.self[cs.call.Name]
+	switch session.Route(cs.spec, bySession, s.in.LocalReads) {
+	case session.RunBySession:
+		return self.answer(ctx, s, cs)
+	case session.RunOnJobWorker:
+		if cs.spec.Job == tools.JobAll {
+			return s.listJobs(ctx, cs)
+		}
+		return s.jobCall(ctx, cs)
+	case session.RunLocalActivity:
+		return s.runTool(ctx, cs, true)
+	default:
+		return s.runTool(ctx, cs, false)
+	}
+}
+
+// runTool runs cs as a tool activity. A tool that edits files gets the
+// stale-write guard's record; a call that starts a background job is
+// given the job's id, and the job is routed to the worker that took it.
+func (s *driver) runTool(ctx workflow.Context, cs *callState, local bool) (tools.Result, error) {
+	req := activities.ToolRequest{
+		CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir,
+		AllowNetwork: s.in.Network, ByReference: true,
+		ReadOnlySandbox: cs.readOnlySandbox, ApprovedByPerson: cs.approvedByPerson(),
+	}
+	if cs.spec.EditsFiles {
+		// The whole record goes along: which files a patch touches is the
+		// tool's to work out. JSON encodes the map in sorted key order, so
+		// the input is the same on every replay.
+		req.GuardWrites, req.Seen = true, maps.Clone(s.Seen)
+		if req.Seen == nil {
+			req.Seen = map[string]string{}
+		}
+	}
+	command, background := cs.spec.BackgroundCommand(json.RawMessage(cs.call.Arguments))
+	if background {
+		// The session names the job, so an activity retry finds the job
+		// it started instead of starting another.
+		req.JobID = fmt.Sprintf("job-%d", len(s.Jobs)+s.FailedJobs+1)
+	}
+	res, err := s.toolCall(ctx, cs, req, local)
+	if background {
+		if err == nil && !res.IsError && res.WorkerQueue != "" {
+			s.Jobs = append(s.Jobs, session.Job{ID: req.JobID, Queue: res.WorkerQueue, Command: command})
+			s.load(s.jobTools()...) // the model needs them now
+		} else {
+			s.FailedJobs++ // its id is spent: a retry of the start must not reuse it
+		}
+	}
+	return res, err
+}
