@@ -58,8 +58,8 @@ func (c *callState) finish(r conversation.ToolResult) {
 	c.state = stateDone
 }
 
-// answer finishes the call with one of the session's answers.
-func (c *callState) answer(a session.Answer, f session.Facts) {
+// settle finishes the call with one of the session's answers.
+func (c *callState) settle(a session.Answer, f session.Facts) {
 	c.finish(a.Result(f))
 }
 
@@ -143,11 +143,11 @@ func (s *driver) resumeBatch(ctx workflow.Context, carried []CarriedCall) error 
 		if cs.state == stateRunning && cs.decision != nil && cs.decision.Decision == DecisionDeny {
 			// Decided in the task that switched runs, before its
 			// goroutine took the decision in: a denial stays a denial.
-			cs.answer(session.AnswerDenied, session.Facts{Feedback: cs.decision.Feedback})
+			cs.settle(session.AnswerDenied, session.Facts{Feedback: cs.decision.Feedback})
 		}
 		if cs.state != stateDone && cs.spec.Name == "" {
 			// The new run's catalog has no such tool any more.
-			cs.answer(session.AnswerUnknownAfterSwitch, session.Facts{Tool: c.Call.Name})
+			cs.settle(session.AnswerUnknownAfterSwitch, session.Facts{Tool: c.Call.Name})
 		}
 		s.batch[i] = cs
 	}
@@ -228,9 +228,9 @@ func (s *driver) awaitApproval(ctx workflow.Context, cs *callState) bool {
 		cs.finish(s.notRun("waited for approval"))
 		return false
 	case !decided:
-		cs.answer(session.AnswerTimeout, session.Facts{Timeout: time.Duration(s.in.ApprovalTimeout)})
+		cs.settle(session.AnswerTimeout, session.Facts{Timeout: time.Duration(s.in.ApprovalTimeout)})
 	case cs.decision.Decision == DecisionDeny:
-		cs.answer(session.AnswerDenied, session.Facts{Feedback: cs.decision.Feedback})
+		cs.settle(session.AnswerDenied, session.Facts{Feedback: cs.decision.Feedback})
 	default:
 		cs.state = stateRunning
 	}
@@ -252,16 +252,16 @@ func (s *driver) recordRun(ctx workflow.Context, cs *callState, res tools.Result
 		}
 		cs.finish(r)
 	case ctx.Err() != nil && s.interrupted:
-		cs.answer(session.AnswerInterruptedWhileRunning, session.Facts{})
+		cs.settle(session.AnswerInterruptedWhileRunning, session.Facts{})
 	case ctx.Err() != nil:
-		cs.answer(session.AnswerCancelledWhileRunning, session.Facts{})
+		cs.settle(session.AnswerCancelledWhileRunning, session.Facts{})
 	default:
 		answer := session.AnswerFailed
 		var timeoutErr *temporal.TimeoutError
 		if errors.As(err, &timeoutErr) && !cs.spec.ReadOnly {
 			answer = session.AnswerWorkerLost
 		}
-		cs.answer(answer, session.Facts{Tool: cs.call.Name, Detail: rootMessage(err)})
+		cs.settle(answer, session.Facts{Tool: cs.call.Name, Detail: rootMessage(err)})
 		s.LastError, s.LastErrorType = fmt.Sprintf("turn %d: %s %s: %s", s.Turn, cs.call.Name, cs.call.ID, rootMessage(err)), string(answer.Reason())
 	}
 }

@@ -14,10 +14,6 @@ import (
 	"github.com/longrun/longrun/session"
 )
 
-// PhaseCompacting: the session is summarising older turns to fit the
-// model's context window.
-const PhaseCompacting = "compacting"
-
 // compactIfNeeded compacts before a model call that would not fit the
 // configured window (SessionInput.ContextWindow; 0 = unknown, compact only
 // when the model says it overflowed).

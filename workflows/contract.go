@@ -4,11 +4,9 @@
 package workflows
 
 import (
-	"encoding/json"
-	"fmt"
-	"strconv"
-	"strings"
 	"time"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/permission"
@@ -31,6 +29,12 @@ const (
 	QueryConversationOriginal = "conversation-original"
 	QueryPendingApprovals     = "pending-approvals"
 	QueryStatus               = "status"
+	// QueryTodos returns the session's plan: [{"content", "status"}].
+	QueryTodos = "todos"
+	// SignalChildPending is how a child session tells its parent which of
+	// its calls wait for a person, so they show (and are answered) on the
+	// parent's pending list: the person approves in one place.
+	SignalChildPending = "child-pending"
 )
 
 // Defaults of the limits a session's input leaves at 0 (see
@@ -187,7 +191,57 @@ const (
 	PhaseWaitingApproval = "waiting-approval"
 	PhaseWaitingInput    = "waiting-input"
 	PhaseDone            = "done"
+	// PhaseCompacting: the session is summarising older turns to fit the
+	// model's context window.
+	PhaseCompacting = "compacting"
 )
+
+// Search attributes a session keeps up to date, so the Web UI's list can
+// filter sessions ("LongrunPhase = 'waiting-approval'") and show their
+// progress. devserver and the docker-compose stack register them.
+var (
+	PhaseKey            = temporal.NewSearchAttributeKeyKeyword("LongrunPhase")
+	ModelKey            = temporal.NewSearchAttributeKeyKeyword("LongrunModel")
+	WorkspaceKey        = temporal.NewSearchAttributeKeyKeyword("LongrunWorkspace")
+	PendingApprovalsKey = temporal.NewSearchAttributeKeyInt64("LongrunPendingApprovals")
+	TurnsKey            = temporal.NewSearchAttributeKeyInt64("LongrunTurns")
+	TokensKey           = temporal.NewSearchAttributeKeyInt64("LongrunTokens")
+)
+
+// SearchAttributes are every search attribute a session upserts, for the
+// servers that must register them before sessions start (name and type:
+// GetName, GetValueType).
+var SearchAttributes = []temporal.SearchAttributeKey{
+	PhaseKey, ModelKey, WorkspaceKey, PendingApprovalsKey, TurnsKey, TokensKey,
+}
+
+// Todo is one step of the plan (session.Todo).
+type Todo = session.Todo
+
+// Todo states.
+const (
+	TodoPending    = session.TodoPending
+	TodoInProgress = session.TodoInProgress
+	TodoCompleted  = session.TodoCompleted
+)
+
+// ParentRef names the session a child works for.
+type ParentRef struct {
+	WorkflowID string `json:"workflow_id"`
+	CallID     string `json:"call_id"` // the parent's task call
+	Depth      int    `json:"depth"`   // 1 for a child of a top session
+}
+
+// ChildPending is the payload of the child-pending signal: the child's
+// whole list of waiting calls (empty when none waits).
+type ChildPending struct {
+	Child   string            `json:"child"`
+	Pending []PendingApproval `json:"pending"`
+}
+
+// ErrTypeSandboxRequired fails a session with profile auto on a worker
+// without a working shell sandbox (WorkspaceConfig.NoSandbox).
+const ErrTypeSandboxRequired = "SandboxRequired"
 
 // Status is the answer of the status query.
 type Status struct {
@@ -218,15 +272,6 @@ const (
 	ResultBudget = "budget"
 )
 
-// limits are the input's bounds for the session core.
-func (in SessionInput) limits() session.Limits {
-	return session.Limits{
-		MaxTurns: in.MaxTurns, TokenBudget: in.TokenBudget, CostBudgetUSD: in.CostBudgetUSD,
-		MaxParallelTools: in.MaxParallelTools, ContinueAsNewTurns: in.ContinueAsNewTurns,
-		ContextWindow: in.ContextWindow, CompactKeepTurns: in.CompactKeepTurns,
-	}
-}
-
 // SessionResult is the workflow's result when it completes (a cancelled
 // session closes as Canceled and has none; its queries still answer).
 type SessionResult struct {
@@ -235,52 +280,4 @@ type SessionResult struct {
 	Turns     int                `json:"turns"`
 	Usage     conversation.Usage `json:"usage"`
 	Error     string             `json:"error,omitempty"`
-}
-
-// Duration is a time.Duration that reads and writes JSON as a Go duration
-// string ("10m", "1h30m"); a bare number is taken as seconds, so a person
-// typing JSON in the Web UI can write either.
-type Duration time.Duration
-
-// Forever is the Duration "forever" reads as: a wait with no timer.
-const Forever = Duration(-1)
-
-// MarshalJSON writes the duration as a string; a negative one is
-// "forever".
-func (d Duration) MarshalJSON() ([]byte, error) {
-	if d < 0 {
-		return json.Marshal("forever")
-	}
-	return json.Marshal(time.Duration(d).String())
-}
-
-// UnmarshalJSON reads "90s", "10m", 90 (seconds) or "forever".
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		if s == "" {
-			*d = 0
-			return nil
-		}
-		if strings.EqualFold(strings.TrimSpace(s), "forever") {
-			*d = Forever
-			return nil
-		}
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			if n, err2 := strconv.ParseFloat(s, 64); err2 == nil {
-				*d = Duration(n * float64(time.Second))
-				return nil
-			}
-			return fmt.Errorf("duration %q: want a Go duration like \"10m\", a number of seconds or \"forever\": %w", s, err)
-		}
-		*d = Duration(v)
-		return nil
-	}
-	var n float64
-	if err := json.Unmarshal(b, &n); err != nil {
-		return fmt.Errorf("duration must be a string like \"10m\" or a number of seconds, got %s", b)
-	}
-	*d = Duration(n * float64(time.Second))
-	return nil
 }

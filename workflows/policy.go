@@ -13,10 +13,6 @@ import (
 	"github.com/longrun/longrun/tools"
 )
 
-// ErrTypeSandboxRequired fails a session with profile auto on a worker
-// without a working shell sandbox (WorkspaceConfig.NoSandbox).
-const ErrTypeSandboxRequired = "SandboxRequired"
-
 // setupPolicy reads the workspace's rules through an activity (so they are
 // recorded) and builds the engine from them and the session's options.
 func (s *driver) setupPolicy(ctx workflow.Context) error {

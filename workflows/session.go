@@ -129,137 +129,17 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 	return res, err
 }
 
+// limits are the input's bounds for the session core.
+func (in SessionInput) limits() session.Limits {
+	return session.Limits{
+		MaxTurns: in.MaxTurns, TokenBudget: in.TokenBudget, CostBudgetUSD: in.CostBudgetUSD,
+		MaxParallelTools: in.MaxParallelTools, ContinueAsNewTurns: in.ContinueAsNewTurns,
+		ContextWindow: in.ContextWindow, CompactKeepTurns: in.CompactKeepTurns,
+	}
+}
+
 // errSwitch tells AgentSession to continue as new at this safe point.
 var errSwitch = errors.New("continue as new")
-
-func (s *driver) runLoop(ctx workflow.Context) (SessionResult, error) {
-	if err := s.loadCatalog(ctx); err != nil {
-		return SessionResult{}, err
-	}
-	if err := s.setupPolicy(ctx); err != nil {
-		return SessionResult{}, err
-	}
-	if r := s.in.Resume; r != nil {
-		if r.Permissions != nil {
-			if err := s.engine.Restore(*r.Permissions); err != nil {
-				return SessionResult{}, fmt.Errorf("restore permissions after continue-as-new: %w", err)
-			}
-		}
-		if len(r.Batch) > 0 {
-			// The turn was in progress: its calls still wait for a person.
-			turnCtx, cancelTurn := workflow.WithCancel(ctx)
-			s.cancelTurn, s.interrupted = cancelTurn, false
-			err := s.resumeBatch(turnCtx, r.Batch)
-			s.cancelTurn = nil
-			cancelTurn()
-			if done, res, err := s.afterBatch(ctx, err); done {
-				return res, err
-			}
-		} else if len(s.Inbox) > 0 {
-			s.drainInbox()
-		} else if s.modelIsDone() {
-			if ok, err := s.waitForInput(ctx); err != nil || !ok {
-				return s.result(ResultCompleted, ""), err
-			}
-		}
-	} else if !s.endsWithUser() {
-		// No prompt: wait for the first user message like an idle session.
-		if ok, err := s.waitForInput(ctx); err != nil || !ok {
-			return s.result(ResultCompleted, ""), err
-		}
-	}
-	for {
-		switch stop, why := s.limits.CheckStop(s.Turn, s.Usage); stop {
-		case session.StopMaxTurns:
-			return s.result(ResultMaxTurns, why), nil
-		case session.StopBudget:
-			return s.result(ResultBudget, why), nil
-		}
-		if s.wantSwitch(ctx) {
-			return SessionResult{}, errSwitch
-		}
-		if err := s.compactIfNeeded(ctx); err != nil {
-			return SessionResult{}, err
-		}
-		s.Turn++
-		s.logger(ctx).Info("turn", "model", s.Model, "messages", len(s.Messages))
-		// Each turn runs under its own context so an interrupt can stop it
-		// without ending the session.
-		turnCtx, cancelTurn := workflow.WithCancel(ctx)
-		s.cancelTurn, s.interrupted = cancelTurn, false
-		resp, err := s.callModel(turnCtx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return SessionResult{}, err
-			}
-			if s.interrupted {
-				if ok, werr := s.waitAfterInterrupt(ctx); werr != nil || !ok {
-					return s.result(ResultCompleted, ""), werr
-				}
-				continue
-			}
-			if s.compactOnOverflow(ctx, err) {
-				s.Turn-- // the turn did not happen; it runs again on the smaller conversation
-				continue
-			}
-			s.LastError, s.LastErrorType = modelFailure(s.Turn, err)
-			s.logger(ctx).Error("model call failed", "error", err)
-			// The conversation is intact; an interactive session waits for
-			// the person to say what to do (a new message retries).
-			if ok, werr := s.waitForInput(ctx); werr != nil || !ok {
-				return s.result(ResultFailed, s.LastError), werr
-			}
-			continue
-		}
-		s.cancelTurn = nil
-		s.appendReply(resp)
-		if len(resp.Message.ToolCalls) > 0 {
-			s.cancelTurn = cancelTurn
-			err := s.runBatch(turnCtx, resp.Message.ToolCalls)
-			s.cancelTurn = nil
-			cancelTurn()
-			if done, res, err := s.afterBatch(ctx, err); done {
-				return res, err
-			}
-			continue
-		}
-		if len(s.Inbox) > 0 {
-			s.drainInbox()
-			continue
-		}
-		ok, err := s.waitForInput(ctx)
-		if err != nil {
-			return SessionResult{}, err
-		}
-		if !ok {
-			return s.result(ResultCompleted, ""), nil
-		}
-	}
-}
-
-// afterBatch handles how a batch ended: done reports that the session
-// ends (or switches runs) with res and err.
-func (s *driver) afterBatch(ctx workflow.Context, err error) (done bool, res SessionResult, _ error) {
-	if errors.Is(err, errSwitch) {
-		return true, SessionResult{}, err
-	}
-	if err != nil && ctx.Err() != nil {
-		return true, SessionResult{}, err
-	}
-	// An interrupt may land after every call already finished, so the
-	// flag, not the error, decides.
-	if s.interrupted {
-		if ok, werr := s.waitAfterInterrupt(ctx); werr != nil || !ok {
-			return true, s.result(ResultCompleted, ""), werr
-		}
-		return false, SessionResult{}, nil
-	}
-	if err != nil {
-		return true, SessionResult{}, err
-	}
-	s.drainInbox()
-	return false, SessionResult{}, nil
-}
 
 // appendReply adds the model's reply. With a transcript, everything the
 // model was sent is now stored under resp.Head, so only the reply stays

@@ -17,11 +17,6 @@ import (
 // prompt and profile, and gets the child's final answer as the result.
 const TaskName = "task"
 
-// SignalChildPending is how a child session tells its parent which of its
-// calls wait for a person, so they show (and are answered) on the
-// parent's pending list: the person approves in one place.
-const SignalChildPending = "child-pending"
-
 // Sub-agent limits: how deep children may nest, how many run at once in
 // one session, and how many one session may start in all.
 const (
@@ -29,20 +24,6 @@ const (
 	MaxConcurrentSubagent = 3
 	MaxSubagentsTotal     = 10
 )
-
-// ParentRef names the session a child works for.
-type ParentRef struct {
-	WorkflowID string `json:"workflow_id"`
-	CallID     string `json:"call_id"` // the parent's task call
-	Depth      int    `json:"depth"`   // 1 for a child of a top session
-}
-
-// ChildPending is the payload of the child-pending signal: the child's
-// whole list of waiting calls (empty when none waits).
-type ChildPending struct {
-	Child   string            `json:"child"`
-	Pending []PendingApproval `json:"pending"`
-}
 
 func (s *driver) depth() int {
 	if s.in.Parent == nil {

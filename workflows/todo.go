@@ -15,19 +15,6 @@ import (
 // continue-as-new, and no worker is involved.
 const TodoName = "todo"
 
-// QueryTodos returns the session's plan: [{"content", "status"}].
-const QueryTodos = "todos"
-
-// Todo is one step of the plan (session.Todo).
-type Todo = session.Todo
-
-// Todo states.
-const (
-	TodoPending    = session.TodoPending
-	TodoInProgress = session.TodoInProgress
-	TodoCompleted  = session.TodoCompleted
-)
-
 // todoSpec is the plan tool as the model sees it.
 func todoSpec() tools.Spec {
 	return tools.Spec{

@@ -11,18 +11,6 @@ import (
 	"github.com/longrun/longrun/session"
 )
 
-// Search attributes a session keeps up to date, so the Web UI's list can
-// filter sessions ("LongrunPhase = 'waiting-approval'") and show their
-// progress. devserver and the docker-compose stack register them.
-var (
-	PhaseKey            = temporal.NewSearchAttributeKeyKeyword("LongrunPhase")
-	ModelKey            = temporal.NewSearchAttributeKeyKeyword("LongrunModel")
-	WorkspaceKey        = temporal.NewSearchAttributeKeyKeyword("LongrunWorkspace")
-	PendingApprovalsKey = temporal.NewSearchAttributeKeyInt64("LongrunPendingApprovals")
-	TurnsKey            = temporal.NewSearchAttributeKeyInt64("LongrunTurns")
-	TokensKey           = temporal.NewSearchAttributeKeyInt64("LongrunTokens")
-)
-
 // counterInterval is the least workflow time between two upserts that only
 // move the counters (LongrunTurns, LongrunTokens): each upsert is a history
 // event and a visibility write on the server, and one per turn cost a fast
