@@ -10,7 +10,7 @@ import (
 
 // Todo is one step of the model's plan (the todo tool).
 type Todo struct {
-	Content string `json:"content"`
+	Content string `json:"content" jsonschema:"The step, in a few words."`
 	Status  string `json:"status"` // pending, in_progress, completed
 }
 

@@ -2,7 +2,6 @@ package toolsearch
 
 import (
 	_ "embed"
-	"encoding/json"
 
 	"github.com/longrun/longrun/tools"
 )
@@ -23,8 +22,8 @@ var searchDescription string
 
 // SearchParams are the arguments of a tool_search call.
 type SearchParams struct {
-	Query string `json:"query"`
-	Limit int    `json:"limit,omitempty"` // 0: DefaultLimit
+	Query string `json:"query" jsonschema:"The capability you need, in a few words: what it acts on and what it does."`
+	Limit int    `json:"limit,omitempty" jsonschema:"How many tools to return; default 8."` // 0: DefaultLimit
 }
 
 // SearchSpec describes the tool_search tool the session offers when some
@@ -34,15 +33,10 @@ func SearchSpec() tools.Spec {
 	return tools.Spec{
 		Name:        SearchName,
 		Description: searchDescription,
-		Parameters: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "query": {"type": "string", "minLength": 1, "description": "The capability you need, in a few words: what it acts on and what it does."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "How many tools to return; default 8."}
-  },
-  "required": ["query"],
-  "additionalProperties": false
-}`),
+		Parameters: tools.ParamsSchema[SearchParams](func(p tools.ParamProps) {
+			tools.NonEmpty(p["query"])
+			tools.Between(p["limit"], 1, 20)
+		}),
 		ReadOnly:       true,
 		TimeoutSeconds: 10,
 		Concurrency:    tools.ConcurrencyShared,

@@ -39,16 +39,11 @@ func taskSpec() tools.Spec {
 		Description: "Hand a self-contained piece of work to a sub-agent: a new session with its own conversation, which reports back its final answer. " +
 			"Use it to explore a large code base or try something without filling your own context. Give a complete prompt: the sub-agent sees nothing of your conversation. " +
 			"profile \"plan\" (default) can only read; \"build\" can change files and run commands, with the same approvals as you. The answer is the sub-agent's final message.",
-		Parameters: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "description": {"type": "string", "minLength": 1, "description": "What the sub-agent is for, in a few words (shown to the person)."},
-    "prompt": {"type": "string", "minLength": 1, "description": "The whole task for the sub-agent."},
-    "profile": {"type": "string", "enum": ["plan", "build", "auto"], "description": "plan (default): read-only explorer; build: may change things, asking as you do; auto: runs everything in the workspace."}
-  },
-  "required": ["description", "prompt"],
-  "additionalProperties": false
-}`),
+		Parameters: tools.ParamsSchema[TaskParams](func(p tools.ParamProps) {
+			tools.NonEmpty(p["description"])
+			tools.NonEmpty(p["prompt"])
+			tools.OneOf(p["profile"], permission.ProfilePlan, permission.ProfileBuild, permission.ProfileAuto)
+		}),
 		// Running a child changes nothing by itself: its own calls are
 		// decided by its own permissions. Children may run side by side.
 		ReadOnly:       true,
@@ -67,9 +62,9 @@ func (taskTool) spec() tools.Spec { return taskSpec() }
 
 // TaskParams are the task tool's arguments.
 type TaskParams struct {
-	Description string `json:"description"`
-	Prompt      string `json:"prompt"`
-	Profile     string `json:"profile,omitempty"`
+	Description string `json:"description" jsonschema:"What the sub-agent is for, in a few words (shown to the person)."`
+	Prompt      string `json:"prompt" jsonschema:"The whole task for the sub-agent."`
+	Profile     string `json:"profile,omitempty" jsonschema:"plan (default): read-only explorer; build: may change things, asking as you do; auto: runs everything in the workspace."`
 }
 
 // answer runs one child session and returns its final answer.

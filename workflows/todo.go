@@ -1,8 +1,6 @@
 package workflows
 
 import (
-	"encoding/json"
-
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/session"
@@ -15,6 +13,11 @@ import (
 // continue-as-new, and no worker is involved.
 const TodoName = "todo"
 
+// TodoParams are the todo tool's arguments.
+type TodoParams struct {
+	Todos []Todo `json:"todos" jsonschema:"The whole plan, in order; it replaces the previous list."`
+}
+
 // todoSpec is the plan tool as the model sees it.
 func todoSpec() tools.Spec {
 	return tools.Spec{
@@ -22,26 +25,13 @@ func todoSpec() tools.Spec {
 		Description: "Keep your plan for this task: send the whole list of steps each time, with each step's status. " +
 			"Use it for work of three steps or more; keep exactly one step in_progress while you work on it and mark steps completed as soon as they are done. " +
 			"The current list is shown to you at every turn and to the person watching the session.",
-		Parameters: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "todos": {
-      "type": "array",
-      "description": "The whole plan, in order; it replaces the previous list.",
-      "items": {
-        "type": "object",
-        "properties": {
-          "content": {"type": "string", "minLength": 1, "description": "The step, in a few words."},
-          "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]}
-        },
-        "required": ["content", "status"],
-        "additionalProperties": false
-      }
-    }
-  },
-  "required": ["todos"],
-  "additionalProperties": false
-}`),
+		Parameters: tools.ParamsSchema[TodoParams](func(p tools.ParamProps) {
+			// A slice may be null in Go; the plan is always a list.
+			p["todos"].Type, p["todos"].Types = "array", nil
+			item := p["todos"].Items.Properties
+			tools.NonEmpty(item["content"])
+			tools.OneOf(item["status"], TodoPending, TodoInProgress, TodoCompleted)
+		}),
 		ReadOnly:       true, // it changes the session's own notes, nothing in the workspace
 		TimeoutSeconds: 1,
 	}
