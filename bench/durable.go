@@ -166,7 +166,7 @@ func (d *durable) sessionCalls(ctx context.Context, turns, calls int) (time.Dura
 // input is the session input of a session of turns tool turns of calls
 // calls each, as every durable run of the bench starts it.
 func (d *durable) input(turns, calls int) workflows.SessionInput {
-	return workflows.SessionInput{Prompt: prompt(turns, calls), Profile: "build", MaxTurns: turns + 1, LocalReads: d.opts.LocalReads, LocalModel: d.opts.LocalModel}
+	return workflows.SessionInput{Prompt: prompt(turns, calls), Profile: "build", MaxTurns: turns + 1, LocalReads: workflows.Flag(d.opts.LocalReads), LocalModel: d.opts.LocalModel}
 }
 
 // run starts a session with in, waits for its result and checks it

@@ -255,7 +255,7 @@ func growthSession(ctx context.Context, c Config, srv *server, ours bool, turns 
 		return nil, 0, err
 	}
 	defer d.close()
-	in := workflows.SessionInput{Prompt: fmt.Sprintf("%s%d: read big.txt window by window", growthPrompt, turns), Profile: "build", MaxTurns: turns + 1, LocalReads: c.Opts.LocalReads, LocalModel: c.Opts.LocalModel}
+	in := workflows.SessionInput{Prompt: fmt.Sprintf("%s%d: read big.txt window by window", growthPrompt, turns), Profile: "build", MaxTurns: turns + 1, LocalReads: workflows.Flag(c.Opts.LocalReads), LocalModel: c.Opts.LocalModel}
 	if ours {
 		in.ContextWindow = c.HistWindow
 	}

@@ -107,7 +107,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.IntVar(&c.Opts.ActPollers, "activity-pollers", 0, "worker activity task pollers (0: SDK default)")
 	fs.BoolVar(&c.Opts.Eager, "eager", true, "eager activity execution on the worker, as the product worker has it (the SDK default; the devserver enables it on the server): -eager=false measures without")
 	fs.BoolVar(&c.Opts.EagerStart, "eager-start", false, "eager workflow start")
-	fs.BoolVar(&c.Opts.LocalReads, "local-reads", false, "local_reads in every session input: read-only tools run as local activities")
+	fs.BoolVar(&c.Opts.LocalReads, "local-reads", true, "local_reads in every session input: read-only tools run as local activities (the default; -local-reads=false turns it off)")
 	fs.BoolVar(&c.Opts.Gzip, "gzip", false, "gzip gRPC requests to the server (the product worker does so only to a server that is not on loopback)")
 	fs.BoolVar(&c.Opts.LocalModel, "local-model", false, "local_model in every session input: model calls run as local activities")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (the in-process worker, not the server) to this file")

@@ -231,7 +231,7 @@ func (s *chaosSession) teardown() {
 func (s *chaosSession) start(ctx context.Context) error {
 	_, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: s.id, TaskQueue: s.taskQueue}, workflows.WorkflowType, workflows.SessionInput{
 		Prompt:     "chaos session " + s.plan.Name,
-		LocalReads: s.local, LocalModel: s.local,
+		LocalReads: workflows.Flag(s.local), LocalModel: s.local,
 		Rules: []permission.Rule{
 			{Tool: "shell", Pattern: "echo *", Action: permission.Allow},
 			{Tool: "shell", Pattern: "sleep *", Action: permission.Allow},

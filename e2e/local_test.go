@@ -46,7 +46,7 @@ func TestLocalReadsSaveAWorkflowTaskPerTurn(t *testing.T) {
 		for i := 1; i <= 3; i++ {
 			require.NoError(t, os.WriteFile(filepath.Join(e.workspace, fmt.Sprintf("f%d.txt", i)), []byte(fmt.Sprintf("file %d\n", i)), 0o644))
 		}
-		id := e.start(workflows.SessionInput{Prompt: "read them", Profile: "auto", LocalReads: local})
+		id := e.start(workflows.SessionInput{Prompt: "read them", Profile: "auto", LocalReads: workflows.Flag(local)})
 		require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
 		msgs := e.checkSession(id)
 		for turn := 1; turn <= 3; turn++ {
@@ -137,7 +137,7 @@ func TestLocalModelTakesAtMostOneWorkflowTaskPerTurn(t *testing.T) {
 	script = append(script, sm.Text("done"))
 	e := newEnv(t, script...)
 	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, "f.txt"), []byte("the file\n"), 0o644))
-	id := e.start(workflows.SessionInput{Prompt: "read", Profile: "auto", LocalReads: true, LocalModel: true})
+	id := e.start(workflows.SessionInput{Prompt: "read", Profile: "auto", LocalModel: true})
 	r := result(t, id)
 	require.Equal(t, workflows.ResultCompleted, r.Status)
 	require.Equal(t, "done", r.FinalText)
@@ -189,7 +189,7 @@ func TestLocalModelTakesAtMostOneWorkflowTaskPerTurn(t *testing.T) {
 func TestInterruptDuringALocalModelCall(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sm.Reply{Text: "too late", Delay: 90 * time.Second}, sm.Text("hi"))
-	id := e.start(workflows.SessionInput{Prompt: "think hard", LocalModel: true, LocalReads: true})
+	id := e.start(workflows.SessionInput{Prompt: "think hard", LocalModel: true})
 	waitFor(t, "the model call", 20*time.Second, func() bool { return len(e.model.Requests()) == 1 })
 	sent := time.Now()
 	out, err := e.starter("interrupt", id)

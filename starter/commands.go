@@ -67,7 +67,7 @@ func bindSessionFlags(fs *flag.FlagSet) *sessionFlags {
 		sf.idle = d
 		return nil
 	})
-	fs.BoolVar(&sf.in.LocalReads, "local-reads", false, "run read, grep, glob and list inside the workflow task (faster turns; they show as markers, not activities)")
+	fs.Var(optionalBool{&sf.in.LocalReads}, "local-reads", "run read, grep, glob and list inside the workflow task (faster turns; they show as markers, not activities); on by default, --local-reads=false turns it off")
 	fs.BoolVar(&sf.in.LocalModel, "local-model", false, "run model calls inside the workflow task too (fastest turns; no streamed partial text, signals wait up to ~8 s)")
 	fs.Int64Var(&sf.in.TokenBudget, "token-budget", 0, "stop before a model call once the session has used this many tokens (0 = no budget)")
 	fs.Float64Var(&sf.in.CostBudgetUSD, "cost-budget", 0, "stop before a model call once the estimated cost reaches this many US dollars (0 = no budget; needs the worker's price table)")

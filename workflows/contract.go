@@ -108,8 +108,9 @@ type SessionInput struct {
 	// activities dispatched through the server. A turn of reads then takes
 	// one workflow task instead of two (issue 10: the cost of durability).
 	// Each read shows in the history as a local-activity marker with the
-	// same summary, not as an activity.
-	LocalReads bool `json:"local_reads,omitempty"`
+	// same summary, not as an activity. Absent (nil) means on, the
+	// default since it was measured safe; false turns it off.
+	LocalReads *bool `json:"local_reads,omitempty"`
 	// LocalModel runs each model call as a local activity too: a turn is
 	// then one workflow task and one round trip to the server, the least
 	// a durable step can cost. What it gives up: the call's partial text
@@ -141,6 +142,14 @@ const (
 	ApproverPerson = "person"
 	ApproverNone   = "none"
 )
+
+// Flag is a *bool for an input field whose absence means its default
+// (SessionInput.LocalReads): Flag(false) turns it off.
+func Flag(b bool) *bool { return &b }
+
+// localReads reports whether the session runs its read-only tools as
+// local activities: unless the input says false.
+func (in SessionInput) localReads() bool { return in.LocalReads == nil || *in.LocalReads }
 
 // UserMessage is the payload of the user-message signal: {"text": "..."}.
 type UserMessage struct {

@@ -34,7 +34,7 @@ var selfTools = []selfTool{todoTool{}, toolSearchTool{}, taskTool{}}
 // or not).
 func (s *driver) dispatch(ctx workflow.Context, cs *callState) (tools.Result, error) {
 	self, bySession := s.self[cs.call.Name]
-	switch session.Route(cs.spec, bySession, s.in.LocalReads) {
+	switch session.Route(cs.spec, bySession, s.in.localReads()) {
 	case session.RunBySession:
 		return self.answer(ctx, s, cs)
 	case session.RunOnJobWorker:

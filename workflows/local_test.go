@@ -15,11 +15,13 @@ import (
 	"github.com/longrun/longrun/tools"
 )
 
-// With local_reads the read-only builtin tools run as local activities and
-// everything else stays an activity; without it every tool is an activity.
+// With local_reads (the default: absent, or true) the read-only builtin
+// tools run as local activities and everything else stays an activity;
+// with local_reads false every tool is an activity.
 func TestLocalReadsRunReadOnlyToolsLocally(t *testing.T) {
 	t.Parallel()
-	for _, local := range []bool{true, false} {
+	for _, setting := range []*bool{nil, Flag(true), Flag(false)} {
+		local := setting == nil || *setting
 		h := newHarness(t, []activities.ModelResponse{
 			toolReply(call("r", "read", `{"path":"a"}`), call("g", "grep", `{"pattern":"x"}`), call("l", "list", `{}`), call("o", "glob", `{"pattern":"*.go"}`)),
 			toolReply(call("s", "shell", `{"command":"true"}`), call("w", "write", `{"path":"b","content":"x"}`)),
@@ -45,7 +47,7 @@ func TestLocalReadsRunReadOnlyToolsLocally(t *testing.T) {
 			defer mu.Unlock()
 			remotely = append(remotely, req.CallID)
 		})
-		h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", LocalReads: local})
+		h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", LocalReads: setting})
 		require.NoError(t, h.env.GetWorkflowError())
 		var r SessionResult
 		require.NoError(t, h.env.GetWorkflowResult(&r))
@@ -75,7 +77,7 @@ func TestLocalReadFailureIsPaired(t *testing.T) {
 		attempts++
 		return tools.Result{}, temporal.NewApplicationError("disk on fire", "Test")
 	})
-	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", LocalReads: true})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto"})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Equal(t, 3, attempts)
 	res := byID(h.conversation(t), "r")
@@ -112,7 +114,7 @@ func TestLocalModelCallsRunLocally(t *testing.T) {
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		remote = append(remote, info.ActivityType.Name)
 	})
-	env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", LocalModel: true, LocalReads: true})
+	env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", LocalModel: true})
 	require.NoError(t, env.GetWorkflowError())
 	var r SessionResult
 	require.NoError(t, env.GetWorkflowResult(&r))
