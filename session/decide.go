@@ -98,8 +98,7 @@ type Runner int
 const (
 	RunActivity      Runner = iota // a tool activity through the server
 	RunLocalActivity               // a local activity, inside the workflow task (local_reads)
-	RunBySession                   // the session answers it itself (todo, tool_search, task)
-	RunOnJobWorker                 // on the worker holding the call's background job(s)
+	RunBySession                   // the session answers it itself (todo, tool_search, task, the job tools)
 )
 
 // Route says where a call of spec runs. bySession: the session answers
@@ -111,8 +110,6 @@ func Route(spec tools.Spec, bySession, localReads bool) Runner {
 	switch {
 	case bySession:
 		return RunBySession
-	case spec.Job != "":
-		return RunOnJobWorker
 	case localReads && spec.ReadOnly && spec.LocalOK:
 		return RunLocalActivity
 	}

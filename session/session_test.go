@@ -130,8 +130,7 @@ func TestRoute(t *testing.T) {
 		want       Runner
 	}{
 		{"session tool", tools.Spec{Name: "todo", ReadOnly: true}, true, true, RunBySession},
-		{"job tool", cat["job_output"], false, true, RunOnJobWorker},
-		{"job list", cat["job_list"], false, false, RunOnJobWorker},
+		{"job tool (the session routes it)", cat["job_output"], true, true, RunBySession},
 		{"read with local reads", cat["read"], false, true, RunLocalActivity},
 		{"read without", cat["read"], false, false, RunActivity},
 		{"shell never local", cat["shell"], false, true, RunActivity},

@@ -12,36 +12,48 @@ import (
 	"github.com/longrun/longrun/tools"
 )
 
-// selfTool is a tool the session answers itself, with no activity of its
-// own: its state is the session's (the plan, the catalog, its children).
+// answerer is a tool the session answers itself rather than by a tool
+// activity of its own: its state is the session's (the plan, the catalog,
+// its children, where its background jobs run). loadCatalog puts each in
+// driver.self by the tool's name, so dispatch never switches on a name.
+type answerer interface {
+	// answer runs a call that was decided to run.
+	answer(ctx workflow.Context, s *driver, cs *callState) (tools.Result, error)
+}
+
+// selfTool is an answerer that is the session's own tool: the worker's
+// catalog does not have it.
 type selfTool interface {
+	answerer
 	// offer reports whether this session has the tool, given the rest of
 	// its catalog.
 	offer(s *driver, catalog []tools.Spec) bool
 	// spec is the tool as the model sees it.
 	spec() tools.Spec
-	// answer runs a call that was decided to run.
-	answer(ctx workflow.Context, s *driver, cs *callState) (tools.Result, error)
 }
 
-// selfTools are the tools the session answers itself, in the order its
-// catalog lists them after the worker's. loadCatalog puts those it offers
-// in driver.self, by name.
+// selfTools are the session's own tools, in the order its catalog lists
+// them after the worker's.
 var selfTools = []selfTool{todoTool{}, toolSearchTool{}, taskTool{}}
 
+// jobTool answers the tools that act on background jobs (tools.Spec.Job):
+// on the worker holding the job, which only the session knows.
+type jobTool struct{}
+
+func (jobTool) answer(ctx workflow.Context, s *driver, cs *callState) (tools.Result, error) {
+	if cs.spec.Job == tools.JobAll {
+		return s.listJobs(ctx, cs)
+	}
+	return s.jobCall(ctx, cs)
+}
+
 // dispatch runs a call where session.Route says: answered by the session,
-// on the worker holding its background job, or as a tool activity (local
-// or not).
+// or as a tool activity (local or not).
 func (s *driver) dispatch(ctx workflow.Context, cs *callState) (tools.Result, error) {
 	self, bySession := s.self[cs.call.Name]
 	switch session.Route(cs.spec, bySession, s.in.localReads()) {
 	case session.RunBySession:
 		return self.answer(ctx, s, cs)
-	case session.RunOnJobWorker:
-		if cs.spec.Job == tools.JobAll {
-			return s.listJobs(ctx, cs)
-		}
-		return s.jobCall(ctx, cs)
 	case session.RunLocalActivity:
 		return s.runTool(ctx, cs, true)
 	default:

@@ -32,7 +32,7 @@ type driver struct {
 	limits   session.Limits
 	maxTurns int
 	specs    map[string]tools.Spec
-	self     map[string]selfTool // the tools this session answers itself, by name
+	self     map[string]answerer // the tools this session answers itself, by name
 	toolDefs []activities.ToolDef
 
 	batch []*callState
@@ -169,14 +169,15 @@ func (s *driver) endsWithUser() bool {
 	return len(s.Messages) > 0 && s.Messages[len(s.Messages)-1].Role == conversation.RoleUser
 }
 
-// loadCatalog reads the worker's tools and adds the ones the session
-// answers itself (selfTools) that it offers.
+// loadCatalog reads the worker's tools and adds the session's own
+// (selfTools) that it offers; those and the job tools are answered by the
+// session (driver.self).
 func (s *driver) loadCatalog(ctx workflow.Context) error {
 	cat, err := s.listTools(ctx)
 	if err != nil {
 		return fmt.Errorf("list tools: %w", err)
 	}
-	s.specs, s.self, s.defaultModel = map[string]tools.Spec{}, map[string]selfTool{}, cat.DefaultModel
+	s.specs, s.self, s.defaultModel = map[string]tools.Spec{}, map[string]answerer{}, cat.DefaultModel
 	specs := append([]tools.Spec(nil), cat.Tools...)
 	for _, t := range selfTools {
 		if t.offer(s, specs) {
@@ -186,6 +187,9 @@ func (s *driver) loadCatalog(ctx workflow.Context) error {
 		}
 	}
 	for _, sp := range specs { // a slice, sorted by the activity: stable order
+		if sp.Job != "" {
+			s.self[sp.Name] = jobTool{}
+		}
 		s.specs[sp.Name] = sp
 		s.toolDefs = append(s.toolDefs, activities.ToolDef{Name: sp.Name, Description: sp.Description, Parameters: sp.Parameters})
 	}
