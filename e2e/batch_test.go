@@ -63,7 +63,8 @@ func TestBatchReadsOverlapAndBarrierWaits(t *testing.T) {
 	for i := 1; i <= 5; i++ {
 		require.NoError(t, os.WriteFile(filepath.Join(e.workspace, fmt.Sprintf("f%d.txt", i)), []byte(fmt.Sprintf("file %d\n", i)), 0o644))
 	}
-	id := e.start(workflows.SessionInput{Prompt: "read them all", Profile: "auto"})
+	// local_reads off: the reads' activity events are what show the overlap.
+	id := e.start(workflows.SessionInput{Prompt: "read them all", Profile: "auto", LocalReads: workflows.Flag(false)})
 	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
 	msgs := e.checkSession(id)
 
@@ -101,7 +102,8 @@ func TestBatchPoolIsBounded(t *testing.T) {
 		calls = append(calls, sm.Call{ID: fmt.Sprintf("c_r%d", i), Name: "list", Arguments: fmt.Sprintf(`{"path": "d%d"}`, i)})
 	}
 	e := newEnv(t, sm.Tools(calls...), sm.Text("done"))
-	id := e.start(workflows.SessionInput{Prompt: "list", MaxParallelTools: 2})
+	// local_reads off: the pool is watched through the lists' activities.
+	id := e.start(workflows.SessionInput{Prompt: "list", MaxParallelTools: 2, LocalReads: workflows.Flag(false)})
 	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
 	e.checkSession(id)
 

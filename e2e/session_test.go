@@ -29,7 +29,9 @@ func TestReadWriteShellWithApproval(t *testing.T) {
 		sm.Text("all done"),
 	)
 	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, "README.md"), []byte("the readme\n"), 0o644))
-	id := e.start(workflows.SessionInput{Prompt: "make a file"})
+	// local_reads off: the read's RunTool activity is what shows it ran
+	// before any approval.
+	id := e.start(workflows.SessionInput{Prompt: "make a file", LocalReads: workflows.Flag(false)})
 
 	pending := waitPending(t, id, 2)
 	require.Equal(t, []string{"c_write", "c_shell"}, []string{pending[0].CallID, pending[1].CallID})
