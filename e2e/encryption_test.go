@@ -114,7 +114,10 @@ func readSecretEncrypted(t *testing.T, markerPrefix, keyID, idPrefix string) (ma
 	ec, _ := keyClient(t, keysFile)
 	id = idPrefix + randHex(4)
 	run, err := ec.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: e.taskQueue},
-		workflows.WorkflowType, workflows.SessionInput{Prompt: "read secret.txt", Approval: workflows.ApproverNone})
+		// local_reads off: the read's result is then an activity result,
+		// which the Web UI's history table shows inline (a local read's is
+		// in a marker's details).
+		workflows.WorkflowType, workflows.SessionInput{Prompt: "read secret.txt", Approval: workflows.ApproverNone, LocalReads: workflows.Flag(false)})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -139,7 +142,10 @@ func TestEncryptedPayloads(t *testing.T) {
 
 	id := "e2e-encrypted-" + randHex(4)
 	run, err := ec.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: e.taskQueue},
-		workflows.WorkflowType, workflows.SessionInput{Prompt: "read secret.txt", Approval: workflows.ApproverNone})
+		// local_reads off: the read's result is then an activity result,
+		// which the Web UI's history table shows inline (a local read's is
+		// in a marker's details).
+		workflows.WorkflowType, workflows.SessionInput{Prompt: "read secret.txt", Approval: workflows.ApproverNone, LocalReads: workflows.Flag(false)})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
