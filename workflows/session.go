@@ -30,7 +30,6 @@ type driver struct {
 	// it has none.
 	reader   TranscriptReader
 	limits   session.Limits
-	maxTurns int
 	specs    map[string]tools.Spec
 	self     map[string]answerer // the tools this session answers itself, by name
 	toolDefs []activities.ToolDef
@@ -102,7 +101,6 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 	if err := s.registerHandlers(ctx); err != nil {
 		return SessionResult{}, err
 	}
-	s.maxTurns = s.limits.Turns()
 	if in.Resume != nil {
 		s.restore(in.Resume)
 	}
@@ -315,7 +313,7 @@ func (s *driver) setPhase(ctx workflow.Context, phase string) {
 
 func (s *driver) status() Status {
 	return Status{
-		Phase: s.phase, Turn: s.Turn, MaxTurns: s.maxTurns, Model: s.Model, Usage: s.Usage,
+		Phase: s.phase, Turn: s.Turn, MaxTurns: s.limits.Turns(), Model: s.Model, Usage: s.Usage,
 		PendingApprovals: len(s.pending()), LastError: s.LastError, LastErrorType: s.LastErrorType, Rejected: s.Rejected,
 	}
 }

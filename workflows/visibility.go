@@ -77,7 +77,7 @@ func (s *driver) workspaceLabel() string {
 // decides it.
 func (s *driver) details() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**phase:** %s · **turn:** %d/%d · **tokens:** %d", s.phase, s.Turn, s.maxTurns, s.Usage.TotalTokens)
+	fmt.Fprintf(&b, "**phase:** %s · **turn:** %d/%d · **tokens:** %d", s.phase, s.Turn, s.limits.Turns(), s.Usage.TotalTokens)
 	if s.Usage.CostUSD > 0 {
 		fmt.Fprintf(&b, " · **cost:** ~$%.4f", s.Usage.CostUSD)
 	}
