@@ -1,0 +1,63 @@
+package e2e
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// postgresURLEnv names a PostgreSQL server (postgres://USER:PASSWORD@HOST:PORT,
+// no database) that every devserver the tests start keeps its state in,
+// instead of SQLite: the shared one and each test's own (the server
+// restart). scripts/with-postgres.sh sets it for a throwaway cluster;
+// `make test-postgres` runs the PostgreSQL set with it.
+const postgresURLEnv = "LONGRUN_POSTGRES_URL"
+
+// devserverDB is what the shared devserver's readiness line says it keeps
+// its state in: "memory", or postgres://HOST:PORT/DB+DB_visibility.
+var devserverDB string
+
+// devserverStoreArgs are the devserver flags for where it keeps its state.
+// db is an SQLite file, or "" for a throwaway store. With
+// LONGRUN_POSTGRES_URL set each gets a PostgreSQL database of its own
+// (devserver creates it): "" a fresh one, a file name one derived from
+// it, so a devserver restarted with the same name finds its sessions.
+func devserverStoreArgs(db string) ([]string, error) {
+	base := os.Getenv(postgresURLEnv)
+	if base == "" {
+		if db == "" {
+			return []string{"--memory"}, nil
+		}
+		return []string{"--db", db}, nil
+	}
+	name := "longrun_e2e_" + randHex(6)
+	if db != "" {
+		sum := sha256.Sum256([]byte(db))
+		name = "longrun_e2e_" + hex.EncodeToString(sum[:6])
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a URL", postgresURLEnv) // the error would repeat the password
+	}
+	u.Path = "/" + name
+	return []string{"--postgres", u.String()}, nil
+}
+
+// TestDevserverOnPostgres says which store this run's Temporal server
+// uses: it runs only under LONGRUN_POSTGRES_URL and fails unless the
+// shared devserver reports PostgreSQL, so `make test-postgres` cannot
+// pass having quietly run on SQLite.
+func TestDevserverOnPostgres(t *testing.T) {
+	t.Parallel()
+	if os.Getenv(postgresURLEnv) == "" {
+		t.Skipf("SKIPPED LOUDLY: %s is not set; `make test-postgres` (part of `make test`) runs the e2e set against a throwaway PostgreSQL cluster", postgresURLEnv)
+	}
+	require.True(t, strings.HasPrefix(devserverDB, "postgres://"), "devserver keeps its state in %q", devserverDB)
+	require.True(t, strings.HasSuffix(devserverDB, "_visibility"), "visibility in PostgreSQL too: %q", devserverDB)
+}
