@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -60,4 +61,34 @@ func TestDevserverOnPostgres(t *testing.T) {
 	}
 	require.True(t, strings.HasPrefix(devserverDB, "postgres://"), "devserver keeps its state in %q", devserverDB)
 	require.True(t, strings.HasSuffix(devserverDB, "_visibility"), "visibility in PostgreSQL too: %q", devserverDB)
+	u, err := url.Parse(os.Getenv(postgresURLEnv))
+	require.NoError(t, err)
+	if pw, ok := u.User.Password(); ok {
+		require.NotContains(t, devserverDB, pw, "the readiness line shows the database password")
+	}
+}
+
+// A --postgres URL devserver cannot use stops it with a message that
+// names the problem and never the password: it ends up in terminals, CI
+// logs and bug reports. No PostgreSQL is needed: each case fails before
+// or at the connection.
+func TestDevserverPostgresErrorsHideThePassword(t *testing.T) {
+	t.Parallel()
+	const secret = "s3cret-Pw"
+	cases := []struct {
+		name, url, want string
+	}{
+		{"not a URL", "postgres://u:" + secret + "@127.0.0.1:port/db", "not a URL"},
+		{"other scheme", "mysql://u:" + secret + "@127.0.0.1/db", "want postgres://"},
+		{"nothing listening", "postgres://u:" + secret + "@127.0.0.1:1/db", "connection refused"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out, err := exec.Command(devserverPath, "--postgres", tc.url, "--port", "0", "--ui-port", "0").CombinedOutput()
+			require.Error(t, err, "devserver started with %s:\n%s", tc.url, out)
+			require.Contains(t, string(out), tc.want)
+			require.NotContains(t, string(out), secret)
+		})
+	}
 }
