@@ -47,7 +47,22 @@ temporal-cli:
 test: devserver vet temporal-cli
 	@LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) ./scripts/check-test-deps.sh
 	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) go test -race -count=1 ./...
+	$(MAKE) test-postgres
 	$(MAKE) fuzz
+
+# The e2e set again, with Temporal on PostgreSQL for persistence and
+# visibility: a session with approvals, the approve update, a cancel, the
+# visibility list, the short chaos run (worker kills) and a server kill and
+# restart on the same database. scripts/with-postgres.sh runs a throwaway
+# cluster (as nobody under root) in a temporary directory on a free
+# loopback port and removes it afterwards, pass or fail; without
+# PostgreSQL it says so in a loud line and `make test` goes on
+# (LONGRUN_REQUIRE_POSTGRES=1 makes that a failure, as in .ci/run).
+POSTGRES_TESTS := TestDevserverOnPostgres|TestReadWriteShellWithApproval|TestApproveUpdateAndPendingAll|TestCancelWhileShellRuns|TestStarterListWaitingAndShow|TestChaosWorkerKills|TestChaosServerRestart
+.PHONY: test-postgres
+test-postgres: devserver
+	LONGRUN_DEVSERVER=$(DEVSERVER) ./scripts/with-postgres.sh \
+		go test -race -count=1 -timeout 15m -run '^($(POSTGRES_TESTS))$$' ./e2e
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
