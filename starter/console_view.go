@@ -86,7 +86,10 @@ func argumentFields(tool, args string) []fieldView {
 		if ok1 && ok2 {
 			delete(obj, "old_string")
 			delete(obj, "new_string")
-			out = append(out, fieldView{Key: "change", Diff: diffLines(tools.UnifiedDiff(path, oldS, newS))})
+			// The strings are fragments of the file, not whole files:
+			// their last lines lack a newline without that meaning
+			// anything, so the diff is made of whole lines.
+			out = append(out, fieldView{Key: "change", Diff: diffLines(tools.UnifiedDiff(path, withNewline(oldS), withNewline(newS)))})
 		}
 	}
 	keys := make([]string, 0, len(obj))
@@ -104,6 +107,13 @@ func argumentFields(tool, args string) []fieldView {
 		fields = append(fields, textField(k, v))
 	}
 	return append(fields, out...)
+}
+
+func withNewline(s string) string {
+	if s == "" || strings.HasSuffix(s, "\n") {
+		return s
+	}
+	return s + "\n"
 }
 
 // textField is one value: as a diff when it is one, else as text.
