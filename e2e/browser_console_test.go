@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/longrun/longrun/codec"
 	sm "github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/workflows"
 )
@@ -72,23 +74,31 @@ func TestBrowserConsoleApprovesEdit(t *testing.T) {
 }
 
 // TestBrowserConsoleDeniesWithFeedback (issue 19, must-show 3): a denial
-// typed in the inbox reaches the model as the call's result.
+// typed in the inbox reaches the model as the call's result. The worker
+// encrypts its payloads: the console, given the same keys, shows the call
+// and sends the feedback encrypted, so history holds no plaintext of it.
 func TestBrowserConsoleDeniesWithFeedback(t *testing.T) {
 	t.Parallel()
 	chromium := findChromium()
 	if chromium == "" {
 		t.Skip("chromium not found (set LONGRUN_CHROMIUM or `apt-get install chromium`; .ci/run installs it)")
 	}
-	e := newEnv(t,
+	keysFile := writeKeys(t, keyLine(t, "console1"))
+	e := newEnvWorkerEnv(t, []string{codec.EnvKeysFile + "=" + keysFile},
 		sm.Tools(sm.Call{ID: "c_w", Name: "write", Arguments: `{"path": "notes.txt", "content": "notes\n"}`}),
 		sm.Text("understood, docs/ it is"),
 	)
+	ec, keys := keyClient(t, keysFile)
 	id := "e2e-console-deny-" + randHex(4)
-	out, err := e.starter("start", "--id", id, "write some notes")
+	out, err := e.starter("--encryption-keys", keysFile, "start", "--id", id, "write some notes")
 	require.NoError(t, err, out)
-	waitPending(t, id, 1)
+	waitFor(t, "the call to wait", 30*time.Second, func() bool {
+		v, err := ec.QueryWorkflow(context.Background(), id, "", workflows.QueryPendingApprovals)
+		var p []workflows.PendingApproval
+		return err == nil && v.Get(&p) == nil && len(p) == 1
+	})
 
-	con := startConsole(t, e)
+	con := startConsole(t, e, "--encryption-keys", keysFile)
 	b := uiPage{t: t, ctx: newBrowser(t, chromium), art: artifactDir(t)}
 	con.login(b)
 	call := fmt.Sprintf(`article[data-session=%q] section[data-call="c_w"]`, id)
@@ -97,23 +107,31 @@ func TestBrowserConsoleDeniesWithFeedback(t *testing.T) {
 	// Deny without feedback first: refused, nothing sent, the call still waits.
 	b.click(call + ` button.deny`)
 	b.waitText("write feedback telling the model why")
-	require.Len(t, waitPending(t, id, 1), 1)
+	b.waitSelectorText(call, "notes.txt")
 
-	const feedback = "put notes under docs/ instead"
+	feedback := "put notes under docs/ instead " + randHex(4)
 	b.typeInto(call+` textarea[name=feedback]`, feedback)
 	b.screenshot("inbox-feedback")
 	b.click(call + ` button.deny`)
 	b.waitText("denied c_w in " + id)
 	b.screenshot("inbox-denied")
 
-	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var res workflows.SessionResult
+	require.NoError(t, ec.GetWorkflow(ctx, id, "").Get(ctx, &res))
+	require.Equal(t, workflows.ResultCompleted, res.Status)
 	reqs := e.model.Requests()
 	require.Len(t, reqs, 2)
 	sent, ok := reqs[1].LastToolResult("c_w")
 	require.True(t, ok, "the model's second request carries the denied call's result")
 	require.Contains(t, sent, feedback)
 	require.NoFileExists(t, filepath.Join(e.workspace, "notes.txt"))
-	e.checkSession(id)
+
+	h := history(t, id)
+	require.False(t, bytes.Contains(decodedPayloads(h), []byte(feedback)), "the feedback is in history in plaintext")
+	require.True(t, bytes.Contains(decodedPayloads(decodeHistory(t, h, keys)), []byte(feedback)), "the feedback, decrypted, is in history")
+	require.Contains(t, queryConversation(t, ec, id), feedback)
 }
 
 // console is a running `starter console` for one test.
@@ -122,9 +140,10 @@ type console struct {
 	logs       *syncBuffer
 }
 
-// startConsole runs `starter console` with a token file, against the
-// test's server, until the test ends, and returns it once it answers.
-func startConsole(t *testing.T, e *env) console {
+// startConsole runs `starter console` with a token file and args,
+// against the test's server, until the test ends, and returns it once it
+// answers.
+func startConsole(t *testing.T, e *env, args ...string) console {
 	t.Helper()
 	port, err := freeLoopbackPort()
 	require.NoError(t, err)
@@ -132,7 +151,7 @@ func startConsole(t *testing.T, e *env) console {
 	token := randHex(16)
 	tokenFile := filepath.Join(t.TempDir(), "console-token")
 	require.NoError(t, os.WriteFile(tokenFile, []byte(token+"\n"), 0o600))
-	cmd := exec.Command(filepath.Join(binDir, "starter"), "console", "--listen", addr, "--token-file", tokenFile)
+	cmd := exec.Command(filepath.Join(binDir, "starter"), append([]string{"console", "--listen", addr, "--token-file", tokenFile}, args...)...)
 	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+temporalAddr, "LONGRUN_TASK_QUEUE="+e.taskQueue)
 	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
