@@ -152,7 +152,6 @@ func securityHeaders(h http.Handler) http.Handler {
 // CSRF token its forms carry.
 type request struct {
 	who  string
-	via  authVia
 	csrf string
 }
 
@@ -161,14 +160,16 @@ type request struct {
 // CSRF checks.
 func (s *console) authed(h func(w http.ResponseWriter, r *http.Request, rq request)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		who, via := s.auth.identify(r)
-		if via == viaNone {
+		id := s.auth.identify(r)
+		if id.via == viaNone {
 			if s.auth.proxyHeader != "" {
 				http.Error(w, fmt.Sprintf("not authenticated: this console trusts %s from its reverse proxy, and this request came without it (or without the proxy's token)", s.auth.proxyHeader), http.StatusUnauthorized)
 				return
 			}
 			if r.Method == http.MethodGet && (r.URL.Path == "/" || r.URL.Path == "/session") {
-				http.Redirect(w, r, "/login", http.StatusSeeOther)
+				// Back here after the login: a notification's link
+				// to a session opens that session.
+				http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 				return
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="longrun console"`)
@@ -177,12 +178,12 @@ func (s *console) authed(h func(w http.ResponseWriter, r *http.Request, rq reque
 		}
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, consoleMaxForm)
-			if err := s.auth.checkPost(r, who, via); err != nil {
+			if err := s.auth.checkPost(r, id); err != nil {
 				http.Error(w, "refused: "+err.Error(), http.StatusForbidden)
 				return
 			}
 		}
-		h(w, r, request{who: who, via: via, csrf: s.auth.csrfToken(who)})
+		h(w, r, request{who: id.who, csrf: s.auth.csrfToken(id.login)})
 	}
 }
 
@@ -213,7 +214,16 @@ func (s *console) loginPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	s.render(w, http.StatusOK, "login.html", page{Title: "log in"})
+	s.render(w, http.StatusOK, "login.html", page{Title: "log in", Data: localPath(r.URL.Query().Get("next"))})
+}
+
+// localPath is next when it is a path on this console, else "/": the
+// login must never send a browser to another site.
+func localPath(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	return next
 }
 
 // login exchanges the token for the login cookie. The login URL carries
@@ -230,11 +240,12 @@ func (s *console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !equalSecret(strings.TrimSpace(r.PostFormValue("token")), s.auth.token) {
-		s.render(w, http.StatusUnauthorized, "login.html", page{Title: "log in", Flash: "that is not this console's token", FlashErr: true})
+		s.render(w, http.StatusUnauthorized, "login.html", page{Title: "log in", Flash: "that is not this console's token", FlashErr: true,
+			Data: localPath(r.PostFormValue("next"))})
 		return
 	}
 	s.auth.setLoginCookie(w, r)
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	http.Redirect(w, r, localPath(r.PostFormValue("next")), http.StatusSeeOther)
 }
 
 // inboxEntry is one waiting session in the inbox.

@@ -15,10 +15,11 @@ import (
 	"strings"
 )
 
-// consoleCookie holds a browser's login. Its value is derived from the
-// token (consoleAuth.cookieValue), never the token itself, so a leaked
-// cookie is not the bearer token scripts use, and a console restarted with
-// the same --token-file keeps its browsers logged in.
+// consoleCookie holds a browser's login: a random login id and its MAC
+// under the token (consoleAuth.loginCookie), never the token itself, so a
+// leaked cookie is not the bearer token scripts use, each login has its
+// own CSRF token, and a console restarted with the same --token-file keeps
+// its browsers logged in.
 const consoleCookie = "longrun_console"
 
 // How a request proved who it is. A bearer header is never sent by a
@@ -105,24 +106,36 @@ func validHeaderName(s string) bool {
 	}) < 0
 }
 
-// identify says who sent r and how they proved it; who is "" when the
-// request is not authenticated.
-func (au *consoleAuth) identify(r *http.Request) (who string, via authVia) {
+// identity is who sent a request and how they proved it.
+type identity struct {
+	who string // for the page and the log: the proxy's user, or "token"
+	// login tells one login from another for the CSRF token: the
+	// cookie's login id, or the proxy's user.
+	login string
+	via   authVia
+}
+
+// identify says who sent r; via is viaNone when the request is not
+// authenticated.
+func (au *consoleAuth) identify(r *http.Request) identity {
 	bearer := au.token != "" && bearerMatches(r.Header.Get("Authorization"), au.token)
 	if au.proxyHeader != "" {
 		user := strings.TrimSpace(r.Header.Get(au.proxyHeader))
 		if user == "" || au.token != "" && !bearer {
-			return "", viaNone
+			return identity{}
 		}
-		return user, viaProxy
+		return identity{who: user, login: "proxy\x00" + user, via: viaProxy}
 	}
 	if bearer {
-		return "token", viaBearer
+		return identity{who: "token", via: viaBearer}
 	}
-	if c, err := r.Cookie(consoleCookie); err == nil && equalSecret(c.Value, au.cookieValue()) {
-		return "token", viaCookie
+	if c, err := r.Cookie(consoleCookie); err == nil {
+		id, mac, ok := strings.Cut(c.Value, ".")
+		if ok && id != "" && equalSecret(mac, au.cookieMAC(id)) {
+			return identity{who: "token", login: "cookie\x00" + id, via: viaCookie}
+		}
 	}
-	return "", viaNone
+	return identity{}
 }
 
 // bearerMatches compares "Bearer TOKEN" with token in constant time.
@@ -137,15 +150,16 @@ func equalSecret(a, b string) bool {
 	return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 }
 
-func (au *consoleAuth) cookieValue() string {
-	return hexMAC([]byte(au.token), "longrun console cookie")
+// cookieMAC proves a login id was issued by a console holding the token.
+func (au *consoleAuth) cookieMAC(id string) string {
+	return hexMAC([]byte(au.token), "longrun console login\x00"+id)
 }
 
-// csrfToken is the token every form of who's pages carries: a MAC of the
-// identity, so it is per session (per login, per proxied person) and a
-// page on another site can neither read nor compute it.
-func (au *consoleAuth) csrfToken(who string) string {
-	return hexMAC(au.key, "csrf\x00"+who)
+// csrfToken is the token every form of a login's pages carries: a MAC of
+// the login (the cookie's id, the proxied person), so it is per session
+// and a page on another site can neither read nor compute it.
+func (au *consoleAuth) csrfToken(login string) string {
+	return hexMAC(au.key, "csrf\x00"+login)
 }
 
 func hexMAC(key []byte, msg string) string {
@@ -159,14 +173,14 @@ func hexMAC(key []byte, msg string) string {
 // Origin header, or the Referer when a browser sends no Origin) and, unless
 // it carried the bearer token, carry the CSRF token of who sent it. The
 // error says which, for the page.
-func (au *consoleAuth) checkPost(r *http.Request, who string, via authVia) error {
-	if via == viaBearer {
+func (au *consoleAuth) checkPost(r *http.Request, id identity) error {
+	if id.via == viaBearer {
 		return nil
 	}
 	if err := au.checkOrigin(r); err != nil {
 		return err
 	}
-	if !equalSecret(r.PostFormValue("csrf"), au.csrfToken(who)) {
+	if !equalSecret(r.PostFormValue("csrf"), au.csrfToken(id.login)) {
 		return fmt.Errorf("the form's CSRF token is missing or stale: reload the page and try again")
 	}
 	return nil
@@ -197,9 +211,12 @@ func (au *consoleAuth) checkOrigin(r *http.Request) error {
 // console (SameSite strict), never readable by scripts, and only over
 // TLS when the console is served over TLS.
 func (au *consoleAuth) setLoginCookie(w http.ResponseWriter, r *http.Request) {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	id := hex.EncodeToString(b)
 	http.SetCookie(w, &http.Cookie{
 		Name:     consoleCookie,
-		Value:    au.cookieValue(),
+		Value:    id + "." + au.cookieMAC(id),
 		Path:     "/",
 		HttpOnly: true,
 		Secure:   r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https",

@@ -137,7 +137,7 @@ func TestConsoleTokenAuth(t *testing.T) {
 	// No login: pages go to the login page, everything else is refused.
 	code, hdr, _ := do(t, c, "GET", srv.URL+"/", nil, nil)
 	require.Equal(t, http.StatusSeeOther, code)
-	require.Equal(t, "/login", hdr.Get("Location"))
+	require.Equal(t, "/login?next=%2F", hdr.Get("Location"))
 	code, _, _ = do(t, c, "GET", srv.URL+"/session/live?id=s1", nil, nil)
 	require.Equal(t, http.StatusUnauthorized, code)
 	code, _, _ = do(t, c, "GET", srv.URL+"/", nil, map[string]string{"Authorization": "Bearer wrong"})
@@ -167,6 +167,27 @@ func TestConsoleTokenAuth(t *testing.T) {
 	require.Contains(t, body, "s1")
 }
 
+// A link to a session (from a notification) opens it after the login,
+// and the login never sends the browser to another site.
+func TestConsoleLoginKeepsTheLinkedPage(t *testing.T) {
+	t.Parallel()
+	srv, _ := consoleServer(t, consoleFake(t), consoleAuthOptions{})
+	c := browser(t)
+	code, hdr, _ := do(t, c, "GET", srv.URL+"/session?id=s1", nil, nil)
+	require.Equal(t, http.StatusSeeOther, code)
+	require.Equal(t, "/login?next=%2Fsession%3Fid%3Ds1", hdr.Get("Location"))
+	_, _, body := do(t, c, "GET", srv.URL+hdr.Get("Location"), nil, nil)
+	require.Contains(t, body, `name="next" value="/session?id=s1"`)
+	code, hdr, _ = do(t, c, "POST", srv.URL+"/login", url.Values{"token": {"tok-123"}, "next": {"/session?id=s1"}}, map[string]string{"Origin": srv.URL})
+	require.Equal(t, http.StatusSeeOther, code)
+	require.Equal(t, "/session?id=s1", hdr.Get("Location"))
+	for _, next := range []string{"//evil.example/x", "https://evil.example", `/\evil.example`, ""} {
+		code, hdr, _ = do(t, browser(t), "POST", srv.URL+"/login", url.Values{"token": {"tok-123"}, "next": {next}}, map[string]string{"Origin": srv.URL})
+		require.Equal(t, http.StatusSeeOther, code)
+		require.Equal(t, "/", hdr.Get("Location"), next)
+	}
+}
+
 func TestConsoleCSRF(t *testing.T) {
 	t.Parallel()
 	f := consoleFake(t)
@@ -175,6 +196,12 @@ func TestConsoleCSRF(t *testing.T) {
 	login(t, c, srv.URL)
 	_, _, page := do(t, c, "GET", srv.URL+"/", nil, nil)
 	csrf := csrfOf(t, page)
+	// Each login has its own token.
+	other := browser(t)
+	login(t, other, srv.URL)
+	_, _, page = do(t, other, "GET", srv.URL+"/", nil, nil)
+	otherCSRF := csrfOf(t, page)
+	require.NotEqual(t, csrf, otherCSRF)
 	form := func(token string) url.Values {
 		return url.Values{"csrf": {token}, "session": {"s1"}, "call_id": {"c_edit"}, "decision": {"approve"}}
 	}
@@ -185,7 +212,8 @@ func TestConsoleCSRF(t *testing.T) {
 		want string
 	}{
 		{"no csrf token", form(""), map[string]string{"Origin": srv.URL}, "CSRF token is missing or stale"},
-		{"another session's token", form(strings.Repeat("0", 64)), map[string]string{"Origin": srv.URL}, "CSRF token is missing or stale"},
+		{"a made-up token", form(strings.Repeat("0", 64)), map[string]string{"Origin": srv.URL}, "CSRF token is missing or stale"},
+		{"another login's token", form(otherCSRF), map[string]string{"Origin": srv.URL}, "CSRF token is missing or stale"},
 		{"another origin", form(csrf), map[string]string{"Origin": "http://evil.example"}, "comes from http://evil.example"},
 		{"origin null", form(csrf), map[string]string{"Origin": "null"}, "names no origin"},
 		{"no origin nor referer", form(csrf), nil, "names no origin"},
