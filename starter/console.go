@@ -45,6 +45,7 @@ func newCallForm(csrf, session, back string, p pendingView) callForm {
 const (
 	consoleQueryTimeout = 5 * time.Second
 	consoleMaxSessions  = 100 // most waiting sessions the inbox lists
+	consoleMaxMessages  = 200 // most recent messages a session page shows
 	consolePollInterval = 2 * time.Second
 	consoleFlashCookie  = "longrun_flash"
 	consoleMaxForm      = 1 << 20

@@ -41,15 +41,29 @@ func (s *console) waitingSessions(ctx context.Context) ([]inboxEntry, error) {
 		})
 	}
 	wg.Wait()
-	// A session whose calls were decided since the visibility store was
-	// written has nothing left to show.
-	kept := out[:0]
-	for _, e := range out {
-		if len(e.Pending) > 0 || e.Err != "" {
+	return keepWaiting(out), nil
+}
+
+// keepWaiting drops the entries with nothing to decide: a session whose
+// calls were decided since the visibility store was written, and a
+// sub-agent whose calls its parent already shows (a call waiting in a
+// sub-agent is listed, and decided, in the session it works for).
+func keepWaiting(entries []inboxEntry) []inboxEntry {
+	shownByParent := map[string]bool{}
+	for _, e := range entries {
+		for _, p := range e.Pending {
+			if p.Session != "" {
+				shownByParent[p.Session] = true
+			}
+		}
+	}
+	kept := entries[:0]
+	for _, e := range entries {
+		if (len(e.Pending) > 0 || e.Err != "") && !(shownByParent[e.Row.ID] && e.Err == "") {
 			kept = append(kept, e)
 		}
 	}
-	return kept, nil
+	return kept
 }
 
 func (s *console) inbox(w http.ResponseWriter, r *http.Request, rq request) {
@@ -99,6 +113,7 @@ type sessionData struct {
 	Keys       string
 	Messages   []messageView
 	MessageErr string
+	Earlier    int  // messages before the ones shown
 	Done       bool // the execution has closed: nothing more will come
 	Every      int  // milliseconds between refreshes
 }
@@ -134,6 +149,11 @@ func (s *console) sessionData(ctx context.Context, id string) sessionData {
 	if msgs, err := s.a.queryConversation(qctx, s.c, id); err != nil {
 		d.MessageErr = err.Error()
 	} else {
+		if n := len(msgs) - consoleMaxMessages; n > 0 {
+			// A session of days has thousands of messages; the page
+			// is refreshed every two seconds.
+			d.Earlier, msgs = n, msgs[n:]
+		}
 		d.Messages = messageViews(msgs)
 	}
 	return d

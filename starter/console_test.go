@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -413,4 +414,45 @@ func TestConsoleCommandPrintsLoginURL(t *testing.T) {
 	require.Contains(t, body, "c_edit")
 	cancel()
 	require.Equal(t, exitOK, <-done)
+}
+
+// A call waiting in a sub-agent is listed once, under the session it works
+// for; a session whose calls were decided meanwhile is not listed; one
+// that could not be asked is, with why.
+func TestConsoleInboxKeepsWhatWaits(t *testing.T) {
+	t.Parallel()
+	entries := []inboxEntry{
+		{Row: sessionRow{ID: "parent"}, Pending: []pendingView{{PendingApproval: workflows.PendingApproval{CallID: "parent-task/c1", Session: "parent-task"}}}},
+		{Row: sessionRow{ID: "parent-task"}, Pending: []pendingView{{PendingApproval: workflows.PendingApproval{CallID: "c1"}}}},
+		{Row: sessionRow{ID: "decided"}},
+		{Row: sessionRow{ID: "no-worker"}, Err: "timed out"},
+	}
+	var ids []string
+	for _, e := range keepWaiting(entries) {
+		ids = append(ids, e.Row.ID)
+	}
+	require.Equal(t, []string{"parent", "no-worker"}, ids)
+}
+
+// A long conversation shows its last messages and says how many are not.
+func TestConsoleSessionPageShowsRecentMessages(t *testing.T) {
+	t.Parallel()
+	f := consoleFake(t)
+	base := f.query
+	f.query = func(name string, n int) (any, error) {
+		if name != workflows.QueryConversation {
+			return base(name, n)
+		}
+		var msgs []conversation.Message
+		for i := range consoleMaxMessages + 5 {
+			msgs = append(msgs, conversation.Message{Role: conversation.RoleUser, Content: "message " + strconv.Itoa(i)})
+		}
+		return msgs, nil
+	}
+	srv, _ := consoleServer(t, f, consoleAuthOptions{})
+	_, _, body := do(t, browser(t), "GET", srv.URL+"/session/live?id=s1", nil, map[string]string{"Authorization": "Bearer tok-123"})
+	require.Contains(t, body, "5 earlier messages are not shown")
+	require.NotContains(t, body, "message 4<")
+	require.Contains(t, body, "message 5<")
+	require.Contains(t, body, "message "+strconv.Itoa(consoleMaxMessages+4)+"<")
 }
