@@ -17,7 +17,7 @@ if ! command -v pasta >/dev/null 2>&1; then
 	loud "pasta (package passt) is not installed: the tests of sandboxed commands with network: true DO NOT RUN, and such sessions' commands fail. Install the passt package (.ci/run does)."
 fi
 if ! command -v chromium >/dev/null 2>&1 && [ -z "${LONGRUN_CHROMIUM:-}" ]; then
-	loud "chromium is not installed: the Web UI browser test DOES NOT RUN (.ci/run installs it)."
+	loud "chromium is not installed: the browser tests (Web UI, console) DO NOT RUN (.ci/run installs it)."
 fi
 for tool in git curl ip; do
 	if ! command -v "$tool" >/dev/null 2>&1; then

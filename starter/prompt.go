@@ -233,7 +233,7 @@ func (st style) arguments(args string) []string {
 			out = append(out, st.paint(k+":", sgrDim)+" "+v)
 			continue
 		}
-		isDiff := diffStart(vl) >= 0 || strings.HasPrefix(vl[0], "*** Begin Patch")
+		isDiff := isDiffText(vl)
 		out = append(out, st.paint(k+":", sgrDim))
 		for _, l := range vl {
 			if isDiff {

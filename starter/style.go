@@ -46,19 +46,50 @@ func (st style) paint(s string, codes ...string) string {
 	return "\x1b[" + strings.Join(codes, ";") + "m" + s + sgrReset
 }
 
-// diffLine colours one line of a unified diff the way git does.
-func (st style) diffLine(l string) string {
+// Kinds of diff line, as diffKind tells them apart: watch colours them,
+// the console gives them CSS classes of the same names.
+const (
+	diffFile    = "file" // --- a/x, +++ b/x
+	diffHunk    = "hunk" // @@ ... @@
+	diffAdd     = "add"
+	diffDel     = "del"
+	diffContext = ""
+)
+
+// diffKind is what one line of a unified diff or an apply_patch patch is.
+func diffKind(l string) string {
 	switch {
 	case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
-		return st.paint(l, sgrBold)
+		return diffFile
 	case strings.HasPrefix(l, "@@"):
-		return st.paint(l, sgrCyan)
+		return diffHunk
 	case strings.HasPrefix(l, "+"):
-		return st.paint(l, sgrGreen)
+		return diffAdd
 	case strings.HasPrefix(l, "-"):
+		return diffDel
+	}
+	return diffContext
+}
+
+// diffLine colours one line of a unified diff the way git does.
+func (st style) diffLine(l string) string {
+	switch diffKind(l) {
+	case diffFile:
+		return st.paint(l, sgrBold)
+	case diffHunk:
+		return st.paint(l, sgrCyan)
+	case diffAdd:
+		return st.paint(l, sgrGreen)
+	case diffDel:
 		return st.paint(l, sgrRed)
 	}
 	return l
+}
+
+// isDiffText reports whether lines are a unified diff (after any summary)
+// or an apply_patch patch, so they are shown line by line as a diff.
+func isDiffText(lines []string) bool {
+	return diffStart(lines) >= 0 || len(lines) > 0 && strings.HasPrefix(lines[0], "*** Begin Patch")
 }
 
 // diffStart is the index of the line where a unified diff begins in s's
