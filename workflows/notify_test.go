@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/notify"
 )
 
@@ -167,4 +169,48 @@ func TestNoSinksNoNotifyActivity(t *testing.T) {
 	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Empty(t, n.kinds())
+}
+
+// A call waiting when the session continues as new is notified again by
+// the next run under the same key, so the sinks' records drop it: one
+// notification for the wait, whichever run posts it.
+func TestNotifyWaitCarriedAcrossContinueAsNewKeepsItsKey(t *testing.T) {
+	t.Parallel()
+	l := &longHarness{t: t, store: &memTranscript{heads: map[string][]conversation.Message{}}, wc: activities.WorkspaceConfig{Notify: true}}
+	l.reply = func(turn int, _ activities.ModelRequest) activities.ModelResponse {
+		switch {
+		case turn == 10:
+			return toolReply(readCall(turn), conversation.ToolCall{ID: "w10", Name: "write", Arguments: `{"path":"out","content":"x"}`})
+		case turn < 12:
+			return toolReply(readCall(turn))
+		}
+		return textReply("all done")
+	}
+	var n notified
+	l.onRun = func(run int, env *testsuite.TestWorkflowEnvironment) {
+		env.OnActivity(a.Notify, mock.Anything, mock.Anything).Return(
+			func(_ context.Context, ev notify.Event) (notify.Result, error) {
+				n.mu.Lock()
+				n.events = append(n.events, ev)
+				n.mu.Unlock()
+				return notify.Result{}, nil
+			})
+		if run == 2 {
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(SignalApproval, Approval{CallID: "w10", Decision: DecisionApprove})
+			}, time.Minute)
+		}
+	}
+	l.run(SessionInput{Prompt: "go", ContinueAsNewTurns: 5})
+	require.Equal(t, ResultCompleted, l.result.Status)
+	require.GreaterOrEqual(t, l.runs, 2)
+	keys := map[string]bool{}
+	for _, ev := range n.events {
+		if ev.Event == notify.EventWaiting {
+			require.Equal(t, "w10", ev.Pending[0].CallID)
+			keys[ev.Key] = true
+		}
+	}
+	require.Equal(t, map[string]bool{"default-test-workflow-id/default-test-run-id/waiting/10.1": true}, keys)
+	require.Equal(t, notify.EventCompleted, n.events[len(n.events)-1].Event)
 }
