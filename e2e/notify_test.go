@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -328,4 +329,56 @@ func decodedJSON(raw []byte) []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// A sub-agent's waiting call is notified once, by its parent (the person
+// decides it there), never by the sub-agent itself; the notification's
+// approve command, run as printed, decides it.
+func TestNotificationOfASubagentCallDecidedByItsCommand(t *testing.T) {
+	t.Parallel()
+	recv := &webhookReceiver{}
+	srv := httptest.NewServer(recv)
+	t.Cleanup(srv.Close)
+	e := &env{
+		t:          t,
+		model:      sm.NewResponder(subagentModel("build", sm.Call{ID: "c_w", Name: "write", Arguments: `{"path": "child.txt", "content": "from the child\n"}`})),
+		workspace:  t.TempDir(),
+		stateDir:   t.TempDir(),
+		configDir:  t.TempDir(),
+		taskQueue:  "e2e-" + randHex(6),
+		apiKey:     "sk-test-" + randHex(16),
+		workerArgs: []string{"--notify", srv.URL + "/hook/tok-n0tify"},
+	}
+	t.Cleanup(e.model.Close)
+	e.startWorker()
+
+	id := e.start(workflows.SessionInput{Prompt: "delegate"})
+	child := id + "/task-1"
+	var waiting []*notice
+	waitFor(t, "the parent's waiting notification", 60*time.Second, func() bool {
+		waiting = recv.of("/hook", id, "waiting")
+		return len(waiting) == 1
+	})
+	w := waiting[0].parsed
+	require.Equal(t, id, w.Session)
+	require.Len(t, w.Pending, 1)
+	require.Equal(t, child+"/c_w", w.Pending[0].CallID)
+	approve := w.Pending[0].Commands["approve"]
+	require.Equal(t, "longrun --address "+temporalAddr+" approve "+id+" "+child+"/c_w", approve)
+	args := strings.Fields(strings.TrimPrefix(approve, "longrun "))
+	cmd := exec.Command(filepath.Join(binDir, "starter"), args...)
+	cmd.Env = append(os.Environ(), "LONGRUN_TASK_QUEUE="+e.taskQueue)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	r := result(t, id)
+	require.Equal(t, workflows.ResultCompleted, r.Status)
+	require.Len(t, recv.of("/hook", id, "waiting"), 1, "one wait, one notification")
+	require.Len(t, recv.of("/hook", id, "completed"), 1)
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
+	for _, n := range recv.notices {
+		require.NotEqual(t, child, n.parsed.Session, "the sub-agent notifies nothing itself: %s %s", n.event, n.key)
+	}
+	require.Len(t, recv.notices, 2)
 }
