@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/longrun/longrun/mcp"
+	"github.com/longrun/longrun/notify"
 	"github.com/longrun/longrun/tools"
 	"github.com/longrun/longrun/transcript"
 )
@@ -52,6 +53,9 @@ type Activities struct {
 	// shell is how this worker runs shell commands (SetShell); nil: not
 	// said, taken as no sandbox.
 	shell *tools.ShellConfig
+	// notify posts notifications to the worker's sinks (SetNotify); nil:
+	// none.
+	notify *notify.Sender
 }
 
 // New returns activities that call the model described by mc and run the

@@ -43,6 +43,11 @@ type WorkspaceConfig struct {
 	// person's approval, and an auto session refuses to start. Recorded
 	// as a negative so histories from before the field decide as before.
 	NoSandbox bool `json:"no_sandbox,omitempty"`
+	// Notify is set when the worker that loaded the configuration has
+	// notification sinks: only then does the session schedule the Notify
+	// activity, so a session without sinks issues no extra command, and
+	// histories from before the field replay as they ran.
+	Notify bool `json:"notify,omitempty"`
 }
 
 // WorkerConfig is what the worker's own configuration directory says
@@ -114,6 +119,7 @@ func (a *Activities) LoadWorkspaceConfig(ctx context.Context, workDir string) (W
 		return wc, err
 	}
 	wc.NoSandbox = !a.sandboxed()
+	wc.Notify = a.notify.Sinks() > 0
 	return wc, nil
 }
 

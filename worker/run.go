@@ -55,6 +55,9 @@ type Main struct {
 	// transcript blob: --encryption-keys, LONGRUN_ENCRYPTION_KEYS. Nil
 	// means no encryption.
 	Keys *codec.Keys
+	// Notify is where notifications go: --notify, --notify-slack,
+	// LONGRUN_NOTIFY_SECRET, --console-url.
+	Notify notifyConfig
 	// pricesFlag is --prices / LONGRUN_PRICES as given; without it the
 	// config directory's prices.json is used.
 	pricesFlag string
@@ -67,6 +70,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	m.Temporal.bind(fs, getenv, os.Environ)
 	m.Observe.bind(fs, getenv)
+	m.Notify.bind(fs, getenv)
 	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
 	fs.StringVar(&m.Workspace, "workspace", or(getenv("LONGRUN_WORKSPACE"), "."), "workspace root every tool is confined to (env LONGRUN_WORKSPACE)")
 	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
@@ -119,6 +123,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if err := m.Observe.validate(); err != nil {
+		return nil, err
+	}
+	if err := m.Notify.validate(); err != nil {
 		return nil, err
 	}
 	if m.Tools.Shell.MaxSpillBytes <= 0 {
@@ -240,6 +247,16 @@ func (m *Main) Run() error {
 		logger.Info("transcript store", "store", where)
 	} else {
 		logger.Warn("no transcript store (--transcript off): every model call carries the whole conversation through history")
+	}
+	sender, err := m.Notify.sender(m.StateDir, opts.HostPort, opts.Namespace)
+	if err != nil {
+		return err
+	}
+	if sender != nil {
+		activities.SetNotify(acts, sender)
+		// Counted, never listed: a webhook URL may hold a token.
+		logger.Info("notifications", "webhooks", len(m.Notify.Webhooks), "slack", len(m.Notify.Slack),
+			"signed", sender.Secret != nil, "inbox", m.Notify.ConsoleURL)
 	}
 	own := ownQueue(m.TaskQueue)
 	activities.SetJobs(acts, jobs, own)

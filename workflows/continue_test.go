@@ -82,6 +82,7 @@ type longHarness struct {
 	// conversation query reads store.
 	sessions *Sessions
 	last     *testsuite.TestWorkflowEnvironment // the last run's, to query
+	wc       activities.WorkspaceConfig         // what LoadWorkspaceConfig answers
 }
 
 func (l *longHarness) env() *testsuite.TestWorkflowEnvironment {
@@ -91,7 +92,7 @@ func (l *longHarness) env() *testsuite.TestWorkflowEnvironment {
 	}
 	env := newSessionEnv(sw)
 	env.OnActivity(a.ListTools, mock.Anything).Return(catalog(), nil)
-	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(activities.WorkspaceConfig{}, nil)
+	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(l.wc, nil)
 	env.OnActivity(a.CallModel, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, req activities.ModelRequest) (activities.ModelResponse, error) {
 			older, err := l.store.Load(ctx, req.Head)

@@ -185,6 +185,7 @@ func (s *session) publishPending(ctx workflow.Context) {
 	}
 	workflow.SetCurrentDetails(ctx, s.details())
 	s.tellParent(ctx)
+	s.notifyWaiting(ctx)
 }
 
 func orNone(ids []string) string {

@@ -41,6 +41,7 @@ func (s *session) setupPolicy(ctx workflow.Context) error {
 	if err := execute(actx, s.localSetup, a.LoadWorkspaceConfig, s.in.WorkDir).Get(ctx, &wc); err != nil {
 		return fmt.Errorf("workspace permissions: %w", err)
 	}
+	s.notes.on = wc.Notify && s.in.Parent == nil
 	if s.in.Resume == nil {
 		s.addInstructions(wc.Instructions)
 	}

@@ -97,6 +97,8 @@ type session struct {
 
 	cancelTurn  workflow.CancelFunc // cancels the running turn (interrupt)
 	interrupted bool                // the running turn was interrupted
+
+	notes notifier // notifications to the worker's sinks (notify.go)
 }
 
 // Sessions is the AgentSession workflow with what it needs from the worker
@@ -167,6 +169,7 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 	}
 	s.killJobs(ctx)
 	s.setPhase(ctx, PhaseDone)
+	s.notifyEnd(ctx, res, err)
 	return res, err
 }
 
@@ -575,6 +578,7 @@ func (s *session) setPhase(ctx workflow.Context, phase string) {
 	}
 	workflow.SetCurrentDetails(ctx, s.details())
 	s.tellParent(ctx)
+	s.notifyWaiting(ctx)
 }
 
 func (s *session) status() Status {
