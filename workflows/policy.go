@@ -41,9 +41,6 @@ func (s *session) setupPolicy(ctx workflow.Context) error {
 	if err := execute(actx, s.localSetup, a.LoadWorkspaceConfig, s.in.WorkDir).Get(ctx, &wc); err != nil {
 		return fmt.Errorf("workspace permissions: %w", err)
 	}
-	if s.in.Resume == nil {
-		s.addInstructions(wc.Instructions)
-	}
 	approver := s.in.Approval
 	if approver == "" {
 		approver = permission.ApproverPerson
@@ -79,6 +76,9 @@ func (s *session) setupPolicy(ctx workflow.Context) error {
 		}
 	}
 	s.toolDefs = s.editToolsForModel(visible)
+	if s.in.Resume == nil {
+		return s.addSystemPrompt(ctx, wc) // the default prompt, AGENTS.md, the session's own (prompt.go)
+	}
 	return nil
 }
 
