@@ -32,6 +32,10 @@ type ModelConfig struct {
 	// NoStream sends plain requests instead of streamed ones, for
 	// endpoints (some proxies) that cannot stream (LONGRUN_MODEL_STREAM=off).
 	NoStream bool
+	// FreeformTools is whether apply_patch goes out as a custom tool with
+	// its grammar: FreeformAuto (empty: GPT-5-family models), FreeformOn or
+	// FreeformOff (LONGRUN_FREEFORM_TOOLS; see model_custom.go).
+	FreeformTools string
 }
 
 // Activities holds the dependencies of every activity.

@@ -120,6 +120,10 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 		Messages: toWireMessages(full),
 	}
 	for _, t := range req.Tools {
+		if ct, ok := a.customTool(model, t); ok { // apply_patch with its grammar (model_custom.go)
+			params.Tools = append(params.Tools, ct)
+			continue
+		}
 		var schema shared.FunctionParameters
 		if err := json.Unmarshal(t.Parameters, &schema); err != nil {
 			return ModelResponse{}, temporal.NewNonRetryableApplicationError(
@@ -131,6 +135,7 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 			Parameters:  schema,
 		}))
 	}
+	matchCustomCalls(&params)
 	// The heartbeat runs whether the endpoint streams or not: it is how a
 	// cancel reaches the call and how Temporal notices a lost worker
 	// within the heartbeat timeout instead of the whole start-to-close one.
@@ -210,11 +215,11 @@ func (a *Activities) response(requested string, comp *openai.ChatCompletion, att
 	ch := comp.Choices[0]
 	msg := conversation.Message{Role: conversation.RoleAssistant, Content: ch.Message.Content}
 	for _, tc := range ch.Message.ToolCalls {
-		name, args := tc.Function.Name, tc.Function.Arguments
 		if tc.Type == "custom" {
-			name, args = tc.Custom.Name, tc.Custom.Input
+			msg.ToolCalls = append(msg.ToolCalls, customCall(tc.ID, tc.Custom.Name, tc.Custom.Input))
+			continue
 		}
-		msg.ToolCalls = append(msg.ToolCalls, conversation.ToolCall{ID: tc.ID, Name: name, Arguments: args})
+		msg.ToolCalls = append(msg.ToolCalls, conversation.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	if msg.Content == "" && len(msg.ToolCalls) == 0 && ch.Message.Refusal != "" {
 		msg.Content = ch.Message.Refusal
@@ -261,15 +266,7 @@ func toWireMessages(msgs []conversation.Message) []openai.ChatCompletionMessageP
 				p.Content.OfString = openai.String(m.Content)
 			}
 			for _, c := range m.ToolCalls {
-				p.ToolCalls = append(p.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID: c.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-							Name:      c.Name,
-							Arguments: c.Arguments,
-						},
-					},
-				})
+				p.ToolCalls = append(p.ToolCalls, wireCall(c))
 			}
 			out = append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: &p})
 		}

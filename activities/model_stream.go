@@ -35,12 +35,15 @@ func (a *Activities) stream(ctx context.Context, params openai.ChatCompletionNew
 	s := a.client.Chat.Completions.NewStreaming(ctx, params)
 	defer s.Close()
 	var acc openai.ChatCompletionAccumulator
+	var custom customDeltas // model_custom.go
 	for s.Next() {
 		if !acc.AddChunk(s.Current()) {
 			return nil, fmt.Errorf("stream chunk %q does not continue the reply: %w", s.Current().ID, errMalformedStream)
 		}
+		custom.add(s.Current())
 		progress.update(&acc.ChatCompletion)
 	}
+	custom.apply(&acc.ChatCompletion)
 	if err := s.Err(); err != nil {
 		return nil, err
 	}

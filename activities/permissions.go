@@ -38,6 +38,10 @@ type WorkspaceConfig struct {
 	// configuration directory (permissions.json there), which a person
 	// wrote; they form the "worker" layer below the workspace's.
 	WorkerRules []permission.Rule `json:"worker_rules,omitempty"`
+	// Environment is where the session runs (working directory, git
+	// branch, OS, shell), for the default system prompt; nil in
+	// histories recorded before it.
+	Environment *Environment `json:"environment,omitempty"`
 	// NoSandbox is set when the worker that loaded the configuration has
 	// no working shell sandbox: then no shell command may run without a
 	// person's approval, and an auto session refuses to start. Recorded
@@ -178,7 +182,8 @@ func (a *Activities) loadWorkspaceConfig(_ context.Context, workDir string) (Wor
 	return a.withInstructions(base, ws)
 }
 
-// withInstructions adds the working directory's AGENTS.md to wc.
+// withInstructions adds the working directory's AGENTS.md and its
+// Environment to wc.
 func (a *Activities) withInstructions(wc WorkspaceConfig, ws *tools.Workspace) (WorkspaceConfig, error) {
 	ins, notes, err := a.loadInstructions(ws)
 	if err != nil {
@@ -186,5 +191,6 @@ func (a *Activities) withInstructions(wc WorkspaceConfig, ws *tools.Workspace) (
 	}
 	wc.Instructions = ins
 	wc.Notes = append(wc.Notes, notes...)
+	wc.Environment = environment(ws)
 	return wc, nil
 }

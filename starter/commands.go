@@ -49,7 +49,8 @@ type sessionFlags struct {
 func bindSessionFlags(fs *flag.FlagSet) *sessionFlags {
 	sf := &sessionFlags{}
 	fs.StringVar(&sf.in.Model, "model", "", "model name (default: the worker's LONGRUN_MODEL)")
-	fs.StringVar(&sf.in.SystemPrompt, "system", "", "system prompt (default: the worker's)")
+	fs.StringVar(&sf.in.SystemPrompt, "system", "", "the session's own system prompt, sent after Longrun's default prompt and AGENTS.md (see --system-mode)")
+	fs.StringVar(&sf.in.SystemPromptMode, "system-mode", "", `"append" (default: --system follows the default prompt) or "replace" (--system is sent instead of it)`)
 	fs.IntVar(&sf.in.MaxTurns, "max-turns", 0, fmt.Sprintf("most model calls before the session stops (0 = %d)", workflows.DefaultMaxTurns))
 	fs.StringVar(&sf.in.WorkDir, "workdir", "", "directory relative to the worker's workspace root")
 	fs.Func("idle-timeout", `how long to wait for another message once the model stops, e.g. 10m, 72h or "forever" (default 0: end then)`, func(v string) error {
@@ -98,6 +99,11 @@ func (sf *sessionFlags) input(prompt string) (workflows.SessionInput, error) {
 	}
 	if sf.approvalTimeout < 0 {
 		return in, usagef("--approval-timeout must not be negative")
+	}
+	switch in.SystemPromptMode {
+	case "", workflows.SystemPromptAppend, workflows.SystemPromptReplace:
+	default:
+		return in, usagef("--system-mode must be %q or %q, not %q", workflows.SystemPromptAppend, workflows.SystemPromptReplace, in.SystemPromptMode)
 	}
 	switch in.Approval {
 	case "", workflows.ApproverPerson, workflows.ApproverNone:

@@ -112,6 +112,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 		return nil, fmt.Errorf("LONGRUN_MODEL_STREAM: %w", err)
 	}
 	fs.BoolVar(&stream, "model-stream", stream, "stream model replies, so heartbeats show the partial text (env LONGRUN_MODEL_STREAM=on|off)")
+	fs.StringVar(&m.Model.FreeformTools, "freeform-tools", or(getenv("LONGRUN_FREEFORM_TOOLS"), activities.FreeformAuto), "offer apply_patch as a custom tool with its Lark grammar: auto (GPT-5-family models), on (every model) or off (env LONGRUN_FREEFORM_TOOLS)")
 	fs.StringVar(&m.pricesFlag, "prices", getenv("LONGRUN_PRICES"), "JSON price table {\"model\": {\"input\": USD/1M tokens, \"output\": ...}} for cost estimates (default prices.json of --config; env LONGRUN_PRICES)")
 	passEnv := fs.String("pass-env", getenv("LONGRUN_PASS_ENV"), "variables shell commands (and sandboxed MCP servers) get besides the allowlist, comma separated: NAME passes the worker's value, NAME=value sets one (env LONGRUN_PASS_ENV)")
 	keysFile := fs.String("encryption-keys", getenv(codec.EnvKeysFile), "file of KEYID=BASE64 lines, one per 32-byte AES-256 key: payloads in Temporal and transcript blobs are encrypted with the first key, and read with any (env "+codec.EnvKeysFile+")")
@@ -139,6 +140,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 		m.ConfigDir = defaultDir(getenv, "XDG_CONFIG_HOME", ".config")
 	}
 	m.Model.NoStream = !stream
+	if m.Model.FreeformTools, err = activities.ParseFreeformMode(m.Model.FreeformTools); err != nil {
+		return nil, fmt.Errorf("--freeform-tools %w", err)
+	}
 	m.Model.BaseURL = getenv("OPENAI_BASE_URL")
 	m.Model.APIKey = getenv("OPENAI_API_KEY")
 	if m.pricesFlag != "" {

@@ -113,6 +113,11 @@ type SessionInput struct {
 	// price table, usage.cost_usd); 0 = no budget. A model with no price
 	// costs 0, so this brake never fires for it: use TokenBudget too.
 	CostBudgetUSD float64 `json:"cost_budget_usd,omitempty"`
+	// SystemPromptMode says what SystemPrompt does to Longrun's default
+	// system prompt: "append" (the default: the default prompt, then
+	// AGENTS.md, then SystemPrompt) or "replace" (SystemPrompt instead of
+	// the default prompt, then AGENTS.md). See SystemPromptAppend.
+	SystemPromptMode string `json:"system_prompt_mode,omitempty"`
 	// Resume is set by the session itself when it continues as new: the
 	// state it carries into the next run. Leave it empty when starting one.
 	Resume *Resume `json:"resume,omitempty"`

@@ -42,9 +42,6 @@ func (s *session) setupPolicy(ctx workflow.Context) error {
 		return fmt.Errorf("workspace permissions: %w", err)
 	}
 	s.notes.on = wc.Notify && s.in.Parent == nil
-	if s.in.Resume == nil {
-		s.addInstructions(wc.Instructions)
-	}
 	approver := s.in.Approval
 	if approver == "" {
 		approver = permission.ApproverPerson
@@ -80,6 +77,9 @@ func (s *session) setupPolicy(ctx workflow.Context) error {
 		}
 	}
 	s.toolDefs = s.editToolsForModel(visible)
+	if s.in.Resume == nil {
+		return s.addSystemPrompt(ctx, wc) // the default prompt, AGENTS.md, the session's own (prompt.go)
+	}
 	return nil
 }
 

@@ -1,0 +1,125 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/permission"
+	"github.com/longrun/longrun/prompt"
+	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolsearch"
+)
+
+// versionDefaultPrompt marks sessions that start with the default system
+// prompt (package prompt). A session recorded before it had only its own
+// system_prompt and AGENTS.md, and replays so.
+const versionDefaultPrompt = "default-prompt-v1"
+
+// System prompt modes (SessionInput.SystemPromptMode).
+const (
+	// SystemPromptAppend keeps the default prompt and puts the session's
+	// system_prompt after it and after AGENTS.md: the most specific text
+	// comes last. The default.
+	SystemPromptAppend = "append"
+	// SystemPromptReplace sends the session's system_prompt instead of
+	// the default one (and nothing at all when it is empty), then
+	// AGENTS.md: the order sessions had before the default prompt.
+	SystemPromptReplace = "replace"
+)
+
+// addSystemPrompt builds the system messages of a new session, once, when
+// the workspace configuration arrives: the default prompt rendered for the
+// session's model family and environment, then the project's AGENTS.md,
+// then the session's own system_prompt (already the first message). They
+// are never re-rendered, so every request of the session starts with the
+// same bytes (the provider's prompt cache) and a continue-as-new carries
+// them in the transcript.
+func (s *session) addSystemPrompt(ctx workflow.Context, wc activities.WorkspaceConfig) error {
+	switch s.in.SystemPromptMode {
+	case "", SystemPromptAppend, SystemPromptReplace:
+	default:
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("system_prompt_mode %q: want %q (the session's system_prompt follows the default prompt) or %q (it replaces it)",
+				s.in.SystemPromptMode, SystemPromptAppend, SystemPromptReplace),
+			"InvalidSessionInput", nil)
+	}
+	if s.in.SystemPromptMode == SystemPromptReplace || !s.has(ctx, versionDefaultPrompt) {
+		s.addInstructions(wc.Instructions)
+		return nil
+	}
+	text, err := prompt.Render(s.promptEnv(ctx, wc))
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), "DefaultPrompt", err)
+	}
+	// The session's own system messages move after AGENTS.md.
+	i := 0
+	for i < len(s.messages) && s.messages[i].Role == conversation.RoleSystem {
+		i++
+	}
+	own := slices.Clone(s.messages[:i])
+	s.messages = s.messages[i:]
+	s.addInstructions(wc.Instructions)
+	j := 0
+	for j < len(s.messages) && s.messages[j].Role == conversation.RoleSystem {
+		j++
+	}
+	msgs := []conversation.Message{{Role: conversation.RoleSystem, Content: text}}
+	msgs = append(msgs, s.messages[:j]...)
+	msgs = append(msgs, own...)
+	s.messages = append(msgs, s.messages[j:]...)
+	return nil
+}
+
+// promptEnv gathers what the default prompt says: facts the workspace
+// activity recorded, the session's options, the tools it offers (after
+// the profile and the model's edit tools chose), and the date from the
+// workflow's clock.
+func (s *session) promptEnv(ctx workflow.Context, wc activities.WorkspaceConfig) prompt.Env {
+	model := s.in.Model
+	if model == "" {
+		model = s.defaultModel
+	}
+	env := prompt.Env{
+		Model:      model,
+		Date:       workflow.Now(ctx),
+		Sandbox:    !wc.NoSandbox,
+		Network:    s.in.Network,
+		Profile:    s.in.Profile,
+		Unattended: s.in.Approval == ApproverNone,
+		SubAgent:   s.in.Parent != nil,
+	}
+	if env.Profile == "" {
+		env.Profile = permission.ProfileBuild
+	}
+	if s.in.ApprovalTimeout > 0 {
+		env.ApprovalTimeout = time.Duration(s.in.ApprovalTimeout)
+	}
+	if e := wc.Environment; e != nil {
+		env.WorkDir, env.GitRoot, env.Branch, env.Head, env.OS, env.Shell = e.WorkDir, e.GitRoot, e.Branch, e.Head, e.OS, e.Shell
+	}
+	// The session answers these itself: they neither read nor ask.
+	own := []string{todoSpec().Name, taskSpec().Name, toolsearch.SearchSpec().Name}
+	for _, d := range s.toolDefs {
+		env.Tools = append(env.Tools, d.Name)
+		spec := s.specs[d.Name]
+		switch {
+		case spec.Server != "" || spec.Exposure == tools.ExposureDeferred || slices.Contains(own, d.Name):
+			// MCP tools, tools sent only once found (the job tools) and
+			// the session's own are left out of the two lists.
+		case spec.ReadOnly:
+			env.ReadTools = append(env.ReadTools, d.Name)
+		default:
+			env.AskTools = append(env.AskTools, d.Name)
+		}
+	}
+	slices.Sort(env.Tools)
+	slices.Sort(env.ReadTools)
+	slices.Sort(env.AskTools)
+	return env
+}
