@@ -31,6 +31,13 @@ type ModelConfig struct {
 	// NoStream sends plain requests instead of streamed ones, for
 	// endpoints (some proxies) that cannot stream (LONGRUN_MODEL_STREAM=off).
 	NoStream bool
+	// API is the wire protocol: ModelAPIChat, ModelAPIResponses, or empty
+	// for chat except for the models that only speak the Responses API
+	// (LONGRUN_MODEL_API).
+	API string
+	// PromptCacheKey says when to send a per-session prompt_cache_key:
+	// PromptCacheKeyAuto (or empty), On or Off (LONGRUN_PROMPT_CACHE_KEY).
+	PromptCacheKey string
 }
 
 // Activities holds the dependencies of every activity.
