@@ -105,18 +105,11 @@ func (a *Activities) callResponses(ctx context.Context, model string, full []con
 		params.PromptCacheKey = openai.String(key)
 	}
 	for _, t := range defs {
-		schema, err := toolSchema(t)
+		tool, err := responsesTool(t)
 		if err != nil {
 			return ModelResponse{}, err
 		}
-		params.Tools = append(params.Tools, responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{
-			Name:        t.Name,
-			Description: openai.String(t.Description),
-			Parameters:  schema,
-			// Strict schemas must list every property as required;
-			// ours have optional ones, as on chat completions.
-			Strict: openai.Bool(false),
-		}})
+		params.Tools = append(params.Tools, tool)
 	}
 	var r *responses.Response
 	var err error
@@ -134,6 +127,25 @@ func (a *Activities) callResponses(ctx context.Context, model string, full []con
 	return a.fromResponse(model, r, attempt(ctx))
 }
 
+// responsesTool is a tool definition as the Responses API takes it: a
+// function with its JSON schema. (A custom tool with a grammar would be
+// a responses.CustomToolParam here; its calls and outputs already travel
+// as custom_tool_call and custom_tool_call_output.)
+func responsesTool(t ToolDef) (responses.ToolUnionParam, error) {
+	schema, err := toolSchema(t)
+	if err != nil {
+		return responses.ToolUnionParam{}, err
+	}
+	return responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{
+		Name:        t.Name,
+		Description: openai.String(t.Description),
+		Parameters:  schema,
+		// Strict schemas must list every property as required; ours
+		// have optional ones, as on chat completions.
+		Strict: openai.Bool(false),
+	}}, nil
+}
+
 // toResponsesInput turns the conversation into Responses input items:
 // messages, then for an assistant message its reasoning items, its text
 // and its calls (function_call, or custom_tool_call for a freeform one),
@@ -148,7 +160,14 @@ func toResponsesInput(msgs []conversation.Message) responses.ResponseInputParam 
 		case conversation.RoleUser:
 			out = append(out, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleUser))
 		case conversation.RoleAssistant:
-			for _, r := range m.ReasoningItems {
+			// OpenAI refuses a reasoning item without the item it led
+			// to (a reply cut off while the model thought has none), so
+			// such reasoning stays in the transcript only.
+			reasoning := m.ReasoningItems
+			if m.Content == "" && len(m.ToolCalls) == 0 {
+				reasoning = nil
+			}
+			for _, r := range reasoning {
 				item := responses.ResponseReasoningItemParam{ID: r.ID, Summary: []responses.ResponseReasoningItemSummaryParam{}}
 				for _, s := range r.Summary {
 					item.Summary = append(item.Summary, responses.ResponseReasoningItemSummaryParam{Text: s})

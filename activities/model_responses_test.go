@@ -61,6 +61,13 @@ func TestToResponsesInput(t *testing.T) {
 		{"assistant text", []conversation.Message{
 			{Role: conversation.RoleAssistant, Content: "hello", Reasoning: "shown only"},
 		}, `[{"content":"hello","role":"assistant"}]`},
+		{"reasoning without the item it led to stays home", []conversation.Message{
+			{Role: conversation.RoleAssistant, ReasoningItems: []conversation.ReasoningItem{{ID: "rs_1", EncryptedContent: "E"}}},
+			{Role: conversation.RoleUser, Content: "go on"},
+		}, `[{"content":"go on","role":"user"}]`},
+		{"reasoning before text", []conversation.Message{
+			{Role: conversation.RoleAssistant, Content: "hi", ReasoningItems: []conversation.ReasoningItem{{ID: "rs_1", EncryptedContent: "E"}}},
+		}, `[{"type":"reasoning","id":"rs_1","encrypted_content":"E","summary":[]},{"content":"hi","role":"assistant"}]`},
 		{"reasoning items, then calls and their outputs", []conversation.Message{
 			{Role: conversation.RoleAssistant, ReasoningItems: []conversation.ReasoningItem{
 				{ID: "rs_1", EncryptedContent: "enc1", Summary: []string{"a", "b"}}, {ID: "rs_2"},
