@@ -32,7 +32,8 @@ func ParseModelAPI(v string) (string, error) {
 }
 
 // responsesOnlyFamilies are the OpenAI models served only through the
-// Responses API (openai-go's ResponsesOnlyModel list): the codex family
+// Responses API (the names openai-go's shared.ResponsesModel lists beyond
+// its chat models): the codex family
 // (gpt-5-codex, gpt-5.1-codex-max, codex-mini-latest), the pro models
 // (o1-pro, o3-pro, gpt-5-pro, gpt-5.5-pro), deep research and computer use.
 var responsesOnlyFamilies = []string{"codex", "deep-research", "computer-use-preview"}
