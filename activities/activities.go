@@ -36,6 +36,13 @@ type ModelConfig struct {
 	// its grammar: FreeformAuto (empty: GPT-5-family models), FreeformOn or
 	// FreeformOff (LONGRUN_FREEFORM_TOOLS; see model_custom.go).
 	FreeformTools string
+	// API is the wire protocol: ModelAPIChat, ModelAPIResponses, or empty
+	// for chat except for the models that only speak the Responses API
+	// (LONGRUN_MODEL_API).
+	API string
+	// PromptCacheKey says when to send a per-session prompt_cache_key:
+	// PromptCacheKeyAuto (or empty), On or Off (LONGRUN_PROMPT_CACHE_KEY).
+	PromptCacheKey string
 }
 
 // Activities holds the dependencies of every activity.

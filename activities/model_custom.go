@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/tools"
@@ -75,6 +77,19 @@ func (a *Activities) customTool(model string, t ToolDef) (openai.ChatCompletionT
 			},
 		},
 	}), true
+}
+
+// responsesCustomTool is customTool for the Responses API.
+func (a *Activities) responsesCustomTool(model string, t ToolDef) (responses.ToolUnionParam, bool) {
+	f, ok := tools.FreeformFor(t.Name)
+	if !ok || !a.takesCustomTools(model) {
+		return responses.ToolUnionParam{}, false
+	}
+	return responses.ToolUnionParam{OfCustom: &responses.CustomToolParam{
+		Name:        f.Name,
+		Description: openai.String(f.Description),
+		Format:      shared.CustomToolInputFormatParamOfGrammar(f.Grammar, f.Syntax),
+	}}, true
 }
 
 // customCall is a custom tool call as the session records it: the raw

@@ -66,6 +66,7 @@ func TestCustomToolOffered(t *testing.T) {
 			defer srv.Close()
 			a, _ := newActs(t, srv)
 			a.model.FreeformTools = tt.setting
+			a.model.API = ModelAPIChat // the Responses API's form: TestResponsesCustomToolOffered
 			_, err := a.CallModel(context.Background(), ModelRequest{Model: tt.model,
 				Messages: []conversation.Message{{Role: conversation.RoleUser, Content: "hi"}},
 				Tools:    []ToolDef{readDef, patchDef()}})
@@ -87,6 +88,41 @@ func TestCustomToolOffered(t *testing.T) {
 			require.Equal(t, "lark", g["syntax"])
 			require.Contains(t, g["definition"], `start: begin_patch hunk+ end_patch`)
 		})
+	}
+}
+
+// On the Responses API (automatic for the codex family), apply_patch goes
+// out as a custom tool with its Lark grammar too, and to a model that
+// takes no custom tools as the JSON function.
+func TestResponsesCustomToolOffered(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		model, setting, want string
+	}{
+		{"gpt-5-codex", FreeformAuto, "custom"},
+		{"gpt-5-codex", FreeformOff, "function"},
+	} {
+		srv := sm.New(sm.Text("ok"))
+		a, _ := newActs(t, srv)
+		a.model.FreeformTools = tt.setting
+		_, err := a.CallModel(context.Background(), ModelRequest{Model: tt.model,
+			Messages: []conversation.Message{{Role: conversation.RoleUser, Content: "hi"}},
+			Tools:    []ToolDef{patchDef()}})
+		require.NoError(t, err)
+		req := srv.Requests()[0]
+		srv.Close()
+		require.Equal(t, sm.APIResponses, req.API, "%+v", tt)
+		require.Len(t, req.Tools, 1)
+		require.Equal(t, tt.want, req.Tools[0].Type, "%+v", tt)
+		if tt.want == "custom" {
+			var format struct{ Type, Syntax, Definition string }
+			require.NoError(t, json.Unmarshal(req.Tools[0].Format, &format))
+			require.Equal(t, "grammar", format.Type)
+			require.Equal(t, "lark", format.Syntax)
+			require.Contains(t, format.Definition, `start: begin_patch hunk+ end_patch`)
+		} else {
+			require.NotContains(t, string(req.Raw), "begin_patch", "no grammar for %+v", tt)
+		}
 	}
 }
 

@@ -120,8 +120,21 @@ func renderApprovalRequest(w io.Writer, session string, p workflows.PendingAppro
 	style{}.approvalRequest(w, session, p)
 }
 
+// renderUsage is the token counts, with the cached and reasoning parts and
+// the estimated cost when there are any.
 func renderUsage(u conversation.Usage) string {
-	return fmt.Sprintf("%d (prompt %d, completion %d)", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
+	s := fmt.Sprintf("%d (prompt %d, completion %d", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
+	if u.CachedTokens > 0 {
+		s += fmt.Sprintf(", %d of the prompt cached", u.CachedTokens)
+	}
+	if u.ReasoningTokens > 0 {
+		s += fmt.Sprintf(", %d of the completion reasoning", u.ReasoningTokens)
+	}
+	s += ")"
+	if u.CostUSD > 0 {
+		s += fmt.Sprintf(", ~$%.4f", u.CostUSD)
+	}
+	return s
 }
 
 // statusRows writes the status query's fields as tab-separated rows, for

@@ -118,6 +118,7 @@ func (st style) message(m conversation.Message) []string {
 	case conversation.RoleUser:
 		lines = append(lines, st.paint("user:", sgrBold, sgrGreen)+" "+indentRest(m.Content))
 	case conversation.RoleAssistant:
+		lines = append(lines, st.reasoning(m.Reasoning)...)
 		if m.Content != "" || len(m.ToolCalls) == 0 {
 			lines = append(lines, st.paint("assistant:", sgrBold, sgrMagenta)+" "+indentRest(m.Content))
 		}
@@ -129,6 +130,30 @@ func (st style) message(m conversation.Message) []string {
 		lines = st.result(m)
 	default:
 		lines = append(lines, st.paint(m.Role+":", sgrBold)+" "+indentRest(m.Content))
+	}
+	return lines
+}
+
+// maxReasoningLines is how much of a model's reasoning watch shows above
+// its answer: the start of its thinking, dimmed; the whole of it is in
+// `conversation --json`.
+const maxReasoningLines = 12
+
+// reasoning is the "thinking:" lines of an assistant message whose model
+// returned its reasoning (none when it did not).
+func (st style) reasoning(text string) []string {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil
+	}
+	all := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	shown := all[:min(len(all), maxReasoningLines)]
+	lines := []string{st.paint("thinking:", sgrDim) + " " + st.paint(shown[0], sgrDim)}
+	for _, l := range shown[1:] {
+		lines = append(lines, continuationSpace+st.paint(l, sgrDim))
+	}
+	if n := len(all) - len(shown); n > 0 {
+		lines = append(lines, continuationSpace+st.paint(fmt.Sprintf("… %d more lines (%s conversation --json has them)", n, progName), sgrDim))
 	}
 	return lines
 }

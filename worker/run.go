@@ -113,6 +113,8 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	}
 	fs.BoolVar(&stream, "model-stream", stream, "stream model replies, so heartbeats show the partial text (env LONGRUN_MODEL_STREAM=on|off)")
 	fs.StringVar(&m.Model.FreeformTools, "freeform-tools", or(getenv("LONGRUN_FREEFORM_TOOLS"), activities.FreeformAuto), "offer apply_patch as a custom tool with its Lark grammar: auto (GPT-5-family models), on (every model) or off (env LONGRUN_FREEFORM_TOOLS)")
+	modelAPI := fs.String("model-api", or(getenv("LONGRUN_MODEL_API"), "auto"), "wire protocol to the model: chat (chat completions), responses (the Responses API, stateless), or auto: chat except for models served only by the Responses API, such as the codex family (env LONGRUN_MODEL_API)")
+	cacheKey := fs.String("prompt-cache-key", or(getenv("LONGRUN_PROMPT_CACHE_KEY"), activities.PromptCacheKeyAuto), "send each session's id as prompt_cache_key: auto (to api.openai.com only), on or off (env LONGRUN_PROMPT_CACHE_KEY)")
 	fs.StringVar(&m.pricesFlag, "prices", getenv("LONGRUN_PRICES"), "JSON price table {\"model\": {\"input\": USD/1M tokens, \"output\": ...}} for cost estimates (default prices.json of --config; env LONGRUN_PRICES)")
 	passEnv := fs.String("pass-env", getenv("LONGRUN_PASS_ENV"), "variables shell commands (and sandboxed MCP servers) get besides the allowlist, comma separated: NAME passes the worker's value, NAME=value sets one (env LONGRUN_PASS_ENV)")
 	keysFile := fs.String("encryption-keys", getenv(codec.EnvKeysFile), "file of KEYID=BASE64 lines, one per 32-byte AES-256 key: payloads in Temporal and transcript blobs are encrypted with the first key, and read with any (env "+codec.EnvKeysFile+")")
@@ -142,6 +144,15 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	m.Model.NoStream = !stream
 	if m.Model.FreeformTools, err = activities.ParseFreeformMode(m.Model.FreeformTools); err != nil {
 		return nil, fmt.Errorf("--freeform-tools %w", err)
+	}
+	if m.Model.API, err = activities.ParseModelAPI(*modelAPI); err != nil {
+		return nil, fmt.Errorf("LONGRUN_MODEL_API / --model-api: %w", err)
+	}
+	switch *cacheKey {
+	case activities.PromptCacheKeyAuto, activities.PromptCacheKeyOn, activities.PromptCacheKeyOff:
+		m.Model.PromptCacheKey = *cacheKey
+	default:
+		return nil, fmt.Errorf("LONGRUN_PROMPT_CACHE_KEY / --prompt-cache-key %q: want auto, on or off", *cacheKey)
 	}
 	m.Model.BaseURL = getenv("OPENAI_BASE_URL")
 	m.Model.APIKey = getenv("OPENAI_API_KEY")
