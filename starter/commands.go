@@ -106,7 +106,9 @@ func (sf *sessionFlags) input(prompt string) (workflows.SessionInput, error) {
 	}
 	in.IdleTimeout = workflows.Duration(sf.idle)
 	in.ApprovalTimeout = workflows.Duration(sf.approvalTimeout)
-	return in, nil
+	// Checked here, before any connection: a session that would fail at
+	// once, or a rule that could never match, is never started.
+	return in, checkSessionInput(in)
 }
 
 // newSessionID is unique enough for people starting sessions by hand and
