@@ -7,12 +7,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/longrun/longrun/permission"
-	"go.temporal.io/api/workflowservice/v1"
 	"strings"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+
+	"github.com/longrun/longrun/permission"
 
 	"github.com/longrun/longrun/workflows"
 )
@@ -364,14 +366,26 @@ func (a *app) cmdPending(ctx context.Context, fs *flag.FlagSet, args []string) e
 
 func (a *app) cmdStatus(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
+		// Describe needs no worker: a session that failed says why even
+		// when the status query cannot be answered.
+		var e *ending
+		if desc, err := c.DescribeWorkflowExecution(ctx, session, ""); err == nil {
+			e = a.ended(ctx, c, desc)
+		}
 		st, err := a.queryStatus(ctx, c, session)
 		if err != nil {
+			if e != nil {
+				return fmt.Errorf("%w (the session %s: %s)", err, e.How, e.Reason)
+			}
 			return err
 		}
 		if a.cfg.JSON {
-			return a.printJSON(st)
+			return a.printJSON(struct {
+				workflows.Status
+				Ended *ending `json:"ended,omitempty"`
+			}{st, e})
 		}
-		renderStatus(a.stdout, session, st)
+		renderStatus(a.stdout, session, st, e)
 		return nil
 	})
 }
@@ -412,7 +426,24 @@ func (a *app) cmdWatch(ctx context.Context, fs *flag.FlagSet, args []string) err
 
 func (a *app) cmdCancel(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
+		// A session that already ended cannot be cancelled: say how it
+		// ended and exit 1, since nothing was cancelled (a script that
+		// runs cancel && ... must not think it stopped something).
+		if err := a.alreadyEnded(ctx, c, session); err != nil {
+			return err
+		}
 		if err := c.CancelWorkflow(ctx, session, ""); err != nil {
+			var nf *serviceerror.NotFound
+			if errors.As(err, &nf) {
+				// It may have ended between describe and cancel.
+				if err := a.alreadyEnded(ctx, c, session); err != nil {
+					return err
+				}
+			}
+			var again *serviceerror.CancellationAlreadyRequested
+			if errors.As(err, &again) {
+				return exitError{exitFailure, fmt.Sprintf("a cancel of %s was already requested; it is finishing (%s watch %s)", session, progName, shellQuote(session))}
+			}
 			return sessionError(err, "cancel", session, a.cfg.Namespace)
 		}
 		if a.cfg.JSON {
@@ -438,8 +469,30 @@ func (a *app) cmdInterrupt(ctx context.Context, fs *flag.FlagSet, args []string)
 
 func (a *app) cmdResult(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
-		return a.outcome(ctx, c, session, "", false)
+		return a.outcome(ctx, c, session, "", false, "")
 	})
+}
+
+// alreadyEnded returns an exitError naming how session ended when it is
+// closed, nil while it runs.
+func (a *app) alreadyEnded(ctx context.Context, c sessionClient, session string) error {
+	desc, err := c.DescribeWorkflowExecution(ctx, session, "")
+	if err != nil {
+		return sessionError(err, "describe", session, a.cfg.Namespace)
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	if isOpen(info.GetStatus()) {
+		return nil
+	}
+	how := statusName(info.GetStatus().String())
+	if e := a.ended(ctx, c, desc); e != nil {
+		how = e.How
+	}
+	if a.cfg.JSON {
+		_ = a.printJSON(map[string]string{"session_id": session, "cancel": "not-sent", "ended": how})
+	}
+	return exitError{exitFailure, fmt.Sprintf("session %s already ended (%s, at %s); nothing to cancel",
+		session, how, info.GetCloseTime().AsTime().Local().Format(time.DateTime))}
 }
 
 // waitingQuery finds every open session waiting for a person.

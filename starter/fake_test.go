@@ -123,7 +123,11 @@ func (f *fakeClient) DescribeWorkflowExecution(_ context.Context, id, _ string) 
 	n := f.describes
 	f.describes++
 	f.mu.Unlock()
-	st, err := f.describe(n)
+	describe := f.describe
+	if describe == nil {
+		describe = func(int) (enumspb.WorkflowExecutionStatus, error) { return enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil }
+	}
+	st, err := describe(n)
 	if err != nil {
 		return nil, err
 	}
