@@ -125,7 +125,9 @@ func (f *fakeClient) DescribeWorkflowExecution(_ context.Context, id, _ string) 
 	f.mu.Unlock()
 	describe := f.describe
 	if describe == nil {
-		describe = func(int) (enumspb.WorkflowExecutionStatus, error) { return enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil }
+		describe = func(int) (enumspb.WorkflowExecutionStatus, error) {
+			return enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
+		}
 	}
 	st, err := describe(n)
 	if err != nil {
