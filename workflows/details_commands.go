@@ -19,7 +19,7 @@ const (
 // one per line, ready to paste (a list of inline code collapses into one
 // paragraph there).
 func (s *session) waitingDetails(b *strings.Builder, pending []PendingApproval) {
-	fmt.Fprintf(b, "\n### ⏸ waiting for approval: %d call(s)\n", len(pending))
+	fmt.Fprintf(b, "\n### waiting for approval: %d call(s)\n", len(pending))
 	for _, c := range pending {
 		fmt.Fprintf(b, "\n**%s** `%s` — `%s`", c.Tool, c.CallID, truncate(strings.ReplaceAll(c.Arguments, "\n", " "), 160))
 		if c.Reason != "" {

@@ -17,7 +17,7 @@ func TestDetailsListEachDecidingCommandOnItsOwnLine(t *testing.T) {
 	s := &session{phase: PhaseWaitingApproval, workflowID: "s1", address: "10.0.0.5:7233", maxTurns: 10,
 		batch: []*callState{{call: conversation.ToolCall{ID: "c_sh", Name: "shell", Arguments: `{"command":"go test ./..."}`}, state: stateWaiting, why: "runs a command"}}}
 	d := s.details()
-	require.Contains(t, d, "### ⏸ waiting for approval: 1 call(s)")
+	require.Contains(t, d, "### waiting for approval: 1 call(s)")
 	require.Contains(t, d, "**shell** `c_sh` — `{\"command\":\"go test ./...\"}` — runs a command")
 	lines := strings.Split(d, "\n")
 	for _, want := range []string{
