@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	sm "github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/workflows"
@@ -34,7 +35,12 @@ func TestApproveWithoutAWorkerFallsBackToTheSignal(t *testing.T) {
 	waitPending(t, id, 1)
 	e.stopWorker()
 
-	out, err := e.starter("approve", id, "c_w")
+	// Without a worker the waiting calls cannot be listed: name them.
+	out, err := e.starter("approve", id)
+	require.Equal(t, 1, exitCode(t, err), out)
+	require.Contains(t, out, "so the waiting calls cannot be listed: name the call ids")
+
+	out, err = e.starter("approve", id, "c_w")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "the approve update needs a running worker, so the decision goes as the approval signal instead")
 	require.Contains(t, out, `sent the approve of c_w as the durable "approval" signal`)
@@ -60,6 +66,39 @@ func TestApproveWithoutAWorkerFallsBackToTheSignal(t *testing.T) {
 	require.Contains(t, out, "approval signal: call c_w, decision approve")
 	require.Contains(t, out, "approve update: call c_2, decision approve")
 }
+
+// A session whose task queue no worker has ever polled: the server says
+// so at once (DescribeTaskQueue), and approve sends the signal without
+// waiting on a query no one will answer.
+func TestApproveWithNoWorkerAtAllSignalsAtOnce(t *testing.T) {
+	t.Parallel()
+	id := "e2e-noworker-" + randHex(4)
+	queue := "e2e-nobody-" + randHex(6)
+	_, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: queue},
+		workflows.WorkflowType, workflows.SessionInput{Prompt: "hi"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tc.TerminateWorkflow(context.Background(), id, "", "test done") })
+
+	began := time.Now()
+	cmd := exec.Command(filepath.Join(binDir, "starter"), "deny", id, "c_1", "--feedback", "not now")
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+temporalAddr)
+	raw, err := cmd.CombinedOutput()
+	out := string(raw)
+	require.NoError(t, err, out)
+	require.Less(t, time.Since(began), probeBudget, "no wait for a worker that is not there")
+	require.Contains(t, out, "no worker polls task queue "+queue+": the approve update needs a running worker")
+	require.Contains(t, out, `--input '{"call_id":"c_1","decision":"deny","feedback":"not now"}'`)
+	var signalled bool
+	for _, ev := range history(t, id).Events {
+		if a := ev.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == workflows.SignalApproval {
+			signalled = true
+		}
+	}
+	require.True(t, signalled, "the approval signal waits in the session's history")
+}
+
+// probeBudget is well under the 8 s the CLI would spend probing a worker.
+const probeBudget = 6 * time.Second
 
 // freezeProxy forwards TCP to the Temporal frontend. freeze holds every
 // byte the server sends on the open connections, as a server restarting
