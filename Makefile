@@ -1,10 +1,11 @@
-# Longrun: one command for the main job, one for every test.
-#   make demo   embedded Temporal + Web UI, a worker, and a session with an approval
-#   make test   every test, against the real embedded server
+# Longrun: one command to install, one for the main job, one for every test.
+#   make install  longrun (the CLI), longrun-worker and longrun-devserver on the PATH
+#   make demo     embedded Temporal + Web UI, a worker, and a session with an approval
+#   make test     every test, against the real embedded server
 BIN      := $(CURDIR)/.longrun-bin
 DEVSERVER := $(BIN)/devserver
 
-.PHONY: all build devserver temporal-cli test demo vet fuzz clean record-histories
+.PHONY: all build devserver temporal-cli test demo vet fuzz clean record-histories install
 
 # Every parser and matcher has a fuzz target; CI runs each for a bounded
 # number of executions (package:target:count). Counts, not durations: a
@@ -27,6 +28,25 @@ devserver:
 build: devserver
 	go build -o $(BIN)/worker ./worker
 	go build -o $(BIN)/starter ./starter
+
+# make install puts the CLI on the PATH as `longrun`, the worker as
+# `longrun-worker` and the embedded server as `longrun-devserver`. Where:
+# $(PREFIX)/bin when PREFIX is given (sudo make install PREFIX=/usr/local),
+# else where `go install` puts programs ($GOBIN, else $(go env GOPATH)/bin,
+# i.e. ~/go/bin), which needs no root and is on a Go user's PATH. BINDIR
+# overrides both; DESTDIR prefixes it, for packaging.
+ifneq ($(PREFIX),)
+BINDIR ?= $(PREFIX)/bin
+endif
+BINDIR ?= $(or $(shell go env GOBIN),$(shell go env GOPATH)/bin)
+
+install:
+	@mkdir -p $(DESTDIR)$(BINDIR)
+	go build -o $(DESTDIR)$(BINDIR)/longrun ./starter
+	go build -o $(DESTDIR)$(BINDIR)/longrun-worker ./worker
+	go -C devserver build -o $(DESTDIR)$(BINDIR)/longrun-devserver .
+	@echo "installed longrun, longrun-worker and longrun-devserver in $(DESTDIR)$(BINDIR)"
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "$(BINDIR) is not on your PATH: add it with  export PATH=\"$(BINDIR):\$$PATH\"" ;; esac
 
 vet:
 	go vet ./...

@@ -40,7 +40,14 @@ func (s *console) decide(w http.ResponseWriter, r *http.Request, rq request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
-	if err := s.a.sendDecision(ctx, s.c, id, ap); err != nil {
+	out, err := s.a.sendDecision(ctx, s.c, id, ap)
+	via := ""
+	if err == nil && out == notTaken {
+		// No worker took the update: the decision goes as the durable
+		// approval signal, as `longrun approve` sends it.
+		err, via = s.a.signalDecision(ctx, s.c, id, ap), " (as the durable approval signal: no worker took the update; the session applies it when a worker runs it)"
+	}
+	if err != nil {
 		fmt.Fprintf(s.a.stderr, "console: %s's %s of %s in %s: %v\n", rq.who, ap.Decision, callID, id, err)
 		s.setFlash(w, err.Error(), true)
 		http.Redirect(w, r, back, http.StatusSeeOther)
@@ -48,8 +55,8 @@ func (s *console) decide(w http.ResponseWriter, r *http.Request, rq request) {
 	}
 	verb := map[string]string{workflows.DecisionApprove: "approved", workflows.DecisionDeny: "denied", decisionRemember: "approved and remembered"}[decision]
 	// The log is the audit trail of who decided what from the console.
-	fmt.Fprintf(s.a.stderr, "console: %s %s %s in %s\n", rq.who, verb, callID, id)
-	s.setFlash(w, fmt.Sprintf("%s %s in %s", verb, callID, id), false)
+	fmt.Fprintf(s.a.stderr, "console: %s %s %s in %s%s\n", rq.who, verb, callID, id, via)
+	s.setFlash(w, fmt.Sprintf("%s %s in %s%s", verb, callID, id, via), false)
 	http.Redirect(w, r, back, http.StatusSeeOther)
 }
 

@@ -152,9 +152,22 @@ func statusRows(tw io.Writer, st workflows.Status) {
 	}
 }
 
-func renderStatus(w io.Writer, session string, st workflows.Status) {
+// endedRow is the row saying how a session that did not complete ended.
+func endedRow(tw io.Writer, e *ending) {
+	if e == nil {
+		return
+	}
+	if e.Reason == "" {
+		fmt.Fprintf(tw, "ended\t%s\n", e.How)
+		return
+	}
+	fmt.Fprintf(tw, "ended\t%s: %s\n", e.How, oneLine(e.Reason))
+}
+
+func renderStatus(w io.Writer, session string, st workflows.Status, e *ending) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "session\t%s\n", session)
+	endedRow(tw, e)
 	statusRows(tw, st)
 	tw.Flush()
 	if len(st.Rejected) > 0 {

@@ -143,7 +143,7 @@ func TestRenderStatus(t *testing.T) {
 		Phase: workflows.PhaseWaitingApproval, Turn: 3, MaxTurns: 50, Model: "m1",
 		Usage:            conversation.Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120},
 		PendingApprovals: 1, LastError: "model timed out", Rejected: []string{`approval "cX": unknown call id`},
-	})
+	}, nil)
 	out := b.String()
 	for _, want := range []string{"phase              waiting-approval", "turn               3/50", "model              m1",
 		"tokens             120 (prompt 100, completion 20)", "last error         model timed out",

@@ -253,7 +253,7 @@ func (m *Main) Run() error {
 	if err != nil {
 		return err
 	}
-	sessions := &workflows.Sessions{}
+	sessions := &workflows.Sessions{Address: opts.HostPort, Namespace: opts.Namespace}
 	if store != nil {
 		activities.SetTranscript(acts, store)
 		// The conversation query resolves the session's references

@@ -109,9 +109,12 @@ func (s *session) checkApproval(ap Approval) ([]*callState, error) {
 			continue
 		}
 		if c.state != stateWaiting || c.decision != nil {
-			return nil, fmt.Errorf("call %q is not waiting for approval (already decided or done)", ap.CallID)
+			return nil, fmt.Errorf("%s", s.notWaiting(ap.CallID))
 		}
 		return []*callState{c}, nil
+	}
+	if msg := s.notWaiting(ap.CallID); msg != "" {
+		return nil, fmt.Errorf("%s (waiting: %s)", msg, orNone(callIDs(waiting)))
 	}
 	return nil, fmt.Errorf("unknown call id %q (waiting: %s)", ap.CallID, orNone(callIDs(waiting)))
 }

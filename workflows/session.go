@@ -95,6 +95,8 @@ type session struct {
 	// (versionLocalSetup).
 	localSetup bool
 
+	address, namespace string // Sessions.Address and Namespace, for the details' commands
+
 	cancelTurn  workflow.CancelFunc // cancels the running turn (interrupt)
 	interrupted bool                // the running turn was interrupted
 
@@ -114,6 +116,11 @@ type Sessions struct {
 	// and the store is content-addressed, so a reference always reads the
 	// same bytes.
 	Transcript TranscriptReader
+	// Address and Namespace are how the worker reaches Temporal. The
+	// details the Web UI shows put them in the commands they print when
+	// they are not the defaults, so a pasted command reaches this server.
+	// They are shown, never recorded: no command depends on them.
+	Address, Namespace string
 }
 
 // AgentSession is the durable agent session: a loop of model turns and the
@@ -122,7 +129,7 @@ type Sessions struct {
 // workflow.RegisterOptions{Name: WorkflowType}); the name, not the Go
 // function, is what histories, children and continue-as-new refer to.
 func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) {
-	s := &session{in: in, maxTurns: in.MaxTurns, model: in.Model, reader: sw.Transcript}
+	s := &session{in: in, maxTurns: in.MaxTurns, model: in.Model, reader: sw.Transcript, address: sw.Address, namespace: sw.Namespace}
 	switch in.Approval {
 	case "", ApproverPerson, ApproverNone:
 	default:
