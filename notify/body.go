@@ -3,6 +3,7 @@ package notify
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 )
@@ -34,8 +35,11 @@ type Body struct {
 	// Text is one line for a person: what happened.
 	Text string `json:"text"`
 	// InboxURL is the approval inbox, when the worker knows it.
-	InboxURL string        `json:"inbox_url,omitempty"`
-	Pending  []PendingCall `json:"pending"`
+	InboxURL string `json:"inbox_url,omitempty"`
+	// SessionURL is the session's own page in the inbox, at its first
+	// waiting call (the console's /session?id=ID#call-CALL link).
+	SessionURL string        `json:"session_url,omitempty"`
+	Pending    []PendingCall `json:"pending"`
 }
 
 // PendingCall is a waiting call with the exact commands that decide it.
@@ -65,12 +69,26 @@ func NewBody(ev Event, r Render) Body {
 	b := Body{
 		Event: ev.Event, Session: ev.Session, IdempotencyKey: ev.Key, Status: ev.Status, Turn: ev.Turn,
 		Error: ev.Error, FinalText: ev.FinalText, Text: Summary(ev), InboxURL: r.ConsoleURL,
-		Pending: make([]PendingCall, 0, len(ev.Pending)),
+		SessionURL: r.sessionURL(ev),
+		Pending:    make([]PendingCall, 0, len(ev.Pending)),
 	}
 	for _, c := range ev.Pending {
 		b.Pending = append(b.Pending, PendingCall{Call: c, Commands: r.commands(ev.Session, c.CallID)})
 	}
 	return b
+}
+
+// sessionURL links ev's session in the console: its page, at the first
+// waiting call; "" without a console URL.
+func (r Render) sessionURL(ev Event) string {
+	if r.ConsoleURL == "" {
+		return ""
+	}
+	u := strings.TrimSuffix(r.ConsoleURL, "/") + "/session?id=" + url.QueryEscape(ev.Session)
+	if len(ev.Pending) > 0 {
+		u += "#call-" + url.PathEscape(ev.Pending[0].CallID)
+	}
+	return u
 }
 
 // Marshal is the body's bytes, the ones the signature covers.

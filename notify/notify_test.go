@@ -34,6 +34,7 @@ func TestBodyCarriesPendingCallsAndCommands(t *testing.T) {
 	require.Equal(t, "s1", got["session"])
 	require.Equal(t, "s1/run-1/waiting/1.1", got["idempotency_key"])
 	require.Equal(t, "http://inbox.example/", got["inbox_url"])
+	require.Equal(t, "http://inbox.example/session?id=s1#call-call_w", got["session_url"], "the console's link to the session, at its first waiting call")
 	require.Equal(t, "Session s1 is waiting for approval of 2 tool call(s).", got["text"])
 	pending := got["pending"].([]any)
 	require.Len(t, pending, 2)
@@ -121,7 +122,7 @@ func TestSlackMessage(t *testing.T) {
 	require.NotContains(t, call, "<b>")
 	require.Contains(t, call, "approve: `longrun approve s1 call_w`")
 	require.Contains(t, call, `without the CLI: `+"`"+`temporal workflow signal --workflow-id s1 --name approval --input '{"call_id":"call_w","decision":"approve"}'`+"`")
-	require.Equal(t, "<http://inbox.example/|Open the approval inbox>", got.Blocks[3].Text.Text)
+	require.Equal(t, "<http://inbox.example/session?id=s1#call-call_w|Open the session> · <http://inbox.example/|the approval inbox>", got.Blocks[3].Text.Text)
 }
 
 func TestSlackMessageStaysWithinSlackLimits(t *testing.T) {

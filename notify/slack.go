@@ -61,8 +61,8 @@ func NewSlack(ev Event, r Render) SlackMessage {
 		fmt.Fprintf(&t, "\nwithout the CLI: `%s`", slackEscape(c.Commands.ApproveSignal))
 		m.Blocks = append(m.Blocks, section(t.String()))
 	}
-	if b.InboxURL != "" {
-		m.Blocks = append(m.Blocks, section(fmt.Sprintf("<%s|Open the approval inbox>", slackEscape(b.InboxURL))))
+	if b.SessionURL != "" {
+		m.Blocks = append(m.Blocks, section(fmt.Sprintf("<%s|Open the session> · <%s|the approval inbox>", slackEscape(b.SessionURL), slackEscape(b.InboxURL))))
 	}
 	return m
 }
