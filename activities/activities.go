@@ -52,6 +52,8 @@ type Activities struct {
 	// shell is how this worker runs shell commands (SetShell); nil: not
 	// said, taken as no sandbox.
 	shell *tools.ShellConfig
+	// guardian is the worker's reviewer model (SetGuardian).
+	guardian GuardianConfig
 }
 
 // New returns activities that call the model described by mc and run the
