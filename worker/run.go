@@ -55,6 +55,10 @@ type Main struct {
 	// transcript blob: --encryption-keys, LONGRUN_ENCRYPTION_KEYS. Nil
 	// means no encryption.
 	Keys *codec.Keys
+	// Guardian is the reviewer model sessions with approval "guardian"
+	// ask before a person: --guardian-model (LONGRUN_GUARDIAN_MODEL),
+	// --guardian-timeout, and the config directory's guardian.md.
+	Guardian activities.GuardianConfig
 	// pricesFlag is --prices / LONGRUN_PRICES as given; without it the
 	// config directory's prices.json is used.
 	pricesFlag string
@@ -71,7 +75,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	fs.StringVar(&m.Workspace, "workspace", or(getenv("LONGRUN_WORKSPACE"), "."), "workspace root every tool is confined to (env LONGRUN_WORKSPACE)")
 	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
 	fs.StringVar(&m.StateDir, "state-dir", getenv("LONGRUN_STATE_DIR"), "directory of the worker's own state (transcripts, job logs, spilled output), outside every workspace; made 0700 (default $XDG_STATE_HOME/longrun or ~/.local/state/longrun; env LONGRUN_STATE_DIR)")
-	fs.StringVar(&m.ConfigDir, "config", getenv("LONGRUN_CONFIG_DIR"), "directory of the worker's own configuration: mcp.json, permissions.json, prices.json, trusted.json (default $XDG_CONFIG_HOME/longrun or ~/.config/longrun; env LONGRUN_CONFIG_DIR)")
+	fs.StringVar(&m.ConfigDir, "config", getenv("LONGRUN_CONFIG_DIR"), "directory of the worker's own configuration: mcp.json, permissions.json, prices.json, trusted.json, guardian.md (default $XDG_CONFIG_HOME/longrun or ~/.config/longrun; env LONGRUN_CONFIG_DIR)")
 	trust, err := parseOnOff(or(getenv("LONGRUN_TRUST_WORKSPACE"), "off"))
 	if err != nil {
 		return nil, fmt.Errorf("LONGRUN_TRUST_WORKSPACE: %w", err)
@@ -109,6 +113,16 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	}
 	fs.BoolVar(&stream, "model-stream", stream, "stream model replies, so heartbeats show the partial text (env LONGRUN_MODEL_STREAM=on|off)")
 	fs.StringVar(&m.pricesFlag, "prices", getenv("LONGRUN_PRICES"), "JSON price table {\"model\": {\"input\": USD/1M tokens, \"output\": ...}} for cost estimates (default prices.json of --config; env LONGRUN_PRICES)")
+	fs.StringVar(&m.Guardian.Model, "guardian-model", getenv("LONGRUN_GUARDIAN_MODEL"), `model of the guardian, the reviewer sessions with approval "guardian" ask before a person (default: the session's model; env LONGRUN_GUARDIAN_MODEL); its prompt is guardian.md in --config, else a built-in one`)
+	guardianTimeout := activities.DefaultGuardianTimeout
+	if v := getenv("LONGRUN_GUARDIAN_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("LONGRUN_GUARDIAN_TIMEOUT=%q: want a positive duration such as 90s", v)
+		}
+		guardianTimeout = d
+	}
+	fs.DurationVar(&m.Guardian.Timeout, "guardian-timeout", guardianTimeout, "longest one guardian review may take; past it the call goes to a person (env LONGRUN_GUARDIAN_TIMEOUT)")
 	passEnv := fs.String("pass-env", getenv("LONGRUN_PASS_ENV"), "variables shell commands (and sandboxed MCP servers) get besides the allowlist, comma separated: NAME passes the worker's value, NAME=value sets one (env LONGRUN_PASS_ENV)")
 	keysFile := fs.String("encryption-keys", getenv(codec.EnvKeysFile), "file of KEYID=BASE64 lines, one per 32-byte AES-256 key: payloads in Temporal and transcript blobs are encrypted with the first key, and read with any (env "+codec.EnvKeysFile+")")
 	sandbox := fs.String("sandbox", or(getenv("LONGRUN_SANDBOX"), string(tools.SandboxAuto)), "run shell commands in bubblewrap: auto, on or off (env LONGRUN_SANDBOX)")
@@ -120,6 +134,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	}
 	if err := m.Observe.validate(); err != nil {
 		return nil, err
+	}
+	if m.Guardian.Timeout <= 0 {
+		return nil, fmt.Errorf("--guardian-timeout %s: want a positive duration", m.Guardian.Timeout)
 	}
 	if m.Tools.Shell.MaxSpillBytes <= 0 {
 		return nil, fmt.Errorf("--max-spill-bytes %d: want a positive number of bytes", m.Tools.Shell.MaxSpillBytes)
@@ -227,6 +244,8 @@ func (m *Main) Run() error {
 	m.Tools.Jobs = jobs
 	acts := activities.New(m.Model, tools.NewRegistry(tools.Builtin(m.Tools)...), ws)
 	activities.SetWorkerConfig(acts, activities.WorkerConfig{Rules: cfg.Rules, TrustWorkspace: cfg.Trusted, Notes: cfg.Notes})
+	m.Guardian.Prompt = cfg.GuardianPrompt
+	activities.SetGuardian(acts, m.Guardian)
 	store, where, err := openTranscript(m.Transcript, m.StateDir, m.Keys)
 	if err != nil {
 		return err
