@@ -134,6 +134,7 @@ func (s *session) applyApproval(ctx workflow.Context, ap Approval) (ApprovalOutc
 		c.decision = &d
 		out.CallIDs = append(out.CallIDs, c.call.ID)
 	}
+	s.personDecided()
 	if d.Remember == RememberSession {
 		released, err := s.remember(d, calls)
 		if err != nil {
@@ -170,7 +171,7 @@ func (s *session) pending() []PendingApproval {
 		if c.state == stateWaiting && c.decision == nil {
 			out = append(out, PendingApproval{
 				CallID: c.call.ID, Tool: c.call.Name, Arguments: c.call.Arguments,
-				Reason: c.why, Turn: s.turn, RequestedAt: c.requestedAt,
+				Reason: c.why, Turn: s.turn, RequestedAt: c.requestedAt, Guardian: c.verdict,
 			})
 		}
 	}

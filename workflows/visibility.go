@@ -115,6 +115,7 @@ func (s *session) details() string {
 			fmt.Fprintf(&b, "  - deny: `temporal workflow signal --workflow-id %s --name %s --input '{\"call_id\":\"%s\",\"decision\":\"deny\",\"feedback\":\"why\"}'`\n", s.workflowID, SignalApproval, c.CallID)
 		}
 	}
+	b.WriteString(s.guardianDetails())
 	if len(s.todos) > 0 {
 		fmt.Fprintf(&b, "\n**plan:**\n%s", todoText(s.todos))
 	}
