@@ -57,7 +57,8 @@ func (s *session) toGuardian(cs *callState, d permission.Decision) {
 
 // review runs the guardian on a call in review and applies its verdict: an
 // approval lets the call run (as an unapproved call: it was not a person,
-// so the sandbox's rules for unapproved commands still hold), a denial
+// so the sandbox's rules for unapproved commands still hold: a shell
+// command runs read-only and offline), a denial
 // answers it with the reason for the model, and anything else (ask, a
 // timeout, an error, a malformed answer, the denial streak) leaves it
 // waiting for a person with the guardian's reason. It returns true when
@@ -97,11 +98,14 @@ func (s *session) review(ctx workflow.Context, cs *callState) bool {
 	switch v.Decision {
 	case guardian.Approve:
 		cs.decision = &Approval{CallID: cs.call.ID, Decision: DecisionApprove, Feedback: "guardian: " + v.Reason}
-		// Not a person's approval: Env.ApprovedByPerson stays false, so a
-		// command runs in the read-only, offline sandbox as an unapproved
-		// one would. released is the flag that says so, and it is carried
-		// across continue-as-new.
+		// Not a person's approval, so it loosens nothing a person's would:
+		// released keeps Env.ApprovedByPerson false (no control file may
+		// change), and readOnlySandbox runs a shell command as one nobody
+		// approved runs: in the sandbox with the working directory
+		// read-only and no network, and not at all on a worker without a
+		// sandbox. Both flags are carried across continue-as-new.
 		cs.released = true
+		cs.readOnlySandbox = true
 		cs.state = stateRunning
 	case guardian.Deny:
 		cs.decision = &Approval{CallID: cs.call.ID, Decision: DecisionDeny, Feedback: v.Reason}

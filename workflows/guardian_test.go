@@ -58,10 +58,7 @@ func (g *guardianHarness) status(t *testing.T) Status {
 	return st
 }
 
-const (
-	argsA = `{"path":"a.txt","content":"x"}`
-	argsB = `{"path":"b.txt","content":"y"}`
-)
+const argsA = `{"path":"a.txt","content":"x"}`
 
 func TestGuardianApprovalRunsAsUnapproved(t *testing.T) {
 	t.Parallel()
@@ -74,7 +71,8 @@ func TestGuardianApprovalRunsAsUnapproved(t *testing.T) {
 	require.NoError(t, g.env.GetWorkflowError())
 	require.Equal(t, []string{"w", "w2"}, g.ran)
 	for _, r := range g.runs {
-		require.False(t, r.ApprovedByPerson, "a guardian approval is not a person's: the sandbox stays strict")
+		require.False(t, r.ApprovedByPerson, "a guardian approval is not a person's: no control file may change")
+		require.True(t, r.ReadOnlySandbox, "a guardian approval is not a person's: a command runs read-only and offline")
 	}
 	require.Len(t, g.reviews, 1, "the identical second call used the cached decision")
 	require.Contains(t, g.reviews[0].Why, "ask")
@@ -140,6 +138,7 @@ func TestGuardianAsksAPersonWhenItCannotDecide(t *testing.T) {
 			require.NoError(t, g.env.GetWorkflowError())
 			require.Equal(t, []string{"w"}, g.ran)
 			require.True(t, g.runs[0].ApprovedByPerson, "this time a person approved")
+			require.False(t, g.runs[0].ReadOnlySandbox)
 		})
 	}
 }
@@ -204,5 +203,4 @@ func TestPersonModeNeverAsksTheGuardian(t *testing.T) {
 	g.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, g.env.GetWorkflowError())
 	require.Empty(t, g.reviews)
-	_ = argsB
 }
