@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
@@ -18,7 +19,8 @@ import (
 
 // guardianHarness is a session harness whose ReviewCall answers by the
 // call's arguments from verdicts (an absent key fails the activity) and
-// records every review and every tool request.
+// records every review and every tool request; with verdicts nil the test
+// mocks ReviewCall itself.
 type guardianHarness struct {
 	*harness
 	mu      sync.Mutex
@@ -35,6 +37,9 @@ func newGuardianHarness(t *testing.T, replies []activities.ModelResponse, verdic
 		g.mu.Unlock()
 		return tools.Result{Content: "ok " + r.CallID}, nil
 	})
+	if verdicts == nil {
+		return g // the test mocks ReviewCall itself
+	}
 	g.env.OnActivity(a.ReviewCall, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, req guardian.Request) (guardian.Verdict, error) {
 			g.mu.Lock()
@@ -203,4 +208,40 @@ func TestPersonModeNeverAsksTheGuardian(t *testing.T) {
 	g.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
 	require.NoError(t, g.env.GetWorkflowError())
 	require.Empty(t, g.reviews)
+}
+
+func TestGuardianReviewIsNotAPersonsToDecide(t *testing.T) {
+	t.Parallel()
+	g := newGuardianHarness(t, []activities.ModelResponse{
+		toolReply(call("w", "write", argsA)),
+		textReply("ok"),
+	}, nil)
+	g.env.OnActivity(a.ReviewCall, mock.Anything, mock.Anything).After(time.Hour).Return(guardian.Verdict{Decision: guardian.Deny, Reason: "no"}, nil).Once()
+	var rejected error
+	g.env.RegisterDelayedCallback(func() {
+		require.Empty(t, g.pending(t), "under review: not yet a person's")
+		require.Equal(t, PhaseRunning, g.status(t).Phase)
+		g.env.UpdateWorkflow(UpdateApprove, "u1", &testsuite.TestUpdateCallback{
+			OnAccept:   func() {},
+			OnReject:   func(err error) { rejected = err },
+			OnComplete: func(any, error) {},
+		}, Approval{CallID: "w", Decision: "approve"})
+	}, time.Minute)
+	g.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Approval: ApproverGuardian})
+	require.NoError(t, g.env.GetWorkflowError())
+	require.ErrorContains(t, rejected, "being reviewed by the guardian")
+	require.Empty(t, g.ran)
+}
+
+func TestGuardianReviewCancelled(t *testing.T) {
+	t.Parallel()
+	g := newGuardianHarness(t, []activities.ModelResponse{
+		toolReply(call("w", "write", argsA)),
+	}, nil)
+	g.env.OnActivity(a.ReviewCall, mock.Anything, mock.Anything).After(time.Hour).Return(guardian.Verdict{Decision: guardian.Approve}, nil).Once()
+	g.env.RegisterDelayedCallback(g.env.CancelWorkflow, time.Minute)
+	g.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Approval: ApproverGuardian})
+	require.Error(t, g.env.GetWorkflowError())
+	require.Empty(t, g.ran, "cancelled under review: it never ran")
+	require.Equal(t, conversation.ReasonCancelledBeforeRun, byID(g.conversation(t), "w").Reason)
 }

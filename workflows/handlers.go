@@ -108,6 +108,9 @@ func (s *session) checkApproval(ap Approval) ([]*callState, error) {
 		if c.call.ID != ap.CallID {
 			continue
 		}
+		if c.state == stateReviewing {
+			return nil, fmt.Errorf("call %q is being reviewed by the guardian; it waits for a person only if the guardian does not decide it", ap.CallID)
+		}
 		if c.state != stateWaiting || c.decision != nil {
 			return nil, fmt.Errorf("call %q is not waiting for approval (already decided or done)", ap.CallID)
 		}
