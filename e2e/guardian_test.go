@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	sdkpb "go.temporal.io/api/sdk/v1"
 
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/guardian"
@@ -213,6 +215,16 @@ func TestGuardianE2E(t *testing.T) {
 		out, err := e.starter("pending", id)
 		require.NoError(t, err, out)
 		require.Contains(t, out, "R-ASK", "pending shows the guardian's reason")
+		out, err = e.starter("status", id)
+		require.NoError(t, err, out)
+		require.Contains(t, out, "guardian asks a person about [k1] write: R-ASK", "status shows the latest decision")
+		// The Web UI's current details (the User Metadata tab).
+		val, err := tc.QueryWorkflow(context.Background(), id, "", "__temporal_workflow_metadata")
+		require.NoError(t, err)
+		var md sdkpb.WorkflowMetadata
+		require.NoError(t, val.Get(&md))
+		require.Contains(t, md.GetCurrentDetails(), "**guardian (latest first):**")
+		require.Contains(t, md.GetCurrentDetails(), "`k1` **write** → ask — R-ASK")
 		out, err = e.starter("approve", id, "k1")
 		require.NoError(t, err, out)
 		require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
@@ -240,6 +252,13 @@ func TestGuardianE2E(t *testing.T) {
 			}
 		}
 		require.True(t, found, "the session model received the guardian's reason")
+		// watch shows who decided and why, in text and as JSON events.
+		out, err := e.starter("watch", "--no-interactive", id)
+		require.NoError(t, err, out)
+		require.Contains(t, out, "guardian denied [d1] write: R-DENY")
+		out, err = e.starter("--json", "watch", id)
+		require.NoError(t, err, out)
+		require.Contains(t, out, `"type":"guardian"`)
 	})
 
 	for _, c := range []struct{ name, prompt, call, failure string }{
