@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -244,4 +245,47 @@ func TestGuardianReviewCancelled(t *testing.T) {
 	require.Error(t, g.env.GetWorkflowError())
 	require.Empty(t, g.ran, "cancelled under review: it never ran")
 	require.Equal(t, conversation.ReasonCancelledBeforeRun, byID(g.conversation(t), "w").Reason)
+}
+
+// The guardian's cache, streak and log are session state: a repeat of an
+// approved call in a later run (after continue-as-new) is not reviewed
+// again, and status still lists the decisions.
+func TestGuardianMemoryCarriedAcrossContinueAsNew(t *testing.T) {
+	t.Parallel()
+	l := &longHarness{t: t, store: &memTranscript{heads: map[string][]conversation.Message{}}}
+	write := conversation.ToolCall{Name: "write", Arguments: argsA}
+	l.reply = func(turn int, _ activities.ModelRequest) activities.ModelResponse {
+		switch turn {
+		case 1, 7:
+			c := write
+			c.ID = fmt.Sprintf("w%d", turn)
+			return toolReply(c)
+		case 9:
+			return textReply("all done")
+		}
+		return toolReply(readCall(turn))
+	}
+	var mu sync.Mutex
+	reviews := 0
+	l.onRun = func(_ int, env *testsuite.TestWorkflowEnvironment) {
+		env.OnActivity(a.ReviewCall, mock.Anything, mock.Anything).Return(
+			func(context.Context, guardian.Request) (guardian.Verdict, error) {
+				mu.Lock()
+				reviews++
+				mu.Unlock()
+				return guardian.Verdict{Decision: guardian.Approve, Reason: "fine"}, nil
+			})
+	}
+	l.run(SessionInput{Prompt: "go", ContinueAsNewTurns: 3, Approval: ApproverGuardian})
+	require.Equal(t, ResultCompleted, l.result.Status)
+	require.GreaterOrEqual(t, l.runs, 2)
+	require.Equal(t, 1, reviews, "the repeat in a later run used the carried cache")
+	require.Contains(t, l.ran, "w1")
+	require.Contains(t, l.ran, "w7")
+	v, err := l.last.QueryWorkflow(QueryStatus)
+	require.NoError(t, err)
+	var st Status
+	require.NoError(t, v.Get(&st))
+	require.Len(t, st.Guardian, 2)
+	require.True(t, st.Guardian[1].Cached)
 }
