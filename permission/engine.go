@@ -126,6 +126,12 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
+// Sandboxed reports whether the worker runs shell commands in a sandbox
+// (Config.NoSandbox unset). A reviewer model's approval is worth asking
+// for a shell command only then: without a sandbox, a command nobody
+// approved cannot run.
+func (e *Engine) Sandboxed() bool { return !e.noSandbox }
+
 // Remember adds a rule to the remembered layer, which outranks every other
 // layer; it is how "approve and remember for this session" is kept.
 func (e *Engine) Remember(r Rule) error {

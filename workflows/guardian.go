@@ -50,6 +50,11 @@ func (s *session) toGuardian(cs *callState, d permission.Decision) {
 	if !s.guardianOn() {
 		return
 	}
+	if cs.call.Name == permission.ShellTool && !s.engine.Sandboxed() {
+		// Its approval would run the command as an unapproved one, which
+		// a worker without a sandbox refuses: only a person can help.
+		return
+	}
 	if ok, _ := guardian.Eligible(cs.perm, d); ok {
 		cs.state = stateReviewing
 	}

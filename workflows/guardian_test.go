@@ -289,3 +289,32 @@ func TestGuardianMemoryCarriedAcrossContinueAsNew(t *testing.T) {
 	require.Len(t, st.Guardian, 2)
 	require.True(t, st.Guardian[1].Cached)
 }
+
+// On a worker without a sandbox a shell command nobody approved cannot run,
+// so a guardian approval could only fail: the call goes to a person.
+func TestGuardianSkipsShellWithoutSandbox(t *testing.T) {
+	t.Parallel()
+	g := &guardianHarness{}
+	g.harness = newHarnessWith(t, activities.WorkspaceConfig{NoSandbox: true}, []activities.ModelResponse{
+		toolReply(call("s", "shell", `{"command":"make"}`), call("w", "write", argsA)),
+		textReply("ok"),
+	}, nil)
+	g.env.OnActivity(a.ReviewCall, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req guardian.Request) (guardian.Verdict, error) {
+			g.mu.Lock()
+			g.reviews = append(g.reviews, req)
+			g.mu.Unlock()
+			return guardian.Verdict{Decision: guardian.Approve}, nil
+		})
+	g.env.RegisterDelayedCallback(func() {
+		p := g.pending(t)
+		require.Len(t, p, 1)
+		require.Equal(t, "s", p[0].CallID)
+		g.env.SignalWorkflow(SignalApproval, Approval{CallID: "s", Decision: "deny"})
+	}, time.Minute)
+	g.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Approval: ApproverGuardian})
+	require.NoError(t, g.env.GetWorkflowError())
+	require.Len(t, g.reviews, 1)
+	require.Equal(t, "write", g.reviews[0].Tool, "the file tool is still reviewed")
+	require.Equal(t, []string{"w"}, g.ran)
+}
