@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 	"go.temporal.io/sdk/activity"
 
+	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/guardian"
 )
 
@@ -82,6 +83,9 @@ func (a *Activities) ReviewCall(ctx context.Context, req guardian.Request) (guar
 	default:
 		v = guardian.Parse(comp.Choices[0].Message.Content)
 	}
+	if err == nil {
+		v.Usage = a.reviewUsage(model, comp)
+	}
 	v.Model = model
 	return v, nil
 }
@@ -109,6 +113,21 @@ func heartbeatEvery(done, actx context.Context, every time.Duration) (stop func(
 		}
 	}()
 	return func() { close(quit) }
+}
+
+// reviewUsage is the review's token usage and estimated cost.
+func (a *Activities) reviewUsage(model string, comp *openai.ChatCompletion) *conversation.Usage {
+	u := conversation.Usage{PromptTokens: comp.Usage.PromptTokens, CompletionTokens: comp.Usage.CompletionTokens, TotalTokens: comp.Usage.TotalTokens}
+	prices := a.model.Prices
+	if prices == nil {
+		prices = DefaultPrices
+	}
+	if cost, ok := prices.Cost(comp.Model, u); ok {
+		u.CostUSD = cost
+	} else if cost, ok := prices.Cost(model, u); ok {
+		u.CostUSD = cost
+	}
+	return &u
 }
 
 func firstNonEmpty(s ...string) string {

@@ -46,6 +46,10 @@ func TestReviewCall(t *testing.T) {
 			require.Equal(t, c.decision, v.Decision, v.Reason)
 			require.Equal(t, c.failure, v.Failure)
 			require.Equal(t, c.model, v.Model)
+			if c.failure == "" || c.failure == guardian.FailMalformed {
+				require.NotNil(t, v.Usage, "an answered review has a cost")
+				require.Positive(t, v.Usage.TotalTokens)
+			}
 			reqs := srv.Requests()
 			require.Len(t, reqs, 1, "no retries")
 			got := reqs[0]

@@ -75,7 +75,7 @@ func (m *Memory) Record(key string, v Verdict) {
 	if m.Decided == nil {
 		m.Decided = map[string]Verdict{}
 	}
-	v.Cached = false
+	v.Cached, v.Usage = false, nil // a reuse costs nothing
 	m.Decided[key] = v
 }
 

@@ -3,6 +3,7 @@ package guardian
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/longrun/longrun/conversation"
 	"strings"
 )
 
@@ -41,6 +42,9 @@ type Verdict struct {
 	// Cached is set when an earlier decision on an identical call was
 	// reused and no reviewer was asked.
 	Cached bool `json:"cached,omitempty"`
+	// Usage is what the review cost (nil: no model answered). The session
+	// adds it to its own usage, so reviews count toward its budgets.
+	Usage *conversation.Usage `json:"usage,omitempty"`
 }
 
 // Failed is the AskPerson verdict for a reviewer that did not decide.

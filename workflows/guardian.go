@@ -90,6 +90,9 @@ func (s *session) review(ctx workflow.Context, cs *callState) bool {
 			v = guardian.Failed(guardian.FailError, "the guardian's activity failed: "+rootMessage(err))
 		}
 		v = guardian.Normalize(v)
+		if v.Usage != nil {
+			s.usage = s.usage.Add(*v.Usage) // reviews count toward the budgets
+		}
 	}
 	s.guard.Memory.Record(key, v)
 	cs.verdict = &v

@@ -72,9 +72,14 @@ func TestGuardianApprovalRunsAsUnapproved(t *testing.T) {
 		toolReply(call("w", "write", argsA)),
 		toolReply(call("w2", "write", `{"content":"x","path":"a.txt"}`)), // the same call, keys reordered
 		textReply("done"),
-	}, map[string]guardian.Verdict{argsA: {Decision: guardian.Approve, Reason: "a plain edit"}})
+	}, map[string]guardian.Verdict{argsA: {Decision: guardian.Approve, Reason: "a plain edit",
+		Usage: &conversation.Usage{PromptTokens: 1000, TotalTokens: 1000}}})
 	g.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Approval: ApproverGuardian})
 	require.NoError(t, g.env.GetWorkflowError())
+	var res SessionResult
+	require.NoError(t, g.env.GetWorkflowResult(&res))
+	require.GreaterOrEqual(t, res.Usage.TotalTokens, int64(1000), "the review's tokens count, once")
+	require.Less(t, res.Usage.TotalTokens, int64(2000), "the cached repeat costs nothing")
 	require.Equal(t, []string{"w", "w2"}, g.ran)
 	for _, r := range g.runs {
 		require.False(t, r.ApprovedByPerson, "a guardian approval is not a person's: no control file may change")
