@@ -13,6 +13,7 @@ import (
 
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/guardian"
+	"github.com/longrun/longrun/transcript"
 )
 
 // DefaultGuardianTimeout bounds one review when the worker sets none: past
@@ -60,6 +61,16 @@ func (a *Activities) ReviewCall(ctx context.Context, req guardian.Request) (guar
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if req.Head != "" && a.transcript != nil {
+		// The conversation before the session's latest messages: without
+		// it the reviewer would see only the call itself. A store that
+		// cannot answer leaves the evidence short, not the review undone.
+		if earlier, err := transcript.Load(rctx, a.transcript, req.Head); err == nil {
+			req.Recent = guardian.WithEarlier(earlier, req.Recent)
+		} else if activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Warn("guardian: conversation not loaded", "head", req.Head, "error", err)
+		}
+	}
 	stop := heartbeatEvery(rctx, ctx, 5*time.Second)
 	defer stop()
 

@@ -8,8 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/guardian"
 	sm "github.com/longrun/longrun/scriptedmodel"
+	"github.com/longrun/longrun/transcript"
 )
 
 func TestReviewCall(t *testing.T) {
@@ -80,4 +82,27 @@ func TestReviewCallPromptFromConfig(t *testing.T) {
 	got := srv.Requests()[0]
 	require.Equal(t, "house rules", got.Messages[0].Content)
 	require.Equal(t, "m", got.Model, "no guardian or session model: the worker's default")
+}
+
+// A session whose worker keeps a transcript holds only its latest
+// messages: the review reads the earlier ones through the head, so the
+// reviewer sees the conversation, not just the call.
+func TestReviewCallReadsTheTranscript(t *testing.T) {
+	t.Parallel()
+	srv := sm.New(sm.Text(`{"decision":"ask"}`))
+	defer srv.Close()
+	a, _ := newActs(t, srv)
+	store := withTranscript(t, a)
+	head, err := transcript.Append(context.Background(), store, "", []conversation.Message{
+		{Role: conversation.RoleUser, Content: "fix the flaky test"},
+		conversation.ToolMessage(conversation.ToolResult{CallID: "r1", Name: "read", Content: "EARLIER-RESULT"}),
+	})
+	require.NoError(t, err)
+	_, err = a.ReviewCall(context.Background(), guardian.Request{Tool: "write", Arguments: `{"path":"x"}`, Head: head,
+		Recent: []guardian.Entry{{Role: "tool_call", Tool: "write", Text: `{"path":"x"}`}}})
+	require.NoError(t, err)
+	u := srv.Requests()[0].Messages[1].Content
+	require.Contains(t, u, "fix the flaky test")
+	require.Contains(t, u, "EARLIER-RESULT")
+	require.Less(t, strings.Index(u, "EARLIER-RESULT"), strings.Index(u, `"tool_call"`), "oldest first")
 }

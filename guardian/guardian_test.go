@@ -251,3 +251,17 @@ func TestRecentBounds(t *testing.T) {
 		require.True(t, strings.HasPrefix(e.Text, "é"))
 	}
 }
+
+func TestWithEarlier(t *testing.T) {
+	t.Parallel()
+	earlier := []conversation.Message{{Role: conversation.RoleUser, Content: "task"}}
+	got := WithEarlier(earlier, []Entry{{Role: "tool_call", Tool: "write", Text: "{}"}})
+	require.Equal(t, []Entry{{Role: conversation.RoleUser, Text: "task"}, {Role: "tool_call", Tool: "write", Text: "{}"}}, got)
+	var many []conversation.Message
+	for i := 0; i < 3*MaxEntries; i++ {
+		many = append(many, conversation.Message{Role: conversation.RoleUser, Content: "old"})
+	}
+	got = WithEarlier(many, []Entry{{Role: "tool_call", Text: "new"}})
+	require.Len(t, got, MaxEntries)
+	require.Equal(t, "new", got[len(got)-1].Text, "the latest entries are kept")
+}

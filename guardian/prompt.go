@@ -29,11 +29,16 @@ const (
 type Request struct {
 	// Model is the model to ask; empty: the worker's guardian model, else
 	// the worker's default model.
-	Model     string  `json:"model,omitempty"`
-	Tool      string  `json:"tool"`
-	Arguments string  `json:"arguments"`
-	Why       string  `json:"why"`
-	Recent    []Entry `json:"recent,omitempty"`
+	Model     string `json:"model,omitempty"`
+	Tool      string `json:"tool"`
+	Arguments string `json:"arguments"`
+	Why       string `json:"why"`
+	// Head is the transcript reference of the conversation before the
+	// messages Recent was taken from (a session whose worker keeps a
+	// transcript holds only the messages since): the activity puts the
+	// last entries it names in front of Recent (WithEarlier).
+	Head   string  `json:"head,omitempty"`
+	Recent []Entry `json:"recent,omitempty"`
 }
 
 // Entry is one piece of the conversation as evidence.
@@ -63,6 +68,16 @@ func Recent(msgs []conversation.Message) []Entry {
 			}
 		}
 	}
+	if len(out) > MaxEntries {
+		out = out[len(out)-MaxEntries:]
+	}
+	return out
+}
+
+// WithEarlier puts the entries of the earlier messages (those a transcript
+// head names) in front of recent, keeping the last MaxEntries in all.
+func WithEarlier(earlier []conversation.Message, recent []Entry) []Entry {
+	out := append(Recent(earlier), recent...)
 	if len(out) > MaxEntries {
 		out = out[len(out)-MaxEntries:]
 	}

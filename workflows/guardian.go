@@ -81,7 +81,7 @@ func (s *session) review(ctx workflow.Context, cs *callState) bool {
 			Summary:             "guardian: " + s.callSummary(cs),
 		})
 		req := guardian.Request{Model: s.in.Model, Tool: cs.call.Name, Arguments: cs.call.Arguments,
-			Why: cs.why, Recent: guardian.Recent(s.messages)}
+			Why: cs.why, Head: s.head, Recent: guardian.Recent(s.messages)}
 		if err := workflow.ExecuteActivity(actx, a.ReviewCall, req).Get(ctx, &v); err != nil {
 			if ctx.Err() != nil {
 				cs.state = stateWaiting // cancelled or interrupted: runCall says so
