@@ -246,6 +246,12 @@ func (m *Main) Run() error {
 	activities.SetWorkerConfig(acts, activities.WorkerConfig{Rules: cfg.Rules, TrustWorkspace: cfg.Trusted, Notes: cfg.Notes})
 	m.Guardian.Prompt = cfg.GuardianPrompt
 	activities.SetGuardian(acts, m.Guardian)
+	prompt := "built-in"
+	if cfg.GuardianPrompt != "" {
+		prompt = filepath.Join(m.ConfigDir, configGuardian)
+	}
+	logger.Info("guardian for sessions with approval guardian", "model", or(m.Guardian.Model, "the session's"),
+		"prompt", prompt, "timeout", m.Guardian.Timeout)
 	store, where, err := openTranscript(m.Transcript, m.StateDir, m.Keys)
 	if err != nil {
 		return err
