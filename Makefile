@@ -15,7 +15,8 @@ DEVSERVER := $(BIN)/devserver
 # FUZZTIME=30s (or 1000000x) overrides every target's budget.
 FUZZ_TARGETS := tools:FuzzResolve:50000x tools:FuzzParsePatch:50000x tools:FuzzApplyPatch:15000x \
 	tools:FuzzGitignore:50000x tools:FuzzUnifiedDiff:50000x tools:FuzzEditMatch:50000x \
-	shellcmd:FuzzAnalyze:50000x toolcalls:FuzzParse:50000x transcript:FuzzParseS3URL:50000x
+	shellcmd:FuzzAnalyze:50000x toolcalls:FuzzParse:50000x transcript:FuzzParseS3URL:50000x \
+	guardian:FuzzParse:50000x
 
 all: build
 
@@ -95,7 +96,7 @@ fuzz:
 # Old histories stay: they prove sessions started by earlier code replay.
 record-histories: devserver
 	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_RECORD_HISTORIES=$(CURDIR)/workflows/testdata \
-		go test -count=1 -run 'TestBatchReadsOverlapAndBarrierWaits|TestStaleWriteGuardAcrossWorkerRestart|TestCancelWhileShellRuns|TestBackgroundJobAcrossTurnsKilledOnCancel|TestSubagentCancelledWithItsParent|TestReadWriteShellWithApproval|TestDenyWithFeedback|TestApprovalTimeout|TestInterruptWhileShellRuns|TestTwoThousandTurnsContinueAsNew|TestCompactionFitsTheWindow|TestLocalReadsSaveAWorkflowTaskPerTurn|TestLocalModelTakesAtMostOneWorkflowTaskPerTurn|TestUISummariesAndCurrentDetails|TestFastTurnsUpsertCountersSparingly|TestForgedAndMalformedSignalsAreRejected|TestNotificationsOncePerEventAcrossWorkerKills' ./e2e
+		go test -count=1 -run 'TestBatchReadsOverlapAndBarrierWaits|TestStaleWriteGuardAcrossWorkerRestart|TestCancelWhileShellRuns|TestBackgroundJobAcrossTurnsKilledOnCancel|TestSubagentCancelledWithItsParent|TestReadWriteShellWithApproval|TestDenyWithFeedback|TestApprovalTimeout|TestInterruptWhileShellRuns|TestTwoThousandTurnsContinueAsNew|TestCompactionFitsTheWindow|TestLocalReadsSaveAWorkflowTaskPerTurn|TestLocalModelTakesAtMostOneWorkflowTaskPerTurn|TestUISummariesAndCurrentDetails|TestFastTurnsUpsertCountersSparingly|TestForgedAndMalformedSignalsAreRejected|TestNotificationsOncePerEventAcrossWorkerKills|TestGuardianE2E' ./e2e
 
 # The long chaos run: CHAOS_SESSIONS sessions whose worker is SIGKILLed at
 # random points, and the Temporal server restart (see e2e/chaos_test.go). Each

@@ -67,6 +67,8 @@ type Activities struct {
 	// notify posts notifications to the worker's sinks (SetNotify); nil:
 	// none.
 	notify *notify.Sender
+	// guardian is the worker's reviewer model (SetGuardian).
+	guardian GuardianConfig
 }
 
 // New returns activities that call the model described by mc and run the

@@ -75,7 +75,7 @@ func bindSessionFlags(fs *flag.FlagSet) *sessionFlags {
 	fs.BoolVar(&sf.in.LocalModel, "local-model", false, "run model calls inside the workflow task too (fastest turns; no streamed partial text, signals wait up to ~8 s)")
 	fs.Int64Var(&sf.in.TokenBudget, "token-budget", 0, "stop before a model call once the session has used this many tokens (0 = no budget)")
 	fs.Float64Var(&sf.in.CostBudgetUSD, "cost-budget", 0, "stop before a model call once the estimated cost reaches this many US dollars (0 = no budget; needs the worker's price table)")
-	fs.StringVar(&sf.in.Approval, "approval", "", `who decides calls that need approval: "person" (default) or "none" (unattended: every ask is denied)`)
+	fs.StringVar(&sf.in.Approval, "approval", "", `who decides calls that need approval: "person" (default), "guardian" (the worker's reviewer model first, a person when it does not decide) or "none" (unattended: every ask is denied)`)
 	fs.StringVar(&sf.in.Profile, "profile", "", `permission profile: "build" (default), "plan" (read-only; write tools hidden) or "auto"`)
 	fs.Func("allow", `allow rule TOOL or TOOL:PATTERN (repeatable), e.g. --allow 'shell:go test *'`, func(v string) error {
 		return addRule(&sf.in, v, permission.Allow)
@@ -109,9 +109,9 @@ func (sf *sessionFlags) input(prompt string) (workflows.SessionInput, error) {
 		return in, usagef("--system-mode must be %q or %q, not %q", workflows.SystemPromptAppend, workflows.SystemPromptReplace, in.SystemPromptMode)
 	}
 	switch in.Approval {
-	case "", workflows.ApproverPerson, workflows.ApproverNone:
+	case "", workflows.ApproverPerson, workflows.ApproverNone, workflows.ApproverGuardian:
 	default:
-		return in, usagef("--approval must be %q or %q, not %q", workflows.ApproverPerson, workflows.ApproverNone, in.Approval)
+		return in, usagef("--approval must be %q, %q or %q, not %q", workflows.ApproverPerson, workflows.ApproverGuardian, workflows.ApproverNone, in.Approval)
 	}
 	in.IdleTimeout = workflows.Duration(sf.idle)
 	in.ApprovalTimeout = workflows.Duration(sf.approvalTimeout)

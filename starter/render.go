@@ -147,6 +147,7 @@ func statusRows(tw io.Writer, st workflows.Status) {
 	}
 	fmt.Fprintf(tw, "tokens\t%s\n", renderUsage(st.Usage))
 	fmt.Fprintf(tw, "pending approvals\t%d\n", st.PendingApprovals)
+	guardianRows(tw, st)
 	if st.LastError != "" {
 		fmt.Fprintf(tw, "last error\t%s\n", oneLine(st.LastError))
 	}

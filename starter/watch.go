@@ -25,15 +25,16 @@ const watchPollTimeout = 5 * time.Second
 
 // event is one line of `watch --json`: a script reads them as they come.
 type event struct {
-	Type      string                     `json:"type,omitempty"` // started, message, approval, outcome
-	SessionID string                     `json:"session_id,omitempty"`
-	RunID     string                     `json:"run_id,omitempty"`
-	Index     *int                       `json:"index,omitempty"` // position of a message in the conversation
-	Message   *conversation.Message      `json:"message,omitempty"`
-	Approval  *workflows.PendingApproval `json:"approval,omitempty"`
-	Outcome   string                     `json:"outcome,omitempty"` // completed, cancelled, terminated, timed-out, failed
-	Result    *workflows.SessionResult   `json:"result,omitempty"`
-	Error     string                     `json:"error,omitempty"`
+	Type      string                      `json:"type,omitempty"` // started, message, approval, outcome
+	SessionID string                      `json:"session_id,omitempty"`
+	RunID     string                      `json:"run_id,omitempty"`
+	Index     *int                        `json:"index,omitempty"` // position of a message in the conversation
+	Message   *conversation.Message       `json:"message,omitempty"`
+	Approval  *workflows.PendingApproval  `json:"approval,omitempty"`
+	Guardian  *workflows.GuardianDecision `json:"guardian,omitempty"` // type guardian: its decision on a call
+	Outcome   string                      `json:"outcome,omitempty"`  // completed, cancelled, terminated, timed-out, failed
+	Result    *workflows.SessionResult    `json:"result,omitempty"`
+	Error     string                      `json:"error,omitempty"`
 }
 
 func (a *app) printEvent(e event) error {
@@ -58,6 +59,8 @@ type watchState struct {
 	// lastText is the text of the last assistant message shown: the
 	// outcome does not print it a second time as the final text.
 	lastText string
+	// shownGuardian are the guardian decisions shown, by turn/call id.
+	shownGuardian map[string]bool
 }
 
 // warn reports a transient failure once, not every half second.
@@ -143,7 +146,9 @@ func (a *app) poll(ctx context.Context, c sessionClient, w *watchState) {
 	if printed && !a.cfg.JSON {
 		a.clearSpin(w)
 	}
+	results := false // a tool result is new: the guardian may have decided
 	for i := w.shownMsgs; i < len(msgs); i++ {
+		results = results || msgs[i].Result != nil
 		if a.cfg.JSON {
 			_ = a.printEvent(event{Type: "message", SessionID: w.session, Index: &i, Message: &msgs[i]})
 			continue
@@ -156,6 +161,9 @@ func (a *app) poll(ctx context.Context, c sessionClient, w *watchState) {
 		}
 	}
 	w.shownMsgs = len(msgs)
+	if !a.ui.live && results {
+		a.showGuardian(ctx, c, w) // live: from the spinner's status below
+	}
 
 	w.lastWarn = ""
 	for i := range pending {
@@ -189,6 +197,7 @@ func (a *app) poll(ctx context.Context, c sessionClient, w *watchState) {
 		cancel()
 		if err == nil {
 			text = activity(msgs, len(pending), st.Phase)
+			a.printGuardian(w, st)
 		}
 		a.setSpin(w, text, printed)
 	}

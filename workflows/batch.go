@@ -13,6 +13,7 @@ import (
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/tools"
 	"github.com/longrun/longrun/toolsearch"
@@ -21,9 +22,10 @@ import (
 type callPhase int
 
 const (
-	stateWaiting callPhase = iota // waiting for approval
-	stateRunning                  // its activity is scheduled
-	stateDone                     // it has its result
+	stateWaiting   callPhase = iota // waiting for approval
+	stateRunning                    // its activity is scheduled
+	stateDone                       // it has its result
+	stateReviewing                  // the guardian judges it before a person is asked
 )
 
 // callState tracks one tool call of the current batch.
@@ -44,9 +46,10 @@ type callState struct {
 	// readOnlySandbox: only the read-only classifier allowed it, so it
 	// runs in the read-only sandbox (permission.Decision.Classified).
 	readOnlySandbox bool
-	// released: approved by a remembered rule, not by a person's decision
-	// on this very call.
+	// released: approved by a remembered rule or by the guardian, not by
+	// a person's decision on this very call.
 	released bool
+	verdict  *guardian.Verdict // the guardian's, when it judged the call
 }
 
 // approvedByPerson reports whether a person approved this very call (one
@@ -119,7 +122,7 @@ func (s *session) resumeBatch(ctx workflow.Context, carried []CarriedCall) error
 	for i, c := range carried {
 		cs := &callState{call: c.Call, spec: s.specs[c.Call.Name], why: c.Why, requestedAt: c.RequestedAt,
 			decision: c.Decision, result: c.Result, perm: c.Perm, index: i,
-			readOnlySandbox: c.ReadOnlySandbox, released: c.Released}
+			readOnlySandbox: c.ReadOnlySandbox, released: c.Released, verdict: c.Guardian}
 		switch c.State {
 		case carriedDone:
 			cs.state = stateDone
@@ -198,6 +201,9 @@ func (s *session) driveBatch(ctx workflow.Context) error {
 }
 
 func (s *session) runCall(ctx workflow.Context, cs *callState) {
+	if cs.state == stateReviewing && s.review(ctx, cs) {
+		return // the guardian denied it
+	}
 	if cs.state == stateWaiting {
 		decided, err := s.awaitDecision(ctx, cs)
 		if err == nil && !decided {

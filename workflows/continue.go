@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/permission"
 )
 
@@ -45,6 +46,8 @@ type Resume struct {
 	Todos         []Todo                 `json:"todos,omitempty"`
 	Loaded        map[string]bool        `json:"loaded_tools,omitempty"`
 	Subagents     int                    `json:"subagents,omitempty"`
+	// Guardian is the guardian's cache, denial streak and recent decisions.
+	Guardian *GuardianState `json:"guardian,omitempty"`
 	// Batch is the turn in progress when the switch came while calls
 	// waited for a person: they are still pending in the next run,
 	// answerable by the same call ids.
@@ -65,6 +68,8 @@ type CarriedCall struct {
 	// rather than approved by a person.
 	ReadOnlySandbox bool `json:"read_only_sandbox,omitempty"`
 	Released        bool `json:"released,omitempty"`
+	// Guardian is the guardian's verdict on the call, when it judged it.
+	Guardian *guardian.Verdict `json:"guardian,omitempty"`
 }
 
 // Carried call states.
@@ -129,7 +134,7 @@ func (s *session) canCarryBatch() bool {
 		case c.state == stateDone:
 		case c.state == stateWaiting:
 			waiting = true
-		case c.started:
+		case c.started, c.state == stateReviewing:
 			return false
 		}
 	}
@@ -150,13 +155,17 @@ func (s *session) continueAsNew(ctx workflow.Context) error {
 		LastError: s.lastErr, LastErrorType: s.lastErrType, Rejected: s.rejected,
 		Seen: s.seen, Jobs: s.jobs, FailedJobs: s.failedJobs, Compactions: s.compactions, Todos: s.todos, Loaded: s.loaded, Subagents: s.subagentsTotal,
 	}
+	if s.guardianOn() {
+		g := s.guard
+		r.Guardian = &g
+	}
 	if s.engine != nil {
 		st := s.engine.State()
 		r.Permissions = &st
 	}
 	for _, c := range s.batch {
 		cc := CarriedCall{Call: c.call, Why: c.why, RequestedAt: c.requestedAt, Decision: c.decision, Result: c.result, Perm: c.perm,
-			ReadOnlySandbox: c.readOnlySandbox, Released: c.released}
+			ReadOnlySandbox: c.readOnlySandbox, Released: c.released, Guardian: c.verdict}
 		switch {
 		case c.state == stateDone:
 			cc.State = carriedDone
@@ -184,4 +193,7 @@ func (s *session) restore(r *Resume) {
 	s.lastErr, s.lastErrType, s.rejected = r.LastError, r.LastErrorType, r.Rejected
 	s.seen, s.jobs, s.failedJobs, s.compactions, s.todos, s.loaded = r.Seen, r.Jobs, r.FailedJobs, r.Compactions, r.Todos, r.Loaded
 	s.subagentsTotal = r.Subagents
+	if r.Guardian != nil {
+		s.guard = *r.Guardian
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/permission"
 )
 
@@ -55,8 +56,11 @@ type SessionInput struct {
 	// background agent waiting days for its person wants "forever".
 	IdleTimeout Duration `json:"idle_timeout,omitempty"`
 	// Approval is who decides calls that need approval: "person" (the
-	// default: wait for an approval signal or update) or "none" for
-	// unattended runs, which turns every ask into a deny (fail closed).
+	// default: wait for an approval signal or update), "guardian" (the
+	// worker's reviewer model judges each call first and asks a person
+	// only when it does not approve or deny: see package guardian) or
+	// "none" for unattended runs, which turns every ask into a deny (fail
+	// closed).
 	Approval string `json:"approval,omitempty"`
 	// ApprovalTimeout bounds how long one call waits for a decision; when
 	// it fires the call's result has reason "timeout". 0 waits forever.
@@ -186,6 +190,9 @@ type PendingApproval struct {
 	Reason      string    `json:"reason"` // why it needs approval
 	Turn        int       `json:"turn"`
 	RequestedAt time.Time `json:"requested_at"`
+	// Guardian is the guardian's verdict when it judged the call and
+	// handed it to a person (approval "guardian"): why it did not decide.
+	Guardian *guardian.Verdict `json:"guardian,omitempty"`
 	// Session is set when the call waits in a sub-agent: its session id.
 	// CallID is then "<session>/<call id>", and approving that id here
 	// decides the sub-agent's call.
@@ -219,6 +226,9 @@ type Status struct {
 	// Rejected lists recent signals the session could not use (an unknown
 	// call id, a bad decision), with why.
 	Rejected []string `json:"rejected_signals,omitempty"`
+	// Guardian lists the guardian's recent decisions (approval
+	// "guardian"), oldest first, each with its reason.
+	Guardian []GuardianDecision `json:"guardian,omitempty"`
 }
 
 // Outcomes of a finished session.

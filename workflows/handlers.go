@@ -108,6 +108,9 @@ func (s *session) checkApproval(ap Approval) ([]*callState, error) {
 		if c.call.ID != ap.CallID {
 			continue
 		}
+		if c.state == stateReviewing {
+			return nil, fmt.Errorf("call %q is being reviewed by the guardian; it waits for a person only if the guardian does not decide it", ap.CallID)
+		}
 		if c.state != stateWaiting || c.decision != nil {
 			return nil, fmt.Errorf("%s", s.notWaiting(ap.CallID))
 		}
@@ -137,6 +140,7 @@ func (s *session) applyApproval(ctx workflow.Context, ap Approval) (ApprovalOutc
 		c.decision = &d
 		out.CallIDs = append(out.CallIDs, c.call.ID)
 	}
+	s.personDecided()
 	if d.Remember == RememberSession {
 		released, err := s.remember(d, calls)
 		if err != nil {
@@ -173,7 +177,7 @@ func (s *session) pending() []PendingApproval {
 		if c.state == stateWaiting && c.decision == nil {
 			out = append(out, PendingApproval{
 				CallID: c.call.ID, Tool: c.call.Name, Arguments: c.call.Arguments,
-				Reason: c.why, Turn: s.turn, RequestedAt: c.requestedAt,
+				Reason: c.why, Turn: s.turn, RequestedAt: c.requestedAt, Guardian: c.verdict,
 			})
 		}
 	}

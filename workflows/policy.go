@@ -154,6 +154,7 @@ func (s *session) decide(cs *callState) {
 	case permission.Ask:
 		cs.state = stateWaiting
 		cs.why = d.Reason
+		s.toGuardian(cs, d)
 	default:
 		reason := conversation.ReasonDeniedByPolicy
 		if d.Layer == permission.LayerHardBlock {

@@ -57,6 +57,7 @@ type session struct {
 	throttle     bool // versionVisibilityThrottle: counters alone upsert at most every counterInterval
 
 	engine *permission.Engine // nil: a session recorded before versionPermissions
+	guard  GuardianState      // approval "guardian": its cache, streak and log
 
 	planned     bool              // versionBatchPlan: calls run by the batch plan in a bounded pool
 	running     int               // calls of the batch holding a pool slot
@@ -131,10 +132,10 @@ type Sessions struct {
 func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 	s := &session{in: in, maxTurns: in.MaxTurns, model: in.Model, reader: sw.Transcript, address: sw.Address, namespace: sw.Namespace}
 	switch in.Approval {
-	case "", ApproverPerson, ApproverNone:
+	case "", ApproverPerson, ApproverNone, ApproverGuardian:
 	default:
 		return SessionResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("approval %q: want %q (a person decides) or %q (unattended: ask becomes deny)", in.Approval, ApproverPerson, ApproverNone),
+			fmt.Sprintf("approval %q: want %q (a person decides), %q (a reviewer model first, then a person) or %q (unattended: ask becomes deny)", in.Approval, ApproverPerson, ApproverGuardian, ApproverNone),
 			"InvalidSessionInput", nil)
 	}
 	s.workflowID = workflow.GetInfo(ctx).WorkflowExecution.ID
@@ -592,6 +593,7 @@ func (s *session) status() Status {
 	return Status{
 		Phase: s.phase, Turn: s.turn, MaxTurns: s.maxTurns, Model: s.model, Usage: s.usage,
 		PendingApprovals: len(s.pending()), LastError: s.lastErr, LastErrorType: s.lastErrType, Rejected: s.rejected,
+		Guardian: s.guard.Log,
 	}
 }
 

@@ -110,6 +110,7 @@ func (s *session) details() string {
 	if p := s.pending(); len(p) > 0 {
 		s.waitingDetails(&b, p)
 	}
+	b.WriteString(s.guardianDetails())
 	if len(s.todos) > 0 {
 		fmt.Fprintf(&b, "\n**plan:**\n%s", todoText(s.todos))
 	}
