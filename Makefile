@@ -1,10 +1,11 @@
-# Longrun: one command for the main job, one for every test.
-#   make demo   embedded Temporal + Web UI, a worker, and a session with an approval
-#   make test   every test, against the real embedded server
+# Longrun: one command to install, one for the main job, one for every test.
+#   make install  longrun (the CLI), longrun-worker and longrun-devserver on the PATH
+#   make demo     embedded Temporal + Web UI, a worker, and a session with an approval
+#   make test     every test, against the real embedded server
 BIN      := $(CURDIR)/.longrun-bin
 DEVSERVER := $(BIN)/devserver
 
-.PHONY: all build devserver temporal-cli test demo vet fuzz clean record-histories
+.PHONY: all build devserver temporal-cli test demo vet fuzz clean record-histories install
 
 # Every parser and matcher has a fuzz target; CI runs each for a bounded
 # number of executions (package:target:count). Counts, not durations: a
@@ -14,7 +15,8 @@ DEVSERVER := $(BIN)/devserver
 # FUZZTIME=30s (or 1000000x) overrides every target's budget.
 FUZZ_TARGETS := tools:FuzzResolve:50000x tools:FuzzParsePatch:50000x tools:FuzzApplyPatch:15000x \
 	tools:FuzzGitignore:50000x tools:FuzzUnifiedDiff:50000x tools:FuzzEditMatch:50000x \
-	shellcmd:FuzzAnalyze:50000x toolcalls:FuzzParse:50000x transcript:FuzzParseS3URL:50000x
+	shellcmd:FuzzAnalyze:50000x toolcalls:FuzzParse:50000x transcript:FuzzParseS3URL:50000x \
+	guardian:FuzzParse:50000x
 
 all: build
 
@@ -27,6 +29,25 @@ devserver:
 build: devserver
 	go build -o $(BIN)/worker ./worker
 	go build -o $(BIN)/starter ./starter
+
+# make install puts the CLI on the PATH as `longrun`, the worker as
+# `longrun-worker` and the embedded server as `longrun-devserver`. Where:
+# $(PREFIX)/bin when PREFIX is given (sudo make install PREFIX=/usr/local),
+# else where `go install` puts programs ($GOBIN, else $(go env GOPATH)/bin,
+# i.e. ~/go/bin), which needs no root and is on a Go user's PATH. BINDIR
+# overrides both; DESTDIR prefixes it, for packaging.
+ifneq ($(PREFIX),)
+BINDIR ?= $(PREFIX)/bin
+endif
+BINDIR ?= $(or $(shell go env GOBIN),$(shell go env GOPATH)/bin)
+
+install:
+	@mkdir -p $(DESTDIR)$(BINDIR)
+	go build -o $(DESTDIR)$(BINDIR)/longrun ./starter
+	go build -o $(DESTDIR)$(BINDIR)/longrun-worker ./worker
+	go -C devserver build -o $(DESTDIR)$(BINDIR)/longrun-devserver .
+	@echo "installed longrun, longrun-worker and longrun-devserver in $(DESTDIR)$(BINDIR)"
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "$(BINDIR) is not on your PATH: add it with  export PATH=\"$(BINDIR):\$$PATH\"" ;; esac
 
 vet:
 	go vet ./...
@@ -47,7 +68,22 @@ temporal-cli:
 test: devserver vet temporal-cli
 	@LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) ./scripts/check-test-deps.sh
 	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) go test -race -count=1 ./...
+	$(MAKE) test-postgres
 	$(MAKE) fuzz
+
+# The e2e set again, with Temporal on PostgreSQL for persistence and
+# visibility: a session with approvals, the approve update, a cancel, the
+# visibility list, the short chaos run (worker kills) and a server kill and
+# restart on the same database. scripts/with-postgres.sh runs a throwaway
+# cluster (as nobody under root) in a temporary directory on a free
+# loopback port and removes it afterwards, pass or fail; without
+# PostgreSQL it says so in a loud line and `make test` goes on
+# (LONGRUN_REQUIRE_POSTGRES=1 makes that a failure, as in .ci/run).
+POSTGRES_TESTS := TestDevserverOnPostgres|TestReadWriteShellWithApproval|TestApproveUpdateAndPendingAll|TestCancelWhileShellRuns|TestStarterListWaitingAndShow|TestChaosWorkerKills|TestChaosServerRestart
+.PHONY: test-postgres
+test-postgres: devserver
+	LONGRUN_DEVSERVER=$(DEVSERVER) ./scripts/with-postgres.sh \
+		go test -race -count=1 -timeout 15m -run '^($(POSTGRES_TESTS))$$' ./e2e
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
@@ -60,7 +96,7 @@ fuzz:
 # Old histories stay: they prove sessions started by earlier code replay.
 record-histories: devserver
 	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_RECORD_HISTORIES=$(CURDIR)/workflows/testdata \
-		go test -count=1 -run 'TestBatchReadsOverlapAndBarrierWaits|TestStaleWriteGuardAcrossWorkerRestart|TestCancelWhileShellRuns|TestBackgroundJobAcrossTurnsKilledOnCancel|TestSubagentCancelledWithItsParent|TestReadWriteShellWithApproval|TestDenyWithFeedback|TestApprovalTimeout|TestInterruptWhileShellRuns|TestTwoThousandTurnsContinueAsNew|TestCompactionFitsTheWindow|TestLocalReadsSaveAWorkflowTaskPerTurn|TestLocalModelTakesAtMostOneWorkflowTaskPerTurn|TestUISummariesAndCurrentDetails|TestFastTurnsUpsertCountersSparingly|TestForgedAndMalformedSignalsAreRejected' ./e2e
+		go test -count=1 -run 'TestBatchReadsOverlapAndBarrierWaits|TestStaleWriteGuardAcrossWorkerRestart|TestCancelWhileShellRuns|TestBackgroundJobAcrossTurnsKilledOnCancel|TestSubagentCancelledWithItsParent|TestReadWriteShellWithApproval|TestDenyWithFeedback|TestApprovalTimeout|TestInterruptWhileShellRuns|TestTwoThousandTurnsContinueAsNew|TestCompactionFitsTheWindow|TestLocalReadsSaveAWorkflowTaskPerTurn|TestLocalModelTakesAtMostOneWorkflowTaskPerTurn|TestUISummariesAndCurrentDetails|TestFastTurnsUpsertCountersSparingly|TestForgedAndMalformedSignalsAreRejected|TestNotificationsOncePerEventAcrossWorkerKills|TestGuardianE2E' ./e2e
 
 # The long chaos run: CHAOS_SESSIONS sessions whose worker is SIGKILLed at
 # random points, and the Temporal server restart (see e2e/chaos_test.go). Each

@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/longrun/longrun/mcp"
+	"github.com/longrun/longrun/notify"
 	"github.com/longrun/longrun/tools"
 	"github.com/longrun/longrun/transcript"
 )
@@ -31,6 +32,17 @@ type ModelConfig struct {
 	// NoStream sends plain requests instead of streamed ones, for
 	// endpoints (some proxies) that cannot stream (LONGRUN_MODEL_STREAM=off).
 	NoStream bool
+	// FreeformTools is whether apply_patch goes out as a custom tool with
+	// its grammar: FreeformAuto (empty: GPT-5-family models), FreeformOn or
+	// FreeformOff (LONGRUN_FREEFORM_TOOLS; see model_custom.go).
+	FreeformTools string
+	// API is the wire protocol: ModelAPIChat, ModelAPIResponses, or empty
+	// for chat except for the models that only speak the Responses API
+	// (LONGRUN_MODEL_API).
+	API string
+	// PromptCacheKey says when to send a per-session prompt_cache_key:
+	// PromptCacheKeyAuto (or empty), On or Off (LONGRUN_PROMPT_CACHE_KEY).
+	PromptCacheKey string
 }
 
 // Activities holds the dependencies of every activity.
@@ -52,6 +64,11 @@ type Activities struct {
 	// shell is how this worker runs shell commands (SetShell); nil: not
 	// said, taken as no sandbox.
 	shell *tools.ShellConfig
+	// notify posts notifications to the worker's sinks (SetNotify); nil:
+	// none.
+	notify *notify.Sender
+	// guardian is the worker's reviewer model (SetGuardian).
+	guardian GuardianConfig
 }
 
 // New returns activities that call the model described by mc and run the

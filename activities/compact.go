@@ -191,11 +191,12 @@ func cutPoint(full []conversation.Message, nsys, keepTurns int) int {
 // summarise asks the model, without tools and without streaming (nobody
 // watches a summary being written), to summarise msgs.
 func (a *Activities) summarise(ctx context.Context, model string, msgs []conversation.Message) (ModelResponse, error) {
+	ask := "Summarise this conversation:\n\n" + renderForSummary(msgs)
 	params := openai.ChatCompletionNewParams{
 		Model: shared.ChatModel(model),
 		Messages: []openai.ChatCompletionMessageParamUnion{
 			openai.SystemMessage(summaryInstruction),
-			openai.UserMessage("Summarise this conversation:\n\n" + renderForSummary(msgs)),
+			openai.UserMessage(ask),
 		},
 	}
 	// Heartbeats let a cancel in and show what the call is doing.
@@ -204,6 +205,13 @@ func (a *Activities) summarise(ctx context.Context, model string, msgs []convers
 	progress.content = fmt.Sprintf("summarising %d earlier messages", len(msgs))
 	progress.mu.Unlock()
 	defer progress.stop()
+	if a.usesResponses(model) {
+		// A model that speaks only the Responses API summarises there too.
+		return a.callResponses(ctx, model, []conversation.Message{
+			{Role: conversation.RoleSystem, Content: summaryInstruction},
+			{Role: conversation.RoleUser, Content: ask},
+		}, nil, progress)
+	}
 	comp, err := a.client.Chat.Completions.New(ctx, params)
 	if err != nil {
 		return ModelResponse{}, classify(err, attempt(ctx))

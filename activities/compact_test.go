@@ -273,3 +273,19 @@ func TestRenderForSummaryStaysWithinItsLimit(t *testing.T) {
 	}
 	require.True(t, strings.ToValidUTF8(text, "?") == text, "cuts fall on character boundaries")
 }
+
+// A model that speaks only the Responses API summarises over it too.
+func TestCompactOverResponses(t *testing.T) {
+	t.Parallel()
+	srv := sm.New(sm.Text("The user wants things; c0..c5 were read."))
+	defer srv.Close()
+	a, _ := newActs(t, srv)
+	withTranscript(t, a)
+	res, err := a.Compact(context.Background(), CompactRequest{Model: "gpt-5-codex", Messages: session(8), KeepTurns: 2})
+	require.NoError(t, err)
+	require.Equal(t, "The user wants things; c0..c5 were read.", res.Summary)
+	req := srv.Requests()[0]
+	require.Equal(t, sm.APIResponses, req.API)
+	require.Equal(t, "system", req.Messages[0].Role)
+	require.Contains(t, req.Messages[1].Content, "Summarise this conversation")
+}

@@ -115,38 +115,19 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 		return ModelResponse{}, err
 	}
 	full = append(full, req.Reminders...)
-	params := openai.ChatCompletionNewParams{
-		Model:    shared.ChatModel(model),
-		Messages: toWireMessages(full),
-	}
-	for _, t := range req.Tools {
-		var schema shared.FunctionParameters
-		if err := json.Unmarshal(t.Parameters, &schema); err != nil {
-			return ModelResponse{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("tool %s: parameter schema is not a JSON object: %v", t.Name, err), ErrTypeModelRejected, err)
-		}
-		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-			Name:        t.Name,
-			Description: openai.String(t.Description),
-			Parameters:  schema,
-		}))
-	}
 	// The heartbeat runs whether the endpoint streams or not: it is how a
 	// cancel reaches the call and how Temporal notices a lost worker
 	// within the heartbeat timeout instead of the whole start-to-close one.
 	progress := startProgress(ctx, !a.model.NoStream)
 	defer progress.stop()
-	var comp *openai.ChatCompletion
-	if a.model.NoStream {
-		comp, err = a.client.Chat.Completions.New(ctx, params)
+	var resp ModelResponse
+	if a.usesResponses(model) {
+		resp, err = a.callResponses(ctx, model, full, req.Tools, progress)
 	} else {
-		comp, err = a.stream(ctx, params, progress)
+		resp, err = a.callChat(ctx, model, full, req.Tools, progress)
 	}
-	if err != nil {
-		return ModelResponse{}, classify(err, attempt(ctx))
-	}
-	resp, err := a.response(model, comp, attempt(ctx))
 	if err == nil {
+		resp.Message = freeformArguments(resp.Message, req.Tools)
 		resp.Message = textToolCalls(resp.Message, req)
 	}
 	resp.Head, resp.ToolsRef = head, toolsRef
@@ -154,6 +135,60 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 		err = replyFits(resp)
 	}
 	return resp, err
+}
+
+// callChat is CallModel over the chat completions protocol.
+func (a *Activities) callChat(ctx context.Context, model string, full []conversation.Message, defs []ToolDef, progress *progress) (ModelResponse, error) {
+	params := openai.ChatCompletionNewParams{
+		Model:    shared.ChatModel(model),
+		Messages: toWireMessages(full),
+	}
+	if key := a.promptCacheKey(ctx); key != "" {
+		params.PromptCacheKey = openai.String(key)
+	}
+	for _, t := range defs {
+		if ct, ok := a.customTool(model, t); ok { // apply_patch with its grammar (model_custom.go)
+			params.Tools = append(params.Tools, ct)
+			continue
+		}
+		schema, err := toolSchema(t)
+		if err != nil {
+			return ModelResponse{}, err
+		}
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name:        t.Name,
+			Description: openai.String(t.Description),
+			Parameters:  schema,
+		}))
+	}
+	matchCustomCalls(&params)
+	var comp *openai.ChatCompletion
+	var reasoning string
+	var err error
+	if a.model.NoStream {
+		comp, err = a.client.Chat.Completions.New(ctx, params)
+	} else {
+		comp, reasoning, err = a.stream(ctx, params, progress)
+	}
+	if err != nil {
+		return ModelResponse{}, classify(err, attempt(ctx))
+	}
+	resp, err := a.response(model, comp, attempt(ctx))
+	if reasoning != "" {
+		resp.Message.Reasoning = reasoning
+	}
+	return resp, err
+}
+
+// toolSchema is a tool's parameter schema as the SDK takes it. A schema
+// that is not a JSON object can never be sent, so it fails at once.
+func toolSchema(t ToolDef) (map[string]any, error) {
+	var schema map[string]any
+	if err := json.Unmarshal(t.Parameters, &schema); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("tool %s: parameter schema is not a JSON object: %v", t.Name, err), ErrTypeModelRejected, err)
+	}
+	return schema, nil
 }
 
 // replyFits fails, not retryably, a reply too large to record: the server
@@ -208,31 +243,20 @@ func (a *Activities) response(requested string, comp *openai.ChatCompletion, att
 		return ModelResponse{}, badReply(errors.New("the reply has no choices"), attempt)
 	}
 	ch := comp.Choices[0]
-	msg := conversation.Message{Role: conversation.RoleAssistant, Content: ch.Message.Content}
+	msg := conversation.Message{Role: conversation.RoleAssistant, Content: ch.Message.Content,
+		Reasoning: reasoningOf(ch.Message.JSON.ExtraFields)}
 	for _, tc := range ch.Message.ToolCalls {
-		name, args := tc.Function.Name, tc.Function.Arguments
 		if tc.Type == "custom" {
-			name, args = tc.Custom.Name, tc.Custom.Input
+			msg.ToolCalls = append(msg.ToolCalls, customCall(tc.ID, tc.Custom.Name, tc.Custom.Input))
+			continue
 		}
-		msg.ToolCalls = append(msg.ToolCalls, conversation.ToolCall{ID: tc.ID, Name: name, Arguments: args})
+		msg.ToolCalls = append(msg.ToolCalls, conversation.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	if msg.Content == "" && len(msg.ToolCalls) == 0 && ch.Message.Refusal != "" {
 		msg.Content = ch.Message.Refusal
 	}
-	usage := conversation.Usage{
-		PromptTokens:     comp.Usage.PromptTokens,
-		CompletionTokens: comp.Usage.CompletionTokens,
-		TotalTokens:      comp.Usage.TotalTokens,
-	}
-	prices := a.model.Prices
-	if prices == nil {
-		prices = DefaultPrices
-	}
-	if cost, ok := prices.Cost(comp.Model, usage); ok {
-		usage.CostUSD = cost
-	} else if cost, ok := prices.Cost(requested, usage); ok {
-		usage.CostUSD = cost
-	}
+	usage := chatUsage(comp.Usage)
+	a.price(comp.Model, requested, &usage)
 	return ModelResponse{
 		Model:        comp.Model,
 		Message:      msg,
@@ -260,16 +284,11 @@ func toWireMessages(msgs []conversation.Message) []openai.ChatCompletionMessageP
 			if m.Content != "" {
 				p.Content.OfString = openai.String(m.Content)
 			}
+			if sendsReasoningBack(m) {
+				p.SetExtraFields(map[string]any{"reasoning_content": m.Reasoning})
+			}
 			for _, c := range m.ToolCalls {
-				p.ToolCalls = append(p.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID: c.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-							Name:      c.Name,
-							Arguments: c.Arguments,
-						},
-					},
-				})
+				p.ToolCalls = append(p.ToolCalls, wireCall(c))
 			}
 			out = append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: &p})
 		}

@@ -30,30 +30,44 @@ const (
 // same *openai.Error, so classify treats both paths alike. A stream that
 // breaks mid-way or sends something that is not a chunk is a malformed
 // reply (bounded attempts); a missing usage chunk is not an error.
-func (a *Activities) stream(ctx context.Context, params openai.ChatCompletionNewParams, progress *progress) (*openai.ChatCompletion, error) {
+//
+// The accumulator keeps only the fields openai-go knows, so the reasoning
+// deltas (reasoning_content or reasoning, see reasoningOf) are joined here
+// and returned beside the completion.
+func (a *Activities) stream(ctx context.Context, params openai.ChatCompletionNewParams, progress *progress) (*openai.ChatCompletion, string, error) {
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	s := a.client.Chat.Completions.NewStreaming(ctx, params)
 	defer s.Close()
 	var acc openai.ChatCompletionAccumulator
+	var reasoning strings.Builder
+	var custom customDeltas // model_custom.go
 	for s.Next() {
-		if !acc.AddChunk(s.Current()) {
-			return nil, fmt.Errorf("stream chunk %q does not continue the reply: %w", s.Current().ID, errMalformedStream)
+		chunk := s.Current()
+		if !acc.AddChunk(chunk) {
+			return nil, "", fmt.Errorf("stream chunk %q does not continue the reply: %w", chunk.ID, errMalformedStream)
 		}
-		progress.update(&acc.ChatCompletion)
+		custom.add(chunk)
+		for _, ch := range chunk.Choices {
+			if ch.Index == 0 {
+				reasoning.WriteString(reasoningOf(ch.Delta.JSON.ExtraFields))
+			}
+		}
+		progress.update(&acc.ChatCompletion, reasoning.String())
 	}
+	custom.apply(&acc.ChatCompletion)
 	if err := s.Err(); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if len(acc.Choices) == 0 {
-		return nil, fmt.Errorf("the stream held no choices: %w", errMalformedStream)
+		return nil, "", fmt.Errorf("the stream held no choices: %w", errMalformedStream)
 	}
 	// Every complete reply ends with a finish reason (stop, tool_calls,
 	// length, ...). Without one the stream was cut short cleanly, say by a
 	// proxy, and the text or arguments so far are only part of the reply.
 	if acc.Choices[0].FinishReason == "" {
-		return nil, fmt.Errorf("the stream ended before the reply was finished: %w", errMalformedStream)
+		return nil, "", fmt.Errorf("the stream ended before the reply was finished: %w", errMalformedStream)
 	}
-	return &acc.ChatCompletion, nil
+	return &acc.ChatCompletion, reasoning.String(), nil
 }
 
 // errMalformedStream marks a stream that arrived but is not a whole reply;
@@ -65,11 +79,12 @@ var errMalformedStream = errors.New("malformed stream")
 // chunks, sends it, so a flood of chunks costs at most one heartbeat a
 // second and a slow first token still heartbeats.
 type progress struct {
-	mu      sync.Mutex
-	content string   // the whole text so far (the ticker cuts the tail)
-	calls   []string // names of the tools being called, in order
-	argLen  int      // bytes of tool arguments so far
-	waiting string
+	mu        sync.Mutex
+	content   string   // the whole text so far (the ticker cuts the tail)
+	reasoning string   // the whole reasoning text so far
+	calls     []string // names of the tools being called, in order
+	argLen    int      // bytes of tool arguments so far
+	waiting   string
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -117,7 +132,7 @@ func (p *progress) stop() {
 // update records the accumulated reply. The accumulator only ever appends
 // to the strings it has published, so keeping the string is safe and
 // cheap; the tail is cut when a heartbeat is sent.
-func (p *progress) update(c *openai.ChatCompletion) {
+func (p *progress) update(c *openai.ChatCompletion, reasoning string) {
 	if len(c.Choices) == 0 {
 		return
 	}
@@ -132,8 +147,13 @@ func (p *progress) update(c *openai.ChatCompletion) {
 		calls = append(calls, tc.Function.Name)
 		n += len(tc.Function.Arguments)
 	}
+	p.set(content, reasoning, calls, n)
+}
+
+// set records the reply so far, whichever protocol wrote it.
+func (p *progress) set(content, reasoning string, calls []string, argLen int) {
 	p.mu.Lock()
-	p.content, p.calls, p.argLen = content, calls, n
+	p.content, p.reasoning, p.calls, p.argLen = content, reasoning, calls, argLen
 	p.mu.Unlock()
 }
 
@@ -142,9 +162,14 @@ func (p *progress) update(c *openai.ChatCompletion) {
 // tools the model is calling.
 func (p *progress) details() string {
 	p.mu.Lock()
-	content, calls, n := p.content, p.calls, p.argLen
+	content, reasoning, calls, n := p.content, p.reasoning, p.calls, p.argLen
 	p.mu.Unlock()
 	if content == "" && len(calls) == 0 {
+		// While the model thinks, the end of its reasoning is what there
+		// is to see; once it writes, its text is.
+		if reasoning != "" {
+			return "thinking: " + tail(reasoning, ProgressTail)
+		}
 		return p.waiting
 	}
 	var b strings.Builder

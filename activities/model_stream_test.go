@@ -219,11 +219,14 @@ func TestProgressDetails(t *testing.T) {
 	long := strings.Repeat("é", ProgressTail) // two bytes each
 	cases := []struct {
 		name, content string
+		reasoning     string
 		calls         []string
 		args          int
 		want          string
 	}{
 		{name: "nothing yet", want: progressWaitingStream},
+		{name: "thinking", reasoning: "hmm, let me see", want: "thinking: hmm, let me see"},
+		{name: "text after thinking", reasoning: "hmm", content: "So:", want: "So:"},
 		{name: "short text", content: "hello", want: "hello"},
 		{name: "long text keeps the tail on a character boundary", content: "x" + long,
 			want: "…" + strings.Repeat("é", ProgressTail/2)},
@@ -234,7 +237,7 @@ func TestProgressDetails(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := &progress{waiting: progressWaitingStream, content: tc.content, calls: tc.calls, argLen: tc.args}
+			p := &progress{waiting: progressWaitingStream, content: tc.content, reasoning: tc.reasoning, calls: tc.calls, argLen: tc.args}
 			require.Equal(t, tc.want, p.details())
 		})
 	}

@@ -38,11 +38,20 @@ type WorkspaceConfig struct {
 	// configuration directory (permissions.json there), which a person
 	// wrote; they form the "worker" layer below the workspace's.
 	WorkerRules []permission.Rule `json:"worker_rules,omitempty"`
+	// Environment is where the session runs (working directory, git
+	// branch, OS, shell), for the default system prompt; nil in
+	// histories recorded before it.
+	Environment *Environment `json:"environment,omitempty"`
 	// NoSandbox is set when the worker that loaded the configuration has
 	// no working shell sandbox: then no shell command may run without a
 	// person's approval, and an auto session refuses to start. Recorded
 	// as a negative so histories from before the field decide as before.
 	NoSandbox bool `json:"no_sandbox,omitempty"`
+	// Notify is set when the worker that loaded the configuration has
+	// notification sinks: only then does the session schedule the Notify
+	// activity, so a session without sinks issues no extra command, and
+	// histories from before the field replay as they ran.
+	Notify bool `json:"notify,omitempty"`
 }
 
 // WorkerConfig is what the worker's own configuration directory says
@@ -114,6 +123,7 @@ func (a *Activities) LoadWorkspaceConfig(ctx context.Context, workDir string) (W
 		return wc, err
 	}
 	wc.NoSandbox = !a.sandboxed()
+	wc.Notify = a.notify.Sinks() > 0
 	return wc, nil
 }
 
@@ -172,7 +182,8 @@ func (a *Activities) loadWorkspaceConfig(_ context.Context, workDir string) (Wor
 	return a.withInstructions(base, ws)
 }
 
-// withInstructions adds the working directory's AGENTS.md to wc.
+// withInstructions adds the working directory's AGENTS.md and its
+// Environment to wc.
 func (a *Activities) withInstructions(wc WorkspaceConfig, ws *tools.Workspace) (WorkspaceConfig, error) {
 	ins, notes, err := a.loadInstructions(ws)
 	if err != nil {
@@ -180,5 +191,6 @@ func (a *Activities) withInstructions(wc WorkspaceConfig, ws *tools.Workspace) (
 	}
 	wc.Instructions = ins
 	wc.Notes = append(wc.Notes, notes...)
+	wc.Environment = environment(ws)
 	return wc, nil
 }

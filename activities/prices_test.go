@@ -36,6 +36,22 @@ func TestPriceTable(t *testing.T) {
 	_, ok = tab.Cost("gpt-4o", u)
 	require.True(t, ok, "defaults stay")
 
+	// Cached prompt tokens: at cached_input when the table says, else at
+	// the full input price (the estimate that never understates).
+	cu := conversation.Usage{PromptTokens: 1_000_000, CachedTokens: 750_000, CompletionTokens: 500_000}
+	require.NoError(t, os.WriteFile(path, []byte(`{"free-cache": {"input": 1, "output": 2, "cached_input": 0}, "no-cached-price": {"input": 1, "output": 2}}`), 0o644))
+	tab, err = LoadPrices(path)
+	require.NoError(t, err)
+	cost, _ = tab.Cost("free-cache", cu)
+	require.InDelta(t, 0.25+1, cost, 1e-9)
+	cost, _ = tab.Cost("no-cached-price", cu)
+	require.InDelta(t, 1+1, cost, 1e-9)
+	cost, _ = DefaultPrices.Cost("gpt-4o-2024-08-06", cu)
+	require.InDelta(t, 0.25*2.5+0.75*1.25+0.5*10, cost, 1e-9)
+	require.NoError(t, os.WriteFile(path, []byte(`{"m": {"input": 1, "output": 1, "cached_input": -1}}`), 0o644))
+	_, err = LoadPrices(path)
+	require.ErrorContains(t, err, "negative")
+
 	require.NoError(t, os.WriteFile(path, []byte(`{"x": 1}`), 0o644))
 	_, err = LoadPrices(path)
 	require.ErrorContains(t, err, "want {")

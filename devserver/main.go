@@ -1,6 +1,10 @@
 // Command devserver runs a complete Temporal server (frontend, history,
 // matching, worker services) on SQLite, with the Temporal Web UI, in one
-// process, the way `temporal server start-dev` does.
+// process, the way `temporal server start-dev` does. With --postgres URL
+// the same server keeps its state in PostgreSQL instead: devserver creates
+// the persistence and visibility databases if they are missing and sets up
+// or updates their schemas with the server's own schema tool, so it starts
+// on an empty database and restarts on its own.
 //
 // It is its own Go module because server v1.32 pins go.temporal.io/api
 // v1.63.x while the SDK the rest of Longrun uses needs v1.64; one build list
@@ -45,6 +49,7 @@ func run(args []string) error {
 	fs.StringVar(&o.DBFile, "db", filepath.Join(".longrun", "temporal.db"), "SQLite file holding all server state; survives restarts")
 	var memory bool
 	fs.BoolVar(&memory, "memory", false, "keep state in memory only (lost on exit); overrides --db")
+	fs.StringVar(&o.Postgres, "postgres", "", "keep state in PostgreSQL instead of SQLite: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=...]; visibility goes to DATABASE_visibility; both are created and migrated on start")
 	fs.StringVar(&o.Namespace, "namespace", "default", "namespace to create")
 	fs.StringVar(&o.LogLevel, "log-level", "warn", "server log level: debug, info, warn, error")
 	var dyn dynFlags
@@ -60,7 +65,10 @@ func run(args []string) error {
 		}
 		o.Port = p
 	}
-	if memory {
+	if memory && o.Postgres != "" {
+		return errors.New("--memory and --postgres: choose one")
+	}
+	if memory || o.Postgres != "" {
 		o.DBFile = ""
 	} else if err := os.MkdirAll(filepath.Dir(o.DBFile), 0o755); err != nil {
 		return fmt.Errorf("create database directory: %w", err)
@@ -83,7 +91,11 @@ func run(args []string) error {
 		ui = fmt.Sprintf("http://%s", net.JoinHostPort(o.IP, strconv.Itoa(o.UIPort)))
 	}
 	db := o.DBFile
-	if db == "" {
+	switch {
+	case o.Postgres != "":
+		store, visibility, _ := postgresStores(o.Postgres) // parsed once already by Start
+		db = describePostgres(store, visibility)
+	case db == "":
 		db = "memory"
 	}
 	fmt.Printf("devserver ready: temporal=%s ui=%s namespace=%s db=%s\n",

@@ -13,9 +13,21 @@ import (
 )
 
 // SearchAttributes are the custom search attributes Longrun sessions set.
-// SQLite visibility allows 10 Keyword and 3 each of Int, Bool, Double,
-// Datetime, KeywordList and Text per namespace, so this list is spent with
-// care: the docker-compose setup registers the same set.
+// SQL visibility (SQLite and PostgreSQL alike) allows 10 Keyword and 3 each
+// of Int, Bool, Double, Datetime, KeywordList and Text per namespace, so
+// this list is spent with care: the docker-compose setup registers the
+// same set.
+//
+// The names are workflows' public keys (PhaseKey and the rest), written
+// out here because this module cannot import the main one: a require of
+// github.com/longrun/longrun (with a replace to ..) puts the main module's
+// requirements into this build list, and `go mod tidy` then builds the
+// server with go.temporal.io/api v1.64.3 instead of v1.63.5, the SDK it
+// embeds for its system workers at v1.51.0 instead of v1.44.0, and
+// nexus-rpc/sdk-go, prometheus and the AWS SDK moved too: a server no
+// one released or tested. composetest's TestSameAttributesAsDevServer
+// reads this map and the temporal.NewSearchAttributeKey* calls in
+// workflows/ and fails when they differ by a name or a type.
 var SearchAttributes = map[string]enumspb.IndexedValueType{
 	"LongrunPhase":            enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	"LongrunModel":            enumspb.INDEXED_VALUE_TYPE_KEYWORD,

@@ -26,10 +26,13 @@ import (
 
 // Options configure the embedded server.
 type Options struct {
-	IP        string
-	Port      int
-	UIPort    int    // 0 = no UI
-	DBFile    string // "" = in memory
+	IP     string
+	Port   int
+	UIPort int    // 0 = no UI
+	DBFile string // "" = in memory
+	// Postgres, when set, is a postgres:// URL: persistence and
+	// visibility live in PostgreSQL instead of DBFile (postgresStores).
+	Postgres  string
 	Namespace string
 	LogLevel  string
 	Dynamic   map[string]string // dynamic config key -> JSON value
@@ -141,14 +144,29 @@ func buildConfig(o Options) (*config.Config, error) {
 	var conf config.Config
 	conf.Global.Membership.MaxJoinDuration = 30e9
 	conf.Global.Membership.BroadcastAddress = o.IP
-	conf.Persistence.DefaultStore = "sqlite"
-	conf.Persistence.VisibilityStore = "sqlite"
+	// One shard: a cluster's shard count is fixed when its database is
+	// first set up, and a dev server needs no more.
 	conf.Persistence.NumHistoryShards = 1
-	sqlConf, err := sqlConfig(o)
-	if err != nil {
-		return nil, err
+	if o.Postgres != "" {
+		store, visibility, err := postgresConfig(o)
+		if err != nil {
+			return nil, err
+		}
+		conf.Persistence.DefaultStore = "postgres"
+		conf.Persistence.VisibilityStore = "postgres-visibility"
+		conf.Persistence.DataStores = map[string]config.DataStore{
+			"postgres":            {SQL: store},
+			"postgres-visibility": {SQL: visibility},
+		}
+	} else {
+		sqlConf, err := sqlConfig(o)
+		if err != nil {
+			return nil, err
+		}
+		conf.Persistence.DefaultStore = "sqlite"
+		conf.Persistence.VisibilityStore = "sqlite"
+		conf.Persistence.DataStores = map[string]config.DataStore{"sqlite": {SQL: sqlConf}}
 	}
-	conf.Persistence.DataStores = map[string]config.DataStore{"sqlite": {SQL: sqlConf}}
 
 	httpPort, err := freePort(o.IP)
 	if err != nil {
@@ -208,18 +226,49 @@ func sqlConfig(o Options) (*config.SQL, error) {
 			}
 		}
 	}
-	// A new namespace gets the search attributes at creation, so they are
-	// usable the moment the server is ready; an existing database gains
-	// attributes added in later versions through the operator API after
-	// start (registerSearchAttributes).
-	ns, err := sqliteschema.NewNamespaceConfig("active", o.Namespace, false, SearchAttributes)
-	if err != nil {
-		return nil, fmt.Errorf("namespace config: %w", err)
-	}
-	if err := sqliteschema.CreateNamespaces(&conf, ns); err != nil {
-		return nil, fmt.Errorf("create namespace %s: %w", o.Namespace, err)
+	if err := createNamespace(&conf, o.Namespace); err != nil {
+		return nil, err
 	}
 	return &conf, nil
+}
+
+// postgresConfig sets up (or updates) both PostgreSQL databases and
+// creates the namespace, as sqlConfig does for SQLite.
+func postgresConfig(o Options) (store, visibility *config.SQL, err error) {
+	store, visibility, err = postgresStores(o.Postgres)
+	if err != nil {
+		return nil, nil, err
+	}
+	logger := log.NewZapLogger(log.BuildZapLogger(log.Config{Level: o.LogLevel, Format: "json"}))
+	if err := setupPostgres(store, postgresSchema, logger); err != nil {
+		return nil, nil, err
+	}
+	if err := setupPostgres(visibility, postgresVisibilitySchema, logger); err != nil {
+		return nil, nil, err
+	}
+	if err := createNamespace(store, o.Namespace); err != nil {
+		return nil, nil, err
+	}
+	return store, visibility, nil
+}
+
+// createNamespace writes the namespace into the persistence database
+// before the server starts, with the search attributes mapped to their
+// visibility columns, so they are usable the moment the server is ready;
+// an existing namespace is left alone, and gains attributes added in later
+// versions through the operator API after start (registerSearchAttributes).
+// The server module's helper is named for SQLite but writes through
+// whichever SQL plugin the configuration names, and SQL visibility has the
+// same custom columns in SQLite and PostgreSQL.
+func createNamespace(conf *config.SQL, namespace string) error {
+	ns, err := sqliteschema.NewNamespaceConfig("active", namespace, false, SearchAttributes)
+	if err != nil {
+		return fmt.Errorf("namespace config: %w", err)
+	}
+	if err := sqliteschema.CreateNamespaces(conf, ns); err != nil {
+		return fmt.Errorf("create namespace %s: %w", namespace, err)
+	}
+	return nil
 }
 
 // dynamicValue decodes a --dynamic-config-value. Whole numbers become int:

@@ -69,8 +69,10 @@ func TestBrowserUIShowsSessionWaitingForApproval(t *testing.T) {
 	b.waitFrameText("#user-metadata-summary", "run the tests")
 	b.waitFrameText("#user-metadata-current-details",
 		"waiting-approval",
+		"waiting for approval: 1 call(s)",
 		"c_sh",
-		`temporal workflow signal --workflow-id `+id+` --name approval --input '{"call_id":"c_sh","decision":"approve"}'`,
+		"longrun --address "+temporalAddr+" approve "+id+" c_sh\n",
+		`temporal workflow signal --address `+temporalAddr+` --workflow-id `+id+` --name approval --input '{"call_id":"c_sh","decision":"approve"}'`,
 	)
 	b.screenshot("current-details")
 

@@ -108,11 +108,16 @@ func tailFile(path string, n int64) string {
 var devserverReady = regexp.MustCompile(`devserver ready: temporal=(\S+)`)
 
 // startDevserver starts a devserver of the test's own on an SQLite file
+// (or, under LONGRUN_POSTGRES_URL, a PostgreSQL database named after it)
 // and returns it with its frontend address once it says it is ready.
 // port 0 picks a free port; a restart passes the first run's port so
 // workers and clients already dialled to it reconnect.
 func startDevserver(db string, port int, logPath string) (*groupProc, string, error) {
-	args := []string{"--db", db, "--port", strconv.Itoa(port), "--ui-port", "0"}
+	store, err := devserverStoreArgs(db)
+	if err != nil {
+		return nil, "", err
+	}
+	args := append(store, "--port", strconv.Itoa(port), "--ui-port", "0")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, "", err

@@ -14,10 +14,11 @@ import (
 
 // TestChaosServerRestart restarts the Temporal server under a running
 // session: with SIGKILL while a mutating command runs, and cleanly while a
-// call waits for approval. The server keeps its state in an SQLite file, so
-// the session, its activities' timeouts and its pending approval survive;
-// the worker and the clients, dialled to the same address, reconnect on
-// their own. The session must complete with the same invariants as under
+// call waits for approval. The server keeps its state in an SQLite file
+// (under LONGRUN_POSTGRES_URL, `make test-postgres`, in a PostgreSQL
+// database of its own), so the session, its activities' timeouts and its
+// pending approval survive; the worker and the clients, dialled to the
+// same address, reconnect on their own. The session must complete with the same invariants as under
 // worker kills. It uses a devserver of its own, not the shared one.
 func TestChaosServerRestart(t *testing.T) {
 	t.Parallel()

@@ -172,7 +172,9 @@ func TestCompactionFitsTheWindow(t *testing.T) {
 	e := newEnvResponder(t, compactionModel(nil))
 	writeParts(t, e.workspace)
 	id := e.start(workflows.SessionInput{
-		Prompt: compactionPrompt, SystemPrompt: "You are a test agent.", Profile: "build",
+		// The window is sized for these messages: the default system
+		// prompt would take a third of it, so the session's own replaces it.
+		Prompt: compactionPrompt, SystemPrompt: "You are a test agent.", SystemPromptMode: workflows.SystemPromptReplace, Profile: "build",
 		ContextWindow: window, CompactKeepTurns: 2,
 	})
 	r := result(t, id)
@@ -227,7 +229,7 @@ func TestCompactionOnContextLengthError(t *testing.T) {
 	}))
 	writeParts(t, e.workspace)
 	id := e.start(workflows.SessionInput{
-		Prompt: compactionPrompt, SystemPrompt: "You are a test agent.", Profile: "build", CompactKeepTurns: 1,
+		Prompt: compactionPrompt, SystemPrompt: "You are a test agent.", SystemPromptMode: workflows.SystemPromptReplace, Profile: "build", CompactKeepTurns: 1,
 	})
 	r := result(t, id)
 	require.Equal(t, workflows.ResultCompleted, r.Status, r.Error)

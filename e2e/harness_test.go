@@ -85,7 +85,12 @@ func mainRun(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: free port for the UI:", err)
 		return 1
 	}
-	srv := exec.Command(devserver, "--memory", "--port", "0", "--ui-port", strconv.Itoa(uiPort))
+	store, err := devserverStoreArgs("")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	srv := exec.Command(devserver, append(store, "--port", "0", "--ui-port", strconv.Itoa(uiPort))...)
 	stdout, _ := srv.StdoutPipe()
 	srv.Stderr = io.Discard
 	if err := srv.Start(); err != nil {
@@ -99,7 +104,7 @@ func mainRun(m *testing.M) int {
 	ready := make(chan []string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
-		re := regexp.MustCompile(`devserver ready: temporal=(\S+) ui=(\S+)`)
+		re := regexp.MustCompile(`devserver ready: temporal=(\S+) ui=(\S+) namespace=\S+ db=(\S+)`)
 		for sc.Scan() {
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				ready <- m
@@ -108,7 +113,7 @@ func mainRun(m *testing.M) int {
 	}()
 	select {
 	case m := <-ready:
-		temporalAddr, uiURL = m[1], m[2]
+		temporalAddr, uiURL, devserverDB = m[1], m[2], m[3]
 	case <-time.After(90 * time.Second):
 		fmt.Fprintln(os.Stderr, "e2e: devserver not ready after 90s")
 		return 1

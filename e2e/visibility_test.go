@@ -34,8 +34,13 @@ func TestUISummariesAndCurrentDetails(t *testing.T) {
 	require.NoError(t, val.Get(&md))
 	details := md.GetCurrentDetails()
 	require.Contains(t, details, "waiting-approval")
-	require.Contains(t, details, "`c_sh` **shell**")
-	require.Contains(t, details, `temporal workflow signal --workflow-id `+id+` --name approval --input '{"call_id":"c_sh","decision":"approve"}'`)
+	require.Contains(t, details, "waiting for approval: 1 call(s)")
+	require.Contains(t, details, "**shell** `c_sh`")
+	// Each command on its own line, with the worker's address (the test
+	// server's is not the default).
+	lines := strings.Split(details, "\n")
+	require.Contains(t, lines, "longrun --address "+temporalAddr+" approve "+id+" c_sh")
+	require.Contains(t, lines, `temporal workflow signal --address `+temporalAddr+` --workflow-id `+id+` --name approval --input '{"call_id":"c_sh","decision":"approve"}'`)
 
 	out, err := e.starter("approve", id)
 	require.NoError(t, err, out)

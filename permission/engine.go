@@ -16,7 +16,7 @@ type Config struct {
 	// workspace then session. The built-in defaults come before them and the
 	// remembered layer after them.
 	Layers []Layer `json:"layers,omitempty"`
-	// Approver is person (the default) or none. With none, every ask
+	// Approver is person (the default), guardian or none. With none, every ask
 	// decision becomes deny.
 	Approver string `json:"approver,omitempty"`
 	// DoomLoop is how many identical calls in a row make the engine ask;
@@ -92,7 +92,7 @@ func New(cfg Config) (*Engine, error) {
 	switch e.approver {
 	case "":
 		e.approver = ApproverPerson
-	case ApproverPerson, ApproverNone:
+	case ApproverPerson, ApproverNone, ApproverGuardian:
 	default:
 		return nil, fmt.Errorf("approver %q: %w", cfg.Approver, ErrBadApprover)
 	}
@@ -125,6 +125,12 @@ func New(cfg Config) (*Engine, error) {
 	e.layers = append(e.layers, Layer{Name: LayerRemembered})
 	return e, nil
 }
+
+// Sandboxed reports whether the worker runs shell commands in a sandbox
+// (Config.NoSandbox unset). A reviewer model's approval is worth asking
+// for a shell command only then: without a sandbox, a command nobody
+// approved cannot run.
+func (e *Engine) Sandboxed() bool { return !e.noSandbox }
 
 // Remember adds a rule to the remembered layer, which outranks every other
 // layer; it is how "approve and remember for this session" is kept.

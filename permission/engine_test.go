@@ -595,3 +595,16 @@ func TestNoSandboxAsksForEveryUnapprovedShellCommand(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Allow, e.Decide(gitStatus).Action)
 }
+
+// TestGuardianApproverAsks: to the engine a guardian is a person: an ask
+// stays an ask (the session hands it to the guardian), never a deny.
+func TestGuardianApproverAsks(t *testing.T) {
+	t.Parallel()
+	e, err := New(Config{Approver: ApproverGuardian})
+	require.NoError(t, err)
+	d := e.Decide(Call{Tool: "write", Subject: "main.go"})
+	require.Equal(t, Ask, d.Action)
+	d = e.Decide(Call{Tool: "write", Subject: ".longrun/permissions.json"})
+	require.Equal(t, Ask, d.Action)
+	require.Equal(t, LayerControl, d.Layer)
+}

@@ -80,6 +80,10 @@ const (
 const (
 	ApproverPerson = "person" // someone answers ask decisions
 	ApproverNone   = "none"   // nobody does: ask becomes deny (fail-closed)
+	// ApproverGuardian: a reviewer model (package guardian) sees some ask
+	// decisions before a person does. To the engine it is a person: ask
+	// stays ask, and the session decides who answers it.
+	ApproverGuardian = "guardian"
 )
 
 // ShellTool is the tool whose subject is a shell command.
@@ -95,7 +99,7 @@ var (
 	ErrBadAction   = errors.New("permission: action must be allow, ask or deny")
 	ErrBadRule     = errors.New("permission: bad rule")
 	ErrBadProfile  = errors.New("permission: profile must be build, plan or auto")
-	ErrBadApprover = errors.New("permission: approver must be person or none")
+	ErrBadApprover = errors.New("permission: approver must be person, guardian or none")
 	ErrBadLayer    = errors.New("permission: bad layer")
 	ErrBadDoomLoop = errors.New("permission: doom loop threshold must be at least 2, or negative to turn it off")
 )

@@ -1,5 +1,5 @@
-// Package scriptedmodel serves the OpenAI chat-completions protocol over real
-// HTTP and answers from a script. Tests use it to play the model (they mock
+// Package scriptedmodel serves the OpenAI chat-completions protocol and the
+// Responses API over real HTTP and answers from a script. Tests use it to play the model (they mock
 // the model's answers, never the SDK client), and the offline demo uses it
 // when no OPENAI_API_KEY is set. Every request is recorded so a test can
 // assert what the model was sent.
@@ -45,19 +45,32 @@ type Reply struct {
 	// OmitUsage leaves the usage chunk out of a stream even when the
 	// request asks for it, as some proxies do.
 	OmitUsage bool
+	// Reasoning is the model's reasoning: on chat completions a
+	// ReasoningField next to the content (streamed before it), as DeepSeek,
+	// vLLM and llama.cpp send it; on the Responses API a reasoning item
+	// whose summary it is, with an encrypted_content of
+	// EncryptedReasoning (made up from the request's number when empty).
+	Reasoning          string
+	ReasoningField     string // default "reasoning_content"
+	EncryptedReasoning string
 }
 
 // Call is a scripted tool call. Arguments is raw text, so a script can send
-// invalid JSON on purpose.
+// invalid JSON on purpose. Custom makes it a call to a custom (freeform)
+// tool, whose input is Arguments as it stands.
 type Call struct {
 	ID        string
 	Name      string
 	Arguments string
+	Custom    bool
 }
 
-// Usage is the token usage reported in a reply.
+// Usage is the token usage reported in a reply. CachedTokens (of the
+// prompt) and ReasoningTokens (of the completion) are reported in the
+// usage details when set.
 type Usage struct {
 	PromptTokens, CompletionTokens int64
+	CachedTokens, ReasoningTokens  int64
 }
 
 // Text is a reply with assistant text only.
@@ -66,18 +79,35 @@ func Text(s string) Reply { return Reply{Text: s} }
 // Tools is a reply asking for the given calls, in one assistant message.
 func Tools(calls ...Call) Reply { return Reply{ToolCalls: calls} }
 
-// Request is one recorded chat-completions request.
+// Request is one recorded request, of either protocol. A Responses
+// request's input is also given as Messages (its items regrouped as chat
+// messages), so a Responder reads both alike; Items has it as sent.
 type Request struct {
-	Header   http.Header
-	At       time.Time // when the request arrived
+	Header http.Header
+	At     time.Time // when the request arrived
+	// API is APIChat or APIResponses.
+	API      string
 	Model    string
 	Messages []Message
 	Tools    []Tool
 	// Stream and IncludeUsage are the request's stream and
 	// stream_options.include_usage.
 	Stream, IncludeUsage bool
-	Raw                  json.RawMessage
+	// PromptCacheKey is the request's prompt_cache_key.
+	PromptCacheKey string
+	// Items, Store and Include are a Responses request's input, store
+	// (nil: not sent) and include.
+	Items   []Item
+	Store   *bool
+	Include []string
+	Raw     json.RawMessage
 }
+
+// The protocols a Request may speak.
+const (
+	APIChat      = "chat"
+	APIResponses = "responses"
+)
 
 // Message is a request message, decoded loosely: content may be a string or
 // an array of parts; parts are joined.
@@ -86,9 +116,13 @@ type Message struct {
 	Content    string     `json:"-"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	ToolCalls  []WireCall `json:"tool_calls,omitempty"`
+	// ReasoningContent is an assistant message's reasoning_content, as
+	// DeepSeek's thinking mode wants it back.
+	ReasoningContent string `json:"reasoning_content,omitempty"`
 }
 
-// WireCall is a tool call as it appears on the wire.
+// WireCall is a tool call as it appears on the wire. A custom tool call
+// has Type "custom" and its input in Custom.
 type WireCall struct {
 	ID       string `json:"id"`
 	Type     string `json:"type"`
@@ -96,9 +130,15 @@ type WireCall struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	} `json:"function"`
+	Custom struct {
+		Name  string `json:"name"`
+		Input string `json:"input"`
+	} `json:"custom"`
 }
 
-// Tool is a tool definition as the model receives it.
+// Tool is a tool definition as the model receives it. On the Responses
+// API a function tool's fields are not nested; they are decoded into
+// Function all the same, and Format is a custom tool's format.
 type Tool struct {
 	Type     string `json:"type"`
 	Function struct {
@@ -106,6 +146,7 @@ type Tool struct {
 		Description string          `json:"description"`
 		Parameters  json.RawMessage `json:"parameters"`
 	} `json:"function"`
+	Format json.RawMessage `json:"format,omitempty"`
 }
 
 // Responder decides a reply from the request; it is consulted when the
@@ -165,8 +206,9 @@ func (s *Server) Remaining() int {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("scripted model serves POST /v1/chat/completions, not %s %s", r.Method, r.URL.Path))
+	responsesAPI := strings.HasSuffix(r.URL.Path, "/responses")
+	if r.Method != http.MethodPost || !responsesAPI && !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("scripted model serves POST /v1/chat/completions and /v1/responses, not %s %s", r.Method, r.URL.Path))
 		return
 	}
 	body, err := io.ReadAll(r.Body)
@@ -174,7 +216,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
 		return
 	}
-	req, err := decodeRequest(body)
+	decode := decodeRequest
+	if responsesAPI {
+		decode = decodeResponsesRequest
+	}
+	req, err := decode(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -210,11 +256,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	for k, v := range reply.Header {
 		w.Header().Set(k, v)
 	}
+	answer := func() any { return completion(req.Model, seq, reply) }
+	if responsesAPI {
+		answer = func() any { return response(req.Model, seq, reply) }
+	}
 	switch {
+	case req.Stream && reply.RawBody == "" && reply.Status == 0 && responsesAPI:
+		s.streamResponses(w, r, req, seq, reply)
 	case req.Stream && reply.RawBody == "" && reply.Status == 0:
 		s.stream(w, r, req, seq, reply)
 	case reply.DropAfter > 0:
-		dropMidBody(w, completion(req.Model, seq, reply), reply.DropAfter)
+		dropMidBody(w, answer(), reply.DropAfter)
 	case reply.RawBody != "":
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(orDefault(reply.Status, http.StatusOK))
@@ -229,7 +281,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, reply.Status, fmt.Sprintf("scripted fault %d", reply.Status))
 	default:
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(completion(req.Model, seq, reply))
+		_ = json.NewEncoder(w).Encode(answer())
 	}
 }
 
@@ -272,11 +324,12 @@ func decodeRequest(body []byte) (Request, error) {
 		StreamOptions struct {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
+		PromptCacheKey string `json:"prompt_cache_key"`
 	}
 	if err := json.Unmarshal(body, &wire); err != nil {
 		return Request{}, fmt.Errorf("request is not valid JSON: %w", err)
 	}
-	req := Request{Model: wire.Model, Tools: wire.Tools, Raw: body,
+	req := Request{API: APIChat, Model: wire.Model, Tools: wire.Tools, Raw: body, PromptCacheKey: wire.PromptCacheKey,
 		Stream: wire.Stream, IncludeUsage: wire.StreamOptions.IncludeUsage}
 	for i, raw := range wire.Messages {
 		var m Message
@@ -314,14 +367,13 @@ func contentText(raw json.RawMessage) string {
 
 func completion(model string, seq int, r Reply) map[string]any {
 	msg := map[string]any{"role": "assistant", "content": r.Text}
+	if r.Reasoning != "" {
+		msg[reasoningField(r)] = r.Reasoning
+	}
 	if len(r.ToolCalls) > 0 {
 		calls := make([]map[string]any, len(r.ToolCalls))
 		for i, c := range r.ToolCalls {
-			calls[i] = map[string]any{
-				"id":       callID(seq, i, c),
-				"type":     "function",
-				"function": map[string]any{"name": c.Name, "arguments": c.Arguments},
-			}
+			calls[i] = wireCall(seq, i, c)
 		}
 		msg["tool_calls"] = calls
 	}
@@ -333,6 +385,25 @@ func completion(model string, seq int, r Reply) map[string]any {
 		"choices": []map[string]any{{"index": 0, "message": msg, "finish_reason": finishReason(r)}},
 		"usage":   usage(r),
 	}
+}
+
+// wireCall is a chat completion's tool call: a function call, or a custom
+// tool call carrying its input.
+func wireCall(seq, i int, c Call) map[string]any {
+	if c.Custom {
+		return map[string]any{"id": callID(seq, i, c), "type": "custom",
+			"custom": map[string]any{"name": c.Name, "input": c.Arguments}}
+	}
+	return map[string]any{"id": callID(seq, i, c), "type": "function",
+		"function": map[string]any{"name": c.Name, "arguments": c.Arguments}}
+}
+
+// reasoningField is the chat field a reply's reasoning goes in.
+func reasoningField(r Reply) string {
+	if r.ReasoningField != "" {
+		return r.ReasoningField
+	}
+	return "reasoning_content"
 }
 
 // callID is the call's scripted id, or one made up from the request's
@@ -361,15 +432,28 @@ func modelName(model string) string {
 // usage is the reply's usage on the wire: the scripted one, or 100 prompt
 // and 20 completion tokens.
 func usage(r Reply) map[string]any {
-	u := Usage{PromptTokens: 100, CompletionTokens: 20}
-	if r.Usage != nil {
-		u = *r.Usage
-	}
-	return map[string]any{
+	u := replyUsage(r)
+	out := map[string]any{
 		"prompt_tokens":     u.PromptTokens,
 		"completion_tokens": u.CompletionTokens,
 		"total_tokens":      u.PromptTokens + u.CompletionTokens,
 	}
+	if u.CachedTokens > 0 {
+		out["prompt_tokens_details"] = map[string]any{"cached_tokens": u.CachedTokens}
+	}
+	if u.ReasoningTokens > 0 {
+		out["completion_tokens_details"] = map[string]any{"reasoning_tokens": u.ReasoningTokens}
+	}
+	return out
+}
+
+// replyUsage is the reply's usage: the scripted one, or 100 prompt and 20
+// completion tokens.
+func replyUsage(r Reply) Usage {
+	if r.Usage != nil {
+		return *r.Usage
+	}
+	return Usage{PromptTokens: 100, CompletionTokens: 20}
 }
 
 // LastToolResult returns the content of the tool message answering callID

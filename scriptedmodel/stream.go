@@ -25,7 +25,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, seq
 		events = append(events, []byte("data: "+string(b)+"\n\n"))
 	}
 	events = append(events, []byte("data: [DONE]\n\n"))
+	writeEvents(w, r, events, reply)
+}
 
+// writeEvents sends server-sent events, honouring the reply's ChunkDelay
+// between them and its DropAfter.
+func writeEvents(w http.ResponseWriter, r *http.Request, events [][]byte, reply Reply) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -88,11 +93,29 @@ func streamChunks(req Request, seq int, r Reply) []map[string]any {
 	if len(pieces) > 0 {
 		first, pieces = pieces[0], pieces[1:]
 	}
-	chunks := []map[string]any{delta(map[string]any{"role": "assistant", "content": first})}
+	var chunks []map[string]any
+	// Reasoning comes first, in pieces, before any content, as thinking
+	// models stream it.
+	for i, p := range splitText(r.Reasoning, maxTextChunks) {
+		d := map[string]any{reasoningField(r): p}
+		if i == 0 {
+			d["role"] = "assistant"
+		}
+		chunks = append(chunks, delta(d))
+	}
+	chunks = append(chunks, delta(map[string]any{"role": "assistant", "content": first}))
 	for _, p := range pieces {
 		chunks = append(chunks, delta(map[string]any{"content": p}))
 	}
 	for i, c := range r.ToolCalls {
+		if c.Custom {
+			// A custom call arrives in one delta, its "custom"
+			// object whole.
+			call := wireCall(seq, i, c)
+			call["index"] = i
+			chunks = append(chunks, delta(map[string]any{"tool_calls": []map[string]any{call}}))
+			continue
+		}
 		chunks = append(chunks, delta(map[string]any{"tool_calls": []map[string]any{{
 			"index": i, "id": callID(seq, i, c), "type": "function",
 			"function": map[string]any{"name": c.Name, "arguments": ""},

@@ -39,6 +39,10 @@ for _ in $(seq 1 120); do
 done
 grep "devserver ready" "$LOGS/devserver.out" || { echo "devserver not ready after 60s" >&2; exit 1; }
 export TEMPORAL_ADDRESS=127.0.0.1:$PORT
+# A second terminal (longrun, the worker, the temporal CLI) needs the
+# address whenever the port is not the default one.
+echo "Temporal is at $TEMPORAL_ADDRESS. In a second terminal first run:"
+echo "  export TEMPORAL_ADDRESS=$TEMPORAL_ADDRESS"
 
 if [[ -z "${OPENAI_API_KEY:-}" ]]; then
   echo "No OPENAI_API_KEY set: using the scripted demo model (offline, no live model is called)."
@@ -76,4 +80,5 @@ cat "$WORKSPACE/NOTES.md" 2>/dev/null || echo "(not written)"
 if [[ "${DEMO_EXIT:-}" == "1" ]]; then exit 0; fi
 echo
 echo "The Temporal Web UI stays up at http://127.0.0.1:$UI_PORT (state in $STATE/temporal.db). Ctrl-C to stop."
+echo "From another terminal: export TEMPORAL_ADDRESS=$TEMPORAL_ADDRESS; then e.g. $BIN/starter list"
 wait "${pids[0]}"

@@ -35,6 +35,9 @@ type Decision struct {
 	// ReadOnlySandbox: only the read-only classifier allowed it, so it runs
 	// in the read-only sandbox (permission.Decision.Classified).
 	ReadOnlySandbox bool
+	// Engine is the permission engine's own decision, for a reviewer that
+	// may decide an Ask (guardian.Eligible).
+	Engine permission.Decision
 }
 
 // Catalog is what Decide needs of the session's tools.
@@ -66,7 +69,7 @@ func Decide(c conversation.ToolCall, cat Catalog, engine *permission.Engine) Dec
 	case permission.Allow:
 		return Decision{Verdict: Run, Perm: pc, ReadOnlySandbox: d.Classified}
 	case permission.Ask:
-		return Decision{Verdict: Ask, Perm: pc, Why: d.Reason}
+		return Decision{Verdict: Ask, Perm: pc, Why: d.Reason, Engine: d}
 	}
 	verdict, answer := Denied, AnswerDeniedByPolicy
 	if d.Layer == permission.LayerHardBlock {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/permission"
 )
 
@@ -43,6 +44,9 @@ type State struct {
 	// waited for a person: they are still pending in the next run,
 	// answerable by the same call ids. Written when the run switches.
 	Batch []CarriedCall `json:"batch,omitempty"`
+	// Guardian is the guardian's cache, denial streak and recent
+	// decisions, for a session with approval "guardian".
+	Guardian *GuardianState `json:"guardian,omitempty"`
 }
 
 // Job is where one background job lives. Its fields have no JSON tags, as
@@ -70,6 +74,8 @@ type CarriedCall struct {
 	// rather than approved by a person.
 	ReadOnlySandbox bool `json:"read_only_sandbox,omitempty"`
 	Released        bool `json:"released,omitempty"`
+	// Guardian is the guardian's verdict on the call, when it judged it.
+	Guardian *guardian.Verdict `json:"guardian,omitempty"`
 }
 
 // Carried call states.

@@ -98,7 +98,7 @@ type command struct {
 // commands is the explicit list of subcommands, in the order usage shows them.
 func commands() []command {
 	return []command{
-		{"start", "start [--profile P] [--allow TOOL:PATTERN] [--model M] [--system S] [--max-turns N] [--workdir DIR] [--idle-timeout D|forever] [--local-reads] [--local-model] [--token-budget N] [--cost-budget USD] [--approval person|none] [--approval-timeout D] [--id ID] [--wait [--no-interactive] [--no-color]] PROMPT...", "start a session and print its id", (*app).cmdStart},
+		{"start", "start [--profile P] [--allow TOOL:PATTERN] [--model M] [--system S] [--max-turns N] [--workdir DIR] [--idle-timeout D|forever] [--local-reads] [--local-model] [--token-budget N] [--cost-budget USD] [--approval person|guardian|none] [--approval-timeout D] [--id ID] [--wait [--no-interactive] [--no-color]] PROMPT...", "start a session and print its id", (*app).cmdStart},
 		{"send", "send SESSION TEXT...", "send the session a user message", (*app).cmdSend},
 		{"approve", "approve SESSION [CALL_ID...] [--all] [--feedback F]", "approve pending tool calls", (*app).cmdApprove},
 		{"deny", "deny SESSION [CALL_ID...] [--all] --feedback F", "deny pending tool calls, telling the model why", (*app).cmdDeny},
@@ -114,6 +114,7 @@ func commands() []command {
 		{"history", "history SESSION [--json]", "print the session's Temporal event history (--json: protojson, replayable)", (*app).cmdHistory},
 		{"schedule", "schedule create|list|show|delete|pause|unpause|trigger [flags] [NAME]", "start sessions on a cron or interval (Temporal Schedules)", (*app).cmdSchedule},
 		{"codec-server", "codec-server [--listen HOST:PORT] [--origin URL]... [--token-file F | --no-token]", "serve the remote codec protocol (for the Web UI and temporal --codec-endpoint) with --encryption-keys", (*app).cmdCodecServer},
+		{"console", "console [--listen HOST:PORT] [--token-file F] [--trusted-proxy-header NAME] [--origin URL]...", "serve the approval inbox in a browser: waiting calls with their diffs, approve or deny, conversations live", (*app).cmdConsole},
 		{"completion", "completion bash|zsh", "print a shell completion script", (*app).cmdCompletion},
 	}
 }

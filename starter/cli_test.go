@@ -76,6 +76,12 @@ func TestParseStart(t *testing.T) {
 	}, o.input)
 	require.Equal(t, "s1", o.id)
 	require.True(t, o.wait)
+
+	fs = flag.NewFlagSet("start", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o, err = parseStart(fs, []string{"--approval", "guardian", "p"})
+	require.NoError(t, err)
+	require.Equal(t, workflows.ApproverGuardian, o.input.Approval)
 }
 
 func TestParseStartErrors(t *testing.T) {

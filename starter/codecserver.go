@@ -59,12 +59,8 @@ func (a *app) cmdCodecServer(ctx context.Context, fs *flag.FlagSet, args []strin
 	case *tokenFile != "" && *noToken:
 		return usagef("--token-file and --no-token exclude each other")
 	case *tokenFile != "":
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			return fmt.Errorf("--token-file: %w", err)
-		}
-		if token = strings.TrimSpace(string(b)); token == "" {
-			return fmt.Errorf("--token-file %s is empty", *tokenFile)
+		if token, err = readTokenFile(*tokenFile); err != nil {
+			return err
 		}
 	case *noToken:
 		if !loopback(*listen) && !*publishedOnLoopback {
@@ -89,6 +85,27 @@ func (a *app) cmdCodecServer(ctx context.Context, fs *flag.FlagSet, args []strin
 	}
 	fmt.Fprintf(a.stderr, "codec server on http://%s (keys %s; encrypting with %s; origins %s; token %v)\n",
 		ln.Addr(), strings.Join(a.cfg.keys.IDs(), ","), a.cfg.keys.Current(), cmp.Or(origins.String(), "none"), token != "")
+	return serveUntil(ctx, srv, ln, "codec server")
+}
+
+// readTokenFile reads a --token-file: the token is the file's text without
+// surrounding space, and an empty file is refused rather than taken as "no
+// token".
+func readTokenFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", fmt.Errorf("--token-file %s is empty", path)
+	}
+	return token, nil
+}
+
+// serveUntil serves srv on ln until ctx ends (Ctrl-C), then shuts it down,
+// letting requests in flight finish for a few seconds.
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, what string) error {
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -96,7 +113,7 @@ func (a *app) cmdCodecServer(ctx context.Context, fs *flag.FlagSet, args []strin
 		_ = srv.Shutdown(sctx)
 	}()
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("codec server: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }

@@ -7,12 +7,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/longrun/longrun/permission"
-	"go.temporal.io/api/workflowservice/v1"
 	"strings"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/permission"
 
 	"github.com/longrun/longrun/workflows"
 )
@@ -49,7 +52,8 @@ type sessionFlags struct {
 func bindSessionFlags(fs *flag.FlagSet) *sessionFlags {
 	sf := &sessionFlags{}
 	fs.StringVar(&sf.in.Model, "model", "", "model name (default: the worker's LONGRUN_MODEL)")
-	fs.StringVar(&sf.in.SystemPrompt, "system", "", "system prompt (default: the worker's)")
+	fs.StringVar(&sf.in.SystemPrompt, "system", "", "the session's own system prompt, sent after Longrun's default prompt and AGENTS.md (see --system-mode)")
+	fs.StringVar(&sf.in.SystemPromptMode, "system-mode", "", `"append" (default: --system follows the default prompt) or "replace" (--system is sent instead of it)`)
 	fs.IntVar(&sf.in.MaxTurns, "max-turns", 0, fmt.Sprintf("most model calls before the session stops (0 = %d)", workflows.DefaultMaxTurns))
 	fs.StringVar(&sf.in.WorkDir, "workdir", "", "directory relative to the worker's workspace root")
 	fs.Func("idle-timeout", `how long to wait for another message once the model stops, e.g. 10m, 72h or "forever" (default 0: end then)`, func(v string) error {
@@ -71,7 +75,7 @@ func bindSessionFlags(fs *flag.FlagSet) *sessionFlags {
 	fs.BoolVar(&sf.in.LocalModel, "local-model", false, "run model calls inside the workflow task too (fastest turns; no streamed partial text, signals wait up to ~8 s)")
 	fs.Int64Var(&sf.in.TokenBudget, "token-budget", 0, "stop before a model call once the session has used this many tokens (0 = no budget)")
 	fs.Float64Var(&sf.in.CostBudgetUSD, "cost-budget", 0, "stop before a model call once the estimated cost reaches this many US dollars (0 = no budget; needs the worker's price table)")
-	fs.StringVar(&sf.in.Approval, "approval", "", `who decides calls that need approval: "person" (default) or "none" (unattended: every ask is denied)`)
+	fs.StringVar(&sf.in.Approval, "approval", "", `who decides calls that need approval: "person" (default), "guardian" (the worker's reviewer model first, a person when it does not decide) or "none" (unattended: every ask is denied)`)
 	fs.StringVar(&sf.in.Profile, "profile", "", `permission profile: "build" (default), "plan" (read-only; write tools hidden) or "auto"`)
 	fs.Func("allow", `allow rule TOOL or TOOL:PATTERN (repeatable), e.g. --allow 'shell:go test *'`, func(v string) error {
 		return addRule(&sf.in, v, permission.Allow)
@@ -99,14 +103,21 @@ func (sf *sessionFlags) input(prompt string) (workflows.SessionInput, error) {
 	if sf.approvalTimeout < 0 {
 		return in, usagef("--approval-timeout must not be negative")
 	}
-	switch in.Approval {
-	case "", workflows.ApproverPerson, workflows.ApproverNone:
+	switch in.SystemPromptMode {
+	case "", workflows.SystemPromptAppend, workflows.SystemPromptReplace:
 	default:
-		return in, usagef("--approval must be %q or %q, not %q", workflows.ApproverPerson, workflows.ApproverNone, in.Approval)
+		return in, usagef("--system-mode must be %q or %q, not %q", workflows.SystemPromptAppend, workflows.SystemPromptReplace, in.SystemPromptMode)
+	}
+	switch in.Approval {
+	case "", workflows.ApproverPerson, workflows.ApproverNone, workflows.ApproverGuardian:
+	default:
+		return in, usagef("--approval must be %q, %q or %q, not %q", workflows.ApproverPerson, workflows.ApproverGuardian, workflows.ApproverNone, in.Approval)
 	}
 	in.IdleTimeout = workflows.Duration(sf.idle)
 	in.ApprovalTimeout = workflows.Duration(sf.approvalTimeout)
-	return in, nil
+	// Checked here, before any connection: a session that would fail at
+	// once, or a rule that could never match, is never started.
+	return in, checkSessionInput(in)
 }
 
 // newSessionID is unique enough for people starting sessions by hand and
@@ -261,38 +272,72 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 		return err
 	}
 	defer c.Close()
-	pending, err := a.queryPending(ctx, c, session)
+	proto := workflows.Approval{Decision: decision, Feedback: feedback, Pattern: pattern}
+	if remember {
+		proto.Remember = workflows.RememberSession
+	}
+	// The update and the pending query need a worker; the approval
+	// signal does not. With none running, the decision goes as the
+	// signal, which waits in the session's history for the next worker.
+	why, err := a.workerGone(ctx, c, session)
 	if err != nil {
 		return err
 	}
+	var pending []workflows.PendingApproval
+	if why == "" {
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		pending, err = a.queryPending(pctx, c, session)
+		cancel()
+		if err != nil && ctx.Err() == nil && noWorker(err) {
+			why = fmt.Sprintf("no worker answered within %s", probeTimeout)
+		} else if err != nil {
+			return err
+		}
+	}
+	if why != "" {
+		return a.decideBySignal(ctx, c, session, why, proto, ids, all)
+	}
 	picked, err := selectCallIDs(pending, ids, all)
-	if errors.Is(err, errNoPending) {
+	if errors.Is(err, errNoPending) && len(ids) == 0 {
 		return fmt.Errorf("session %s: %w", session, err)
 	}
 	if err != nil {
-		return err
+		return a.explainNotWaiting(ctx, c, session, pending, ids, err)
 	}
 	type sent struct {
 		CallID   string `json:"call_id"`
 		Tool     string `json:"tool"`
 		Decision string `json:"decision"`
+		Via      string `json:"via,omitempty"` // "signal" when no worker took the update
 	}
 	var done []sent
+	noted := false
 	for _, p := range picked {
-		ap := workflows.Approval{CallID: p.CallID, Decision: decision, Feedback: feedback, Pattern: pattern}
-		if remember {
-			ap.Remember = workflows.RememberSession
-		}
-		if err := a.sendDecision(ctx, c, session, ap); err != nil {
+		ap := proto
+		ap.CallID = p.CallID
+		out, err := a.sendDecision(ctx, c, session, ap)
+		if err != nil {
 			return err
 		}
-		done = append(done, sent{p.CallID, p.Tool, decision})
-		if !a.cfg.JSON {
-			verb := "approved"
-			if decision == workflows.DecisionDeny {
-				verb = "denied"
+		via := ""
+		switch out {
+		case notTaken:
+			if !noted {
+				a.fallbackNote(session, fmt.Sprintf("no worker took the update within %s", decisionWait))
+				noted = true
 			}
-			fmt.Fprintf(a.stdout, "%s %s (%s)\n", verb, p.CallID, p.Tool)
+			if err := a.signalDecision(ctx, c, session, ap); err != nil {
+				return err
+			}
+			via = "signal"
+		case decidedUnanswered:
+			if !a.cfg.JSON {
+				fmt.Fprintf(a.stdout, "the reply was lost, but the session's history shows it took the decision:\n")
+			}
+		}
+		done = append(done, sent{p.CallID, p.Tool, decision, via})
+		if !a.cfg.JSON && via == "" {
+			fmt.Fprintf(a.stdout, "%s %s (%s)\n", pastTense(decision), p.CallID, p.Tool)
 		}
 	}
 	if a.cfg.JSON {
@@ -301,27 +346,64 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 	return nil
 }
 
-// sendDecision sends one decision with the approve update and waits for
-// the session's answer. The update, unlike the signal, is validated by the
-// session: a call decided meanwhile is an error here, not a silently
-// ignored signal. The update id is a business key, so a retried command is
-// answered with the first outcome.
-func (a *app) sendDecision(ctx context.Context, c sessionClient, session string, ap workflows.Approval) error {
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   session,
-		UpdateID:     ap.Decision + ":" + ap.CallID,
-		UpdateName:   workflows.UpdateApprove,
-		Args:         []any{ap},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err != nil {
-		return sessionError(err, "update "+workflows.UpdateApprove, session, a.cfg.Namespace)
+// pastTense is "approved" or "denied".
+func pastTense(decision string) string {
+	if decision == workflows.DecisionDeny {
+		return "denied"
 	}
-	var outcome workflows.ApprovalOutcome
-	if err := h.Get(ctx, &outcome); err != nil {
-		return fmt.Errorf("session %s refused the %s of %s: %w", session, ap.Decision, ap.CallID, err)
+	return "approved"
+}
+
+// decideBySignal sends the decision as the approval signal when no worker
+// can take the update. Without a worker the pending calls cannot be
+// listed, so the person names them or passes --all.
+func (a *app) decideBySignal(ctx context.Context, c sessionClient, session, why string, proto workflows.Approval, ids []string, all bool) error {
+	if len(ids) == 0 && !all {
+		return fmt.Errorf("%s, so the waiting calls cannot be listed: name the call ids (from watch, the Web UI's session page or the notification) or pass --all", why)
+	}
+	a.fallbackNote(session, why)
+	var aps []workflows.Approval
+	if all {
+		ap := proto
+		ap.All = true
+		aps = append(aps, ap)
+	}
+	for _, id := range ids {
+		ap := proto
+		ap.CallID = id
+		aps = append(aps, ap)
+	}
+	for _, ap := range aps {
+		if err := a.signalDecision(ctx, c, session, ap); err != nil {
+			return err
+		}
+	}
+	if a.cfg.JSON {
+		return a.printJSON(map[string]any{"session_id": session, "via": "signal", "reason": why, "decision": proto.Decision, "call_ids": ids, "all": all})
 	}
 	return nil
+}
+
+// explainNotWaiting turns "unknown call id" into what became of the call
+// when the conversation knows it: already approved, denied or running.
+func (a *app) explainNotWaiting(ctx context.Context, c sessionClient, session string, pending []workflows.PendingApproval, ids []string, err error) error {
+	msgs, qerr := a.queryConversation(ctx, c, session)
+	if qerr != nil {
+		return err
+	}
+	waiting := map[string]bool{}
+	for _, p := range pending {
+		waiting[p.CallID] = true
+	}
+	for _, id := range ids {
+		if waiting[id] {
+			continue
+		}
+		if fate := conversation.Fate(msgs, id); fate != "" {
+			return fmt.Errorf("call %q is already decided (%s); nothing sent", id, fate)
+		}
+	}
+	return err
 }
 
 func (a *app) cmdPending(ctx context.Context, fs *flag.FlagSet, args []string) error {
@@ -362,14 +444,26 @@ func (a *app) cmdPending(ctx context.Context, fs *flag.FlagSet, args []string) e
 
 func (a *app) cmdStatus(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
+		// Describe needs no worker: a session that failed says why even
+		// when the status query cannot be answered.
+		var e *ending
+		if desc, err := c.DescribeWorkflowExecution(ctx, session, ""); err == nil {
+			e = a.ended(ctx, c, desc)
+		}
 		st, err := a.queryStatus(ctx, c, session)
 		if err != nil {
+			if e != nil {
+				return fmt.Errorf("%w (the session %s: %s)", err, e.How, e.Reason)
+			}
 			return err
 		}
 		if a.cfg.JSON {
-			return a.printJSON(st)
+			return a.printJSON(struct {
+				workflows.Status
+				Ended *ending `json:"ended,omitempty"`
+			}{st, e})
 		}
-		renderStatus(a.stdout, session, st)
+		renderStatus(a.stdout, session, st, e)
 		return nil
 	})
 }
@@ -410,7 +504,24 @@ func (a *app) cmdWatch(ctx context.Context, fs *flag.FlagSet, args []string) err
 
 func (a *app) cmdCancel(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
+		// A session that already ended cannot be cancelled: say how it
+		// ended and exit 1, since nothing was cancelled (a script that
+		// runs cancel && ... must not think it stopped something).
+		if err := a.alreadyEnded(ctx, c, session); err != nil {
+			return err
+		}
 		if err := c.CancelWorkflow(ctx, session, ""); err != nil {
+			var nf *serviceerror.NotFound
+			if errors.As(err, &nf) {
+				// It may have ended between describe and cancel.
+				if err := a.alreadyEnded(ctx, c, session); err != nil {
+					return err
+				}
+			}
+			var again *serviceerror.CancellationAlreadyRequested
+			if errors.As(err, &again) {
+				return exitError{exitFailure, fmt.Sprintf("a cancel of %s was already requested; it is finishing (%s watch %s)", session, progName, shellQuote(session))}
+			}
 			return sessionError(err, "cancel", session, a.cfg.Namespace)
 		}
 		if a.cfg.JSON {
@@ -436,8 +547,30 @@ func (a *app) cmdInterrupt(ctx context.Context, fs *flag.FlagSet, args []string)
 
 func (a *app) cmdResult(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
-		return a.outcome(ctx, c, session, "", false)
+		return a.outcome(ctx, c, session, "", false, "")
 	})
+}
+
+// alreadyEnded returns an exitError naming how session ended when it is
+// closed, nil while it runs.
+func (a *app) alreadyEnded(ctx context.Context, c sessionClient, session string) error {
+	desc, err := c.DescribeWorkflowExecution(ctx, session, "")
+	if err != nil {
+		return sessionError(err, "describe", session, a.cfg.Namespace)
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	if isOpen(info.GetStatus()) {
+		return nil
+	}
+	how := statusName(info.GetStatus().String())
+	if e := a.ended(ctx, c, desc); e != nil {
+		how = e.How
+	}
+	if a.cfg.JSON {
+		_ = a.printJSON(map[string]string{"session_id": session, "cancel": "not-sent", "ended": how})
+	}
+	return exitError{exitFailure, fmt.Sprintf("session %s already ended (%s, at %s); nothing to cancel",
+		session, how, info.GetCloseTime().AsTime().Local().Format(time.DateTime))}
 }
 
 // waitingQuery finds every open session waiting for a person.

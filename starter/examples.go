@@ -60,4 +60,9 @@ var examples = map[string][]string{
 	"schedule trigger": {`schedule trigger nightly`, `schedule trigger nightly --overlap allow-all   # even while the last session runs`},
 	"completion":       {`completion bash > /etc/bash_completion.d/starter`, `source <(starter completion bash)`, `source <(starter completion zsh)`},
 	"codec-server":     {`codec-server --encryption-keys /etc/longrun/keys --origin http://localhost:8233 --token-file /etc/longrun/codec-token`, `codec-server --encryption-keys keys --listen 127.0.0.1:8081 --no-token --origin http://localhost:8233`},
+	"console": {
+		`console                                   # http://127.0.0.1:8082; open the login URL it prints`,
+		`console --token-file ~/.config/longrun/console-token --listen 0.0.0.0:8082`,
+		`console --trusted-proxy-header X-Forwarded-User   # behind an authenticating proxy on this machine`,
+	},
 }

@@ -10,10 +10,13 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // fakeClient records what commands send and answers queries from funcs, so
@@ -84,7 +87,11 @@ func (f *fakeClient) UpdateWorkflow(_ context.Context, o client.UpdateWorkflowOp
 	f.signals = append(f.signals, signalCall{o.WorkflowID, o.UpdateName, arg})
 	var err error
 	if f.updateErr != nil {
-		err = f.updateErr(arg)
+		// The session's refusal reaches the client as the SDK delivers a
+		// validator's error: an ApplicationError.
+		if err = f.updateErr(arg); err != nil {
+			err = temporal.NewApplicationError(err.Error(), "")
+		}
 	}
 	return fakeUpdate{err}, nil
 }
@@ -123,7 +130,13 @@ func (f *fakeClient) DescribeWorkflowExecution(_ context.Context, id, _ string) 
 	n := f.describes
 	f.describes++
 	f.mu.Unlock()
-	st, err := f.describe(n)
+	describe := f.describe
+	if describe == nil {
+		describe = func(int) (enumspb.WorkflowExecutionStatus, error) {
+			return enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
+		}
+	}
+	st, err := describe(n)
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +146,11 @@ func (f *fakeClient) DescribeWorkflowExecution(_ context.Context, id, _ string) 
 			Execution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: "run-1"},
 		},
 	}, nil
+}
+
+// DescribeTaskQueue answers that the queue has a worker polling now.
+func (f *fakeClient) DescribeTaskQueue(context.Context, string, enumspb.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error) {
+	return &workflowservice.DescribeTaskQueueResponse{Pollers: []*taskqueuepb.PollerInfo{{LastAccessTime: timestamppb.Now()}}}, nil
 }
 
 // ListWorkflow records each request and answers pages from f.list (none:

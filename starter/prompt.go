@@ -169,10 +169,21 @@ func (a *app) endPrompt(ctx context.Context, err error, session string, p workfl
 
 // promptDecision sends one answer and prints its outcome. An error is the
 // session's or the server's word on this call only, so it is shown and the
-// prompt moves on.
+// prompt moves on. A decision whose reply never came is checked in
+// history first (sendDecision): taken, it is reported as taken; not
+// taken, it goes as the durable approval signal. A ✗ is only ever the
+// session's refusal or a decision that could not be sent at all.
 func (a *app) promptDecision(ctx context.Context, c sessionClient, session string, p workflows.PendingApproval, ap workflows.Approval) {
 	st := a.ui.style
-	if err := a.sendDecision(ctx, c, session, ap); err != nil {
+	out, err := a.sendDecision(ctx, c, session, ap)
+	if err == nil && out == notTaken {
+		a.fallbackNote(session, fmt.Sprintf("no worker took the update within %s", decisionWait))
+		err = a.signalDecision(ctx, c, session, ap)
+		if err == nil {
+			return
+		}
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return
 		}
@@ -183,7 +194,11 @@ func (a *app) promptDecision(ctx context.Context, c sessionClient, session strin
 	if ap.Decision == workflows.DecisionDeny {
 		verb, code = "denied", sgrRed
 	}
-	fmt.Fprintf(a.stdout, "%s %s (%s)\n", st.paint(verb, sgrBold, code), p.CallID, p.Tool)
+	note := ""
+	if out == decidedUnanswered {
+		note = " — the reply was lost; the session's history shows it took the decision"
+	}
+	fmt.Fprintf(a.stdout, "%s %s (%s)%s\n", st.paint(verb, sgrBold, code), p.CallID, p.Tool, note)
 }
 
 // laterHint names the commands that decide a call from another terminal.
@@ -233,7 +248,7 @@ func (st style) arguments(args string) []string {
 			out = append(out, st.paint(k+":", sgrDim)+" "+v)
 			continue
 		}
-		isDiff := diffStart(vl) >= 0 || strings.HasPrefix(vl[0], "*** Begin Patch")
+		isDiff := isDiffText(vl)
 		out = append(out, st.paint(k+":", sgrDim))
 		for _, l := range vl {
 			if isDiff {

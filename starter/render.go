@@ -120,8 +120,21 @@ func renderApprovalRequest(w io.Writer, session string, p workflows.PendingAppro
 	style{}.approvalRequest(w, session, p)
 }
 
+// renderUsage is the token counts, with the cached and reasoning parts and
+// the estimated cost when there are any.
 func renderUsage(u conversation.Usage) string {
-	return fmt.Sprintf("%d (prompt %d, completion %d)", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
+	s := fmt.Sprintf("%d (prompt %d, completion %d", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
+	if u.CachedTokens > 0 {
+		s += fmt.Sprintf(", %d of the prompt cached", u.CachedTokens)
+	}
+	if u.ReasoningTokens > 0 {
+		s += fmt.Sprintf(", %d of the completion reasoning", u.ReasoningTokens)
+	}
+	s += ")"
+	if u.CostUSD > 0 {
+		s += fmt.Sprintf(", ~$%.4f", u.CostUSD)
+	}
+	return s
 }
 
 // statusRows writes the status query's fields as tab-separated rows, for
@@ -134,14 +147,28 @@ func statusRows(tw io.Writer, st workflows.Status) {
 	}
 	fmt.Fprintf(tw, "tokens\t%s\n", renderUsage(st.Usage))
 	fmt.Fprintf(tw, "pending approvals\t%d\n", st.PendingApprovals)
+	guardianRows(tw, st)
 	if st.LastError != "" {
 		fmt.Fprintf(tw, "last error\t%s\n", oneLine(st.LastError))
 	}
 }
 
-func renderStatus(w io.Writer, session string, st workflows.Status) {
+// endedRow is the row saying how a session that did not complete ended.
+func endedRow(tw io.Writer, e *ending) {
+	if e == nil {
+		return
+	}
+	if e.Reason == "" {
+		fmt.Fprintf(tw, "ended\t%s\n", e.How)
+		return
+	}
+	fmt.Fprintf(tw, "ended\t%s: %s\n", e.How, oneLine(e.Reason))
+}
+
+func renderStatus(w io.Writer, session string, st workflows.Status, e *ending) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "session\t%s\n", session)
+	endedRow(tw, e)
 	statusRows(tw, st)
 	tw.Flush()
 	if len(st.Rejected) > 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,6 +62,17 @@ func TestRenderMessage(t *testing.T) {
 			[]string{"← result [c] (ran): " + strings.Repeat("y", maxResultPreview-1) + "…"},
 		},
 		{"system is cut", conversation.Message{Role: "system", Content: long}, []string{"system: " + strings.Repeat("y", maxSystemPreview-1) + "…"}},
+		{
+			"reasoning above the answer",
+			conversation.Message{Role: "assistant", Content: "It is 4.", Reasoning: "two plus two\nis four\n"},
+			[]string{"thinking: two plus two", "  is four", "assistant: It is 4."},
+		},
+		{
+			"long reasoning is cut",
+			conversation.Message{Role: "assistant", Reasoning: strings.Repeat("x\n", maxReasoningLines+3), ToolCalls: []conversation.ToolCall{{ID: "c", Name: "read", Arguments: `{}`}}},
+			append(append([]string{"thinking: x"}, slices.Repeat([]string{"  x"}, maxReasoningLines-1)...),
+				"  … 3 more lines ("+progName+" conversation --json has them)", "→ tool call read {} [c]"),
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,7 +143,7 @@ func TestRenderStatus(t *testing.T) {
 		Phase: workflows.PhaseWaitingApproval, Turn: 3, MaxTurns: 50, Model: "m1",
 		Usage:            conversation.Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120},
 		PendingApprovals: 1, LastError: "model timed out", Rejected: []string{`approval "cX": unknown call id`},
-	})
+	}, nil)
 	out := b.String()
 	for _, want := range []string{"phase              waiting-approval", "turn               3/50", "model              m1",
 		"tokens             120 (prompt 100, completion 20)", "last error         model timed out",
@@ -163,4 +175,11 @@ func TestStaticDetails(t *testing.T) {
 	d = staticDetails(workflows.SessionInput{})
 	require.Contains(t, d, "(worker default)")
 	require.Contains(t, d, "(workspace root)")
+}
+
+func TestRenderUsageShowsCachedReasoningAndCost(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "120 (prompt 100, completion 20)", renderUsage(conversation.Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120}))
+	require.Equal(t, "120 (prompt 100, completion 20, 80 of the prompt cached, 5 of the completion reasoning), ~$0.0012",
+		renderUsage(conversation.Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120, CachedTokens: 80, ReasoningTokens: 5, CostUSD: 0.00123}))
 }

@@ -82,7 +82,7 @@ func TestScheduleCreateUsageErrors(t *testing.T) {
 		{"bad overlap", []string{"n", "--every", "1h", "--prompt", "p", "--overlap", "never"}, `--overlap must be skip, buffer-one, allow-all or cancel-other, not "never"`},
 		{"negative jitter", []string{"n", "--every", "1h", "--prompt", "p", "--jitter", "-1m"}, "--jitter must not be negative"},
 		{"tiny interval", []string{"n", "--every", "10ms", "--prompt", "p"}, "--every must be at least 1s"},
-		{"session flag checked", []string{"n", "--every", "1h", "--prompt", "p", "--approval", "robot"}, `--approval must be "person" or "none"`},
+		{"session flag checked", []string{"n", "--every", "1h", "--prompt", "p", "--approval", "robot"}, `--approval must be "person", "guardian" or "none"`},
 		{"space in name", []string{"a b", "--every", "1h", "--prompt", "p"}, `schedule name "a b" must not contain spaces`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,6 +28,7 @@ type sessionView struct {
 	Summary  string                 `json:"summary,omitempty"`
 	Start    time.Time              `json:"start_time"`
 	Close    *time.Time             `json:"close_time,omitempty"`
+	Ended    *ending                `json:"ended,omitempty"` // how a session that did not complete ended, and why
 	State    *workflows.Status      `json:"state,omitempty"`
 	Total    int                    `json:"messages_total"`
 	Messages []conversation.Message `json:"messages"`
@@ -65,6 +66,7 @@ func (a *app) cmdShow(ctx context.Context, fs *flag.FlagSet, args []string) erro
 		t := info.GetCloseTime().AsTime()
 		v.Close = &t
 	}
+	v.Ended = a.ended(ctx, c, desc)
 	// The queries need a worker (a closed session is replayed by one); what
 	// describe said is still worth printing when they fail.
 	st, qerr := a.queryStatus(ctx, c, session)
@@ -99,6 +101,7 @@ func renderShow(w io.Writer, v sessionView) {
 	if v.Close != nil {
 		fmt.Fprintf(tw, "closed\t%s (after %s)\n", v.Close.Local().Format(time.DateTime), v.Close.Sub(v.Start).Round(time.Second))
 	}
+	endedRow(tw, v.Ended)
 	if st := v.State; st != nil {
 		statusRows(tw, *st)
 	}
@@ -172,15 +175,54 @@ func eventDetail(dc converter.DataConverter, ev *historypb.HistoryEvent) string 
 	case ev.GetActivityTaskScheduledEventAttributes() != nil:
 		return ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() + ": " + summary
 	case ev.GetWorkflowExecutionSignaledEventAttributes() != nil:
-		return ev.GetWorkflowExecutionSignaledEventAttributes().GetSignalName()
+		at := ev.GetWorkflowExecutionSignaledEventAttributes()
+		if at.GetSignalName() == workflows.SignalApproval {
+			return at.GetSignalName() + " signal: " + approvalText(dc, at.GetInput().GetPayloads())
+		}
+		return at.GetSignalName()
 	case ev.GetWorkflowExecutionUpdateAcceptedEventAttributes() != nil:
-		return ev.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput().GetName()
+		in := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput()
+		if in.GetName() == workflows.UpdateApprove {
+			return in.GetName() + " update: " + approvalText(dc, in.GetArgs().GetPayloads())
+		}
+		return in.GetName()
+	case ev.GetWorkflowExecutionUpdateCompletedEventAttributes() != nil:
+		out := ev.GetWorkflowExecutionUpdateCompletedEventAttributes().GetOutcome()
+		if f := out.GetFailure(); f != nil {
+			return "refused: " + f.GetMessage()
+		}
+		var o workflows.ApprovalOutcome
+		if ps := out.GetSuccess().GetPayloads(); len(ps) == 1 && dc.FromPayload(ps[0], &o) == nil && o.Decision != "" {
+			return fmt.Sprintf("decided %s for %s", o.Decision, strings.Join(o.CallIDs, ", "))
+		}
+		return ""
 	case ev.GetActivityTaskFailedEventAttributes() != nil:
 		return ev.GetActivityTaskFailedEventAttributes().GetFailure().GetMessage()
 	case ev.GetWorkflowTaskFailedEventAttributes() != nil:
 		return ev.GetWorkflowTaskFailedEventAttributes().GetFailure().GetMessage()
 	}
 	return summary
+}
+
+// approvalText is an approval's call id and decision as history shows
+// them: `call c_1, decision approve`, `call c_2, decision deny, feedback "..."`.
+func approvalText(dc converter.DataConverter, ps []*commonpb.Payload) string {
+	var ap workflows.Approval
+	if len(ps) != 1 || dc.FromPayload(ps[0], &ap) != nil {
+		return "(payload does not decode)"
+	}
+	s := "call " + ap.CallID
+	if ap.All {
+		s = "all waiting calls"
+	}
+	s += ", decision " + ap.Decision
+	if ap.Remember != "" {
+		s += ", remember " + ap.Remember
+	}
+	if ap.Feedback != "" {
+		s += fmt.Sprintf(", feedback %q", ap.Feedback)
+	}
+	return s
 }
 
 // payloadText decodes a string payload (summaries are JSON strings); a

@@ -109,10 +109,11 @@ func TestWatchSpinnerIsErasedBeforeOutput(t *testing.T) {
 	require.Contains(t, stdout, "\x1b[1;35massistant:\x1b[0m built\n")
 	require.NotContains(t, stdout, "⠼", "the session waits for input at the end: no spinner")
 
-	// The same session piped: no spinner, no codes, no status query.
+	// The same session piped: no spinner, no codes, and a status query
+	// only when a tool result is new (the guardian's decisions on it).
 	f := spinFake()
 	_, plain, _ := runUI(t, context.Background(), f, strings.NewReader(""), false, "watch", "s1")
 	require.NotContains(t, plain, "\x1b")
 	require.NotContains(t, plain, "\r")
-	require.Zero(t, f.queries[workflows.QueryStatus])
+	require.Equal(t, 1, f.queries[workflows.QueryStatus])
 }

@@ -46,19 +46,50 @@ func (st style) paint(s string, codes ...string) string {
 	return "\x1b[" + strings.Join(codes, ";") + "m" + s + sgrReset
 }
 
-// diffLine colours one line of a unified diff the way git does.
-func (st style) diffLine(l string) string {
+// Kinds of diff line, as diffKind tells them apart: watch colours them,
+// the console gives them CSS classes of the same names.
+const (
+	diffFile    = "file" // --- a/x, +++ b/x
+	diffHunk    = "hunk" // @@ ... @@
+	diffAdd     = "add"
+	diffDel     = "del"
+	diffContext = ""
+)
+
+// diffKind is what one line of a unified diff or an apply_patch patch is.
+func diffKind(l string) string {
 	switch {
 	case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
-		return st.paint(l, sgrBold)
+		return diffFile
 	case strings.HasPrefix(l, "@@"):
-		return st.paint(l, sgrCyan)
+		return diffHunk
 	case strings.HasPrefix(l, "+"):
-		return st.paint(l, sgrGreen)
+		return diffAdd
 	case strings.HasPrefix(l, "-"):
+		return diffDel
+	}
+	return diffContext
+}
+
+// diffLine colours one line of a unified diff the way git does.
+func (st style) diffLine(l string) string {
+	switch diffKind(l) {
+	case diffFile:
+		return st.paint(l, sgrBold)
+	case diffHunk:
+		return st.paint(l, sgrCyan)
+	case diffAdd:
+		return st.paint(l, sgrGreen)
+	case diffDel:
 		return st.paint(l, sgrRed)
 	}
 	return l
+}
+
+// isDiffText reports whether lines are a unified diff (after any summary)
+// or an apply_patch patch, so they are shown line by line as a diff.
+func isDiffText(lines []string) bool {
+	return diffStart(lines) >= 0 || len(lines) > 0 && strings.HasPrefix(lines[0], "*** Begin Patch")
 }
 
 // diffStart is the index of the line where a unified diff begins in s's
@@ -87,6 +118,7 @@ func (st style) message(m conversation.Message) []string {
 	case conversation.RoleUser:
 		lines = append(lines, st.paint("user:", sgrBold, sgrGreen)+" "+indentRest(m.Content))
 	case conversation.RoleAssistant:
+		lines = append(lines, st.reasoning(m.Reasoning)...)
 		if m.Content != "" || len(m.ToolCalls) == 0 {
 			lines = append(lines, st.paint("assistant:", sgrBold, sgrMagenta)+" "+indentRest(m.Content))
 		}
@@ -98,6 +130,30 @@ func (st style) message(m conversation.Message) []string {
 		lines = st.result(m)
 	default:
 		lines = append(lines, st.paint(m.Role+":", sgrBold)+" "+indentRest(m.Content))
+	}
+	return lines
+}
+
+// maxReasoningLines is how much of a model's reasoning watch shows above
+// its answer: the start of its thinking, dimmed; the whole of it is in
+// `conversation --json`.
+const maxReasoningLines = 12
+
+// reasoning is the "thinking:" lines of an assistant message whose model
+// returned its reasoning (none when it did not).
+func (st style) reasoning(text string) []string {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil
+	}
+	all := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	shown := all[:min(len(all), maxReasoningLines)]
+	lines := []string{st.paint("thinking:", sgrDim) + " " + st.paint(shown[0], sgrDim)}
+	for _, l := range shown[1:] {
+		lines = append(lines, continuationSpace+st.paint(l, sgrDim))
+	}
+	if n := len(all) - len(shown); n > 0 {
+		lines = append(lines, continuationSpace+st.paint(fmt.Sprintf("… %d more lines (%s conversation --json has them)", n, progName), sgrDim))
 	}
 	return lines
 }

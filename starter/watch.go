@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/workflows"
@@ -25,15 +25,16 @@ const watchPollTimeout = 5 * time.Second
 
 // event is one line of `watch --json`: a script reads them as they come.
 type event struct {
-	Type      string                     `json:"type,omitempty"` // started, message, approval, outcome
-	SessionID string                     `json:"session_id,omitempty"`
-	RunID     string                     `json:"run_id,omitempty"`
-	Index     *int                       `json:"index,omitempty"` // position of a message in the conversation
-	Message   *conversation.Message      `json:"message,omitempty"`
-	Approval  *workflows.PendingApproval `json:"approval,omitempty"`
-	Outcome   string                     `json:"outcome,omitempty"` // completed, cancelled, terminated, timed-out, failed
-	Result    *workflows.SessionResult   `json:"result,omitempty"`
-	Error     string                     `json:"error,omitempty"`
+	Type      string                      `json:"type,omitempty"` // started, message, approval, outcome
+	SessionID string                      `json:"session_id,omitempty"`
+	RunID     string                      `json:"run_id,omitempty"`
+	Index     *int                        `json:"index,omitempty"` // position of a message in the conversation
+	Message   *conversation.Message       `json:"message,omitempty"`
+	Approval  *workflows.PendingApproval  `json:"approval,omitempty"`
+	Guardian  *workflows.GuardianDecision `json:"guardian,omitempty"` // type guardian: its decision on a call
+	Outcome   string                      `json:"outcome,omitempty"`  // completed, cancelled, terminated, timed-out, failed
+	Result    *workflows.SessionResult    `json:"result,omitempty"`
+	Error     string                      `json:"error,omitempty"`
 }
 
 func (a *app) printEvent(e event) error {
@@ -55,6 +56,11 @@ type watchState struct {
 	// noPrompt is set once stdin has ended: later approvals are only
 	// announced.
 	noPrompt bool
+	// lastText is the text of the last assistant message shown: the
+	// outcome does not print it a second time as the final text.
+	lastText string
+	// shownGuardian are the guardian decisions shown, by turn/call id.
+	shownGuardian map[string]bool
 }
 
 // warn reports a transient failure once, not every half second.
@@ -94,7 +100,7 @@ func (a *app) watch(ctx context.Context, c sessionClient, session string, interv
 			a.poll(ctx, c, w)
 			if !open {
 				a.clearSpin(w)
-				return a.outcome(ctx, c, session, info.GetExecution().GetRunId(), true)
+				return a.outcome(ctx, c, session, info.GetExecution().GetRunId(), true, w.lastText)
 			}
 		}
 		if !a.pause(ctx, w, interval) {
@@ -140,7 +146,9 @@ func (a *app) poll(ctx context.Context, c sessionClient, w *watchState) {
 	if printed && !a.cfg.JSON {
 		a.clearSpin(w)
 	}
+	results := false // a tool result is new: the guardian may have decided
 	for i := w.shownMsgs; i < len(msgs); i++ {
+		results = results || msgs[i].Result != nil
 		if a.cfg.JSON {
 			_ = a.printEvent(event{Type: "message", SessionID: w.session, Index: &i, Message: &msgs[i]})
 			continue
@@ -148,8 +156,14 @@ func (a *app) poll(ctx context.Context, c sessionClient, w *watchState) {
 		for _, l := range a.ui.message(msgs[i]) {
 			fmt.Fprintln(a.stdout, l)
 		}
+		if m := msgs[i]; m.Role == conversation.RoleAssistant && strings.TrimSpace(m.Content) != "" {
+			w.lastText = m.Content
+		}
 	}
 	w.shownMsgs = len(msgs)
+	if !a.ui.live && results {
+		a.showGuardian(ctx, c, w) // live: from the spinner's status below
+	}
 
 	w.lastWarn = ""
 	for i := range pending {
@@ -183,6 +197,7 @@ func (a *app) poll(ctx context.Context, c sessionClient, w *watchState) {
 		cancel()
 		if err == nil {
 			text = activity(msgs, len(pending), st.Phase)
+			a.printGuardian(w, st)
 		}
 		a.setSpin(w, text, printed)
 	}
@@ -191,8 +206,9 @@ func (a *app) poll(ctx context.Context, c sessionClient, w *watchState) {
 // outcome waits for the session's result and reports how it ended. Only a
 // session that completed with status "completed" exits 0. With --json,
 // watch writes an outcome event line (asEvent); result writes the raw
-// SessionResult.
-func (a *app) outcome(ctx context.Context, c sessionClient, session, runID string, asEvent bool) error {
+// SessionResult. shown is the last assistant text watch already printed:
+// a final text equal to it is not printed again.
+func (a *app) outcome(ctx context.Context, c sessionClient, session, runID string, asEvent bool, shown string) error {
 	var res workflows.SessionResult
 	err := c.GetWorkflow(ctx, session, runID).Get(ctx, &res)
 	if err == nil {
@@ -207,6 +223,9 @@ func (a *app) outcome(ctx context.Context, c sessionClient, session, runID strin
 			}
 		default:
 			fmt.Fprintf(a.stdout, "── session %s finished ──\n", session)
+			if shown != "" && strings.TrimSpace(shown) == strings.TrimSpace(res.FinalText) {
+				res.FinalText = "" // watch has just printed it
+			}
 			renderResult(a.stdout, res)
 		}
 		if res.Status != workflows.ResultCompleted {
@@ -236,27 +255,4 @@ func (a *app) outcome(ctx context.Context, c sessionClient, session, runID strin
 		msg += ": " + detail
 	}
 	return exitError{exitFailure, msg}
-}
-
-// closeReason names how a session closed without a result, or "" when err
-// is not about the session's end (a network failure, an unknown id).
-func closeReason(err error) (name, detail string) {
-	var canceled *temporal.CanceledError
-	var terminated *temporal.TerminatedError
-	var timeout *temporal.TimeoutError
-	var wee *temporal.WorkflowExecutionError
-	switch {
-	case errors.As(err, &canceled):
-		return "cancelled", ""
-	case errors.As(err, &terminated):
-		return "terminated", ""
-	case errors.As(err, &timeout):
-		return "timed-out", ""
-	case errors.As(err, &wee):
-		if cause := errors.Unwrap(wee); cause != nil {
-			return "failed", cause.Error()
-		}
-		return "failed", wee.Error()
-	}
-	return "", ""
 }

@@ -20,6 +20,8 @@ var patchFuzzSeeds = []string{
 	"*** Update File: a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n\n+2\n*** End Patch",
 	"*** Begin Patch\n*** Update File: a.txt\n-one\n+1\n*** Update File: missing.txt\n-x\n+y\n*** End Patch",
 	"*** Begin Patch\n*** Update File: ../a.txt\n-one\n*** End Patch",
+	"cat <<'EOF'\n*** Begin Patch\n*** Update File: a.txt\n+four\n@@\n-one\n+1\n*** End Patch\nEOF",
+	"*** Begin Patch\n*** Update File: d/e.txt\n-e\u2014 \u201cq\u201d\n+cafe\u0301\n*** End Patch",
 }
 
 func FuzzParsePatch(f *testing.F) {

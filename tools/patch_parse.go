@@ -93,8 +93,9 @@ func (e *PatchError) Error() string {
 
 // heredocStart matches the first line of a patch wrapped as a shell
 // heredoc, as models write it for Codex's shell form (`apply_patch
-// <<'EOF'`); group 2 is the delimiter.
-var heredocStart = regexp.MustCompile(`^(?:apply_patch\s+)?<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)(['"]?)$`)
+// <<'EOF'`, `cat <<'EOF' | apply_patch`, or a bare `cat <<'EOF'`, which
+// Codex accepts too); group 2 is the delimiter.
+var heredocStart = regexp.MustCompile(`^(?:(?:apply_patch|cat)\s+)?<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)(['"]?)(?:\s*\|\s*apply_patch)?$`)
 
 // unifiedRange matches what follows "@@" in a unified-diff hunk header
 // ("-12,7 +12,8 @@ func f()"): models trained on diffs write it, and its

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -147,12 +148,14 @@ func applyHunks(data []byte, f *FilePatch) ([]byte, error) {
 		}
 		if len(h.Old) == 0 {
 			// Pure insertion: after the anchor, or at the end of the file.
-			at := len(doc.lines)
+			// An insertion at the end leaves the search position where it
+			// was, as Codex does: models write a hunk appending to the file
+			// and then hunks editing lines above, and Codex accepts that.
 			if len(h.Anchors) > 0 && !h.EOF {
-				at = cursor
+				reps = append(reps, replacement{start: cursor, repl: h.New})
+			} else {
+				reps = append(reps, replacement{start: len(doc.lines), repl: h.New})
 			}
-			reps = append(reps, replacement{start: at, repl: h.New})
-			cursor = at
 			continue
 		}
 		old, nw := h.Old, h.New
@@ -169,6 +172,9 @@ func applyHunks(data []byte, f *FilePatch) ([]byte, error) {
 		reps = append(reps, keepContext(doc, h, pos, len(old), nw))
 		cursor = pos + len(old)
 	}
+	// An insertion at the end may come before hunks above it; render wants
+	// file order. Stable, so insertions at one place keep patch order.
+	slices.SortStableFunc(reps, func(a, b replacement) int { return a.start - b.start })
 	return doc.render(reps), nil
 }
 

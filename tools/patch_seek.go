@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // The rungs of the matching ladder, tried in order over the whole search
@@ -14,6 +16,12 @@ const (
 	rungTrimEnd
 	rungTrim
 	rungUnicode
+	// rungNFC compares the lines in Unicode normalisation form C after the
+	// punctuation rung's mapping: text written on macOS often reaches a
+	// file decomposed (NFD: "й" as "и" plus a combining breve) while the
+	// model writes it composed, and the two look identical. It comes
+	// last, so an exact or punctuation-only match always wins over it.
+	rungNFC
 	rungCount
 )
 
@@ -49,6 +57,8 @@ func rungForm(s string, rung int) string {
 		return strings.TrimSpace(s)
 	case rungUnicode:
 		return normalisePunct(strings.TrimSpace(s))
+	case rungNFC:
+		return nfc(normalisePunct(strings.TrimSpace(s)))
 	}
 	return s
 }
@@ -80,6 +90,17 @@ func normalisePunct(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// nfc returns s in Unicode normalisation form C; ASCII and text already
+// in that form come back unchanged without a copy. golang.org/x/text's
+// norm holds the Unicode composition tables, which are not worth
+// hand-writing.
+func nfc(s string) string {
+	if norm.NFC.IsNormalString(s) {
+		return s
+	}
+	return norm.NFC.String(s)
 }
 
 // seek finds pat in the lines at or after start and returns its index and
@@ -129,7 +150,7 @@ func (d *patchLines) nearestLines(pat []string) (int, float64) {
 	}
 	var probes []probe
 	for i, l := range pat {
-		if t := rungForm(l, rungUnicode); t != "" {
+		if t := rungForm(l, rungNFC); t != "" {
 			probes = append(probes, probe{off: i, grams: bigrams(t), text: t})
 		}
 	}
@@ -143,13 +164,12 @@ func (d *patchLines) nearestLines(pat []string) (int, float64) {
 		probes = probes[:limit]
 	}
 	if d.grams == nil {
-		norm := d.view(rungUnicode)
 		d.grams = make([][]uint32, n)
-		for i, l := range norm {
+		for i, l := range d.view(rungNFC) {
 			d.grams[i] = bigrams(l)
 		}
 	}
-	norm := d.view(rungUnicode)
+	loose := d.view(rungNFC)
 	best, bestScore := -1, -1.0
 	for pos := 0; pos < n; pos++ {
 		score := 0.0
@@ -158,7 +178,7 @@ func (d *patchLines) nearestLines(pat []string) (int, float64) {
 			if j >= n {
 				continue
 			}
-			if norm[j] == pr.text {
+			if loose[j] == pr.text {
 				score++
 				continue
 			}

@@ -332,6 +332,59 @@ func TestApplyPatch(t *testing.T) {
 			isError:  true,
 			contains: []string{"outside the workspace"},
 		},
+		// Codex compatibility (issue 18): patches Codex accepts.
+		{
+			name:  "codex: pure addition appends at the end and leaves the search position",
+			files: map[string]string{"c.py": "import os\n\ndef f():\n    return 1\n"},
+			patch: "*** Begin Patch\n*** Update File: c.py\n@@\n+\n+def g():\n+    return 2\n@@\n def f():\n-    return 1\n+    return 10\n*** End Patch",
+			want:  map[string]string{"c.py": "import os\n\ndef f():\n    return 10\n\ndef g():\n    return 2\n"},
+		},
+		{
+			name:  "codex: pure addition after an edit of the last line",
+			files: map[string]string{"c.txt": "a\nb\n"},
+			patch: "*** Begin Patch\n*** Update File: c.txt\n+c\n@@\n-b\n+B\n*** End Patch",
+			want:  map[string]string{"c.txt": "a\nB\nc\n"},
+		},
+		{
+			name:  "codex: cat heredoc wrapper",
+			files: map[string]string{"h.txt": "old\n"},
+			patch: "cat <<'EOF'\n*** Begin Patch\n*** Update File: h.txt\n-old\n+new\n*** End Patch\nEOF\n",
+			want:  map[string]string{"h.txt": "new\n"},
+		},
+		{
+			name:  "codex: cat heredoc piped to apply_patch",
+			files: map[string]string{"h.txt": "old\n"},
+			patch: "cat <<\"EOF\" | apply_patch\n*** Begin Patch\n*** Update File: h.txt\n-old\n+new\n*** End Patch\nEOF",
+			want:  map[string]string{"h.txt": "new\n"},
+		},
+		{
+			// The file was written decomposed (NFD, as macOS often does):
+			// "й" is "и" + U+0306, "é" is "e" + U+0301. The model writes
+			// them composed (NFC). The context line keeps the file's form.
+			name:  "codex: NFD file, NFC context and - lines",
+			files: map[string]string{"ru.txt": "мои\u0306 дом\ncafe\u0301 = 1\nend\n"},
+			patch: "*** Begin Patch\n*** Update File: ru.txt\n мой дом\n-café = 1\n+café = 2\n end\n*** End Patch",
+			want:  map[string]string{"ru.txt": "мои\u0306 дом\ncafé = 2\nend\n"},
+		},
+		{
+			name:  "codex: NFC file, NFD - line",
+			files: map[string]string{"n.txt": "naïve\n"},
+			patch: "*** Begin Patch\n*** Update File: n.txt\n-nai\u0308ve\n+naive\n*** End Patch",
+			want:  map[string]string{"n.txt": "naive\n"},
+		},
+		{
+			// Exact wins over a normalised match earlier in the file.
+			name:  "codex: exact match preferred over an NFD one before it",
+			files: map[string]string{"p.txt": "cafe\u0301\ncafé\n"},
+			patch: "*** Begin Patch\n*** Update File: p.txt\n-café\n+tea\n*** End Patch",
+			want:  map[string]string{"p.txt": "cafe\u0301\ntea\n"},
+		},
+		{
+			name:  "codex: @@ anchor matched across normalisation forms",
+			files: map[string]string{"a.txt": "[re\u0301sume\u0301]\nx = 1\n[other]\nx = 1\n"},
+			patch: "*** Begin Patch\n*** Update File: a.txt\n@@ [résumé]\n-x = 1\n+x = 2\n*** End Patch",
+			want:  map[string]string{"a.txt": "[re\u0301sume\u0301]\nx = 2\n[other]\nx = 1\n"},
+		},
 		{
 			name:     "malformed patch reports its line",
 			files:    map[string]string{"a.txt": "a\n"},
@@ -458,7 +511,7 @@ func TestPatchChangedSincePlan(t *testing.T) {
 
 func TestPatchSeekRungs(t *testing.T) {
 	t.Parallel()
-	lines := &patchLines{lines: []string{"a  ", "  b\t", "c \u2013 \u201cq\u201d"}}
+	lines := &patchLines{lines: []string{"a  ", "  b\t", "c \u2013 \u201cq\u201d", "cafe\u0301 \u2013 x", "café"}}
 	tests := []struct {
 		name string
 		pat  []string
@@ -469,6 +522,9 @@ func TestPatchSeekRungs(t *testing.T) {
 		{name: "trim end", pat: []string{"a"}, pos: 0, rung: rungTrimEnd},
 		{name: "trim", pat: []string{"b"}, pos: 1, rung: rungTrim},
 		{name: "unicode", pat: []string{`c - "q"`}, pos: 2, rung: rungUnicode},
+		{name: "nfc after punctuation", pat: []string{"café - x"}, pos: 3, rung: rungNFC},
+		{name: "exact before nfc", pat: []string{"café"}, pos: 4, rung: rungExact},
+		{name: "nfd pattern", pat: []string{"cafe\u0301"}, pos: 4, rung: rungNFC},
 		{name: "missing", pat: []string{"z"}, pos: -1, rung: -1},
 	}
 	for _, tt := range tests {

@@ -25,7 +25,10 @@ var envAllowed = []string{
 // the key that pays for the model or steers every session. A NAME=value
 // entry of PassEnv can still set such a name: the value is then the
 // person's, not the worker's.
-var envNeverPassed = []string{"OPENAI_API_KEY", "TEMPORAL_API_KEY"}
+// The notification sinks' URLs and secret are here too: a Slack webhook's
+// URL is its token, and the secret would let a command forge a signed
+// notification.
+var envNeverPassed = []string{"OPENAI_API_KEY", "TEMPORAL_API_KEY", "LONGRUN_NOTIFY", "LONGRUN_NOTIFY_SLACK", "LONGRUN_NOTIFY_SECRET"}
 
 // envAllowedName reports whether the worker's variable name passes into
 // commands by default: envAllowed, LC_*, and the go command's own GO*

@@ -334,6 +334,9 @@ func TestShellEnvAllowlist(t *testing.T) {
 		"AWS_ACCESS_KEY_ID":              "aws-123",
 		"OPENAI_API_KEY":                 "sk-456",
 		"TEMPORAL_API_KEY":               "tmp-789",
+		"LONGRUN_NOTIFY":                 "http://hook.example/nt-1",
+		"LONGRUN_NOTIFY_SLACK":           "http://hook.example/ns-2",
+		"LONGRUN_NOTIFY_SECRET":          "nsec-3",
 		"TEMPORAL_ADDRESS":               "temporal-addr:7233",
 		"GOOGLE_APPLICATION_CREDENTIALS": "/creds-g.json",
 		secret:                           "x-000",
@@ -345,12 +348,13 @@ func TestShellEnvAllowlist(t *testing.T) {
 		t.Setenv(name, value)
 	}
 	ws := testWorkspace(t, nil)
-	cfg := ShellConfig{PassEnv: []string{"LONGRUN_PASSED", "OPENAI_API_KEY", "LONGRUN_SET=set-ok", "LONGRUN_UNSET"}}
+	cfg := ShellConfig{PassEnv: []string{"LONGRUN_PASSED", "OPENAI_API_KEY", "LONGRUN_SET=set-ok", "LONGRUN_UNSET",
+		"LONGRUN_NOTIFY", "LONGRUN_NOTIFY_SLACK", "LONGRUN_NOTIFY_SECRET"}}
 	for _, mode := range shellModes(t) {
 		cfg.Sandbox = mode
 		res := runTool(t, context.Background(), NewShell(cfg), Env{Workspace: ws}, ShellParams{Command: "env"})
 		require.False(t, res.IsError, res.Content)
-		for _, leaked := range []string{"aws-123", "sk-456", "tmp-789", "temporal-addr", "creds-g", "x-000", "PAGER=less", "LONGRUN_UNSET"} {
+		for _, leaked := range []string{"aws-123", "sk-456", "tmp-789", "temporal-addr", "creds-g", "x-000", "PAGER=less", "LONGRUN_UNSET", "nt-1", "ns-2", "nsec-3"} {
 			require.NotContains(t, res.Content, leaked, "sandbox %s", mode)
 		}
 		for _, want := range []string{"\nPATH=/", "\nLANG=C.UTF-8\n", "\nGOFLAGS=-mod=mod\n", "\nLONGRUN_PASSED=passed-ok\n",

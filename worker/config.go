@@ -21,6 +21,7 @@ const (
 	configPermissions = "permissions.json" // rules, the "worker" layer
 	configPrices      = "prices.json"      // as LONGRUN_PRICES
 	configTrusted     = "trusted.json"     // {"workspaces": ["/abs/path"]}
+	configGuardian    = "guardian.md"      // the guardian's system prompt
 )
 
 // workerConfig is what the worker read from its configuration directory
@@ -37,6 +38,9 @@ type workerConfig struct {
 	Notes []string
 	// MCPFiles are the MCP configuration files that were used.
 	MCPFiles []string
+	// GuardianPrompt is guardian.md, the guardian's system prompt; empty:
+	// the built-in one.
+	GuardianPrompt string
 }
 
 // defaultDir is $<xdgVar>/longrun, else $HOME/<homeRel>/longrun; "" when
@@ -136,6 +140,15 @@ func loadConfig(dir, workspaceRoot string, trustFlag bool) (workerConfig, error)
 		if wc.Prices, err = activities.LoadPrices(prices); err != nil {
 			return wc, err
 		}
+	}
+	switch raw, err := os.ReadFile(filepath.Join(dir, configGuardian)); {
+	case err == nil:
+		if strings.TrimSpace(string(raw)) == "" {
+			return wc, fmt.Errorf("%s is empty: write the guardian's prompt in it, or remove it for the built-in one", filepath.Join(dir, configGuardian))
+		}
+		wc.GuardianPrompt = string(raw)
+	case !errors.Is(err, os.ErrNotExist):
+		return wc, fmt.Errorf("read %s: %w", filepath.Join(dir, configGuardian), err)
 	}
 	trusted, err := loadTrusted(filepath.Join(dir, configTrusted))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -281,4 +282,36 @@ func TestPassEnvFlag(t *testing.T) {
 	require.ErrorContains(t, err, `"bad name" is not a variable name`)
 	_, err = ParseFlags([]string{"--pass-env", "=v"}, env(nil))
 	require.ErrorContains(t, err, "is not a variable name")
+}
+
+func TestGuardianConfig(t *testing.T) {
+	t.Parallel()
+	m, err := ParseFlags(nil, env(nil))
+	require.NoError(t, err)
+	require.Equal(t, 90*time.Second, m.Guardian.Timeout)
+	require.Empty(t, m.Guardian.Model, "default: the session's model")
+	m, err = ParseFlags(nil, env(map[string]string{"LONGRUN_GUARDIAN_MODEL": "judge", "LONGRUN_GUARDIAN_TIMEOUT": "5s"}))
+	require.NoError(t, err)
+	require.Equal(t, "judge", m.Guardian.Model)
+	require.Equal(t, 5*time.Second, m.Guardian.Timeout)
+	m, err = ParseFlags([]string{"--guardian-model", "other", "--guardian-timeout", "2s"}, env(map[string]string{"LONGRUN_GUARDIAN_MODEL": "judge"}))
+	require.NoError(t, err)
+	require.Equal(t, "other", m.Guardian.Model)
+	require.Equal(t, 2*time.Second, m.Guardian.Timeout)
+	_, err = ParseFlags(nil, env(map[string]string{"LONGRUN_GUARDIAN_TIMEOUT": "soon"}))
+	require.ErrorContains(t, err, "LONGRUN_GUARDIAN_TIMEOUT")
+	_, err = ParseFlags([]string{"--guardian-timeout", "0s"}, env(nil))
+	require.ErrorContains(t, err, "--guardian-timeout")
+
+	ws, conf := realTemp(t), realTemp(t)
+	cfg, err := loadConfig(conf, ws, false)
+	require.NoError(t, err)
+	require.Empty(t, cfg.GuardianPrompt, "none: the built-in prompt")
+	writeFile(t, filepath.Join(conf, "guardian.md"), "house rules\n")
+	cfg, err = loadConfig(conf, ws, false)
+	require.NoError(t, err)
+	require.Equal(t, "house rules\n", cfg.GuardianPrompt)
+	writeFile(t, filepath.Join(conf, "guardian.md"), " \n")
+	_, err = loadConfig(conf, ws, false)
+	require.ErrorContains(t, err, "guardian.md is empty")
 }

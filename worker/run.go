@@ -55,6 +55,13 @@ type Main struct {
 	// transcript blob: --encryption-keys, LONGRUN_ENCRYPTION_KEYS. Nil
 	// means no encryption.
 	Keys *codec.Keys
+	// Notify is where notifications go: --notify, --notify-slack,
+	// LONGRUN_NOTIFY_SECRET, --console-url.
+	Notify notifyConfig
+	// Guardian is the reviewer model sessions with approval "guardian"
+	// ask before a person: --guardian-model (LONGRUN_GUARDIAN_MODEL),
+	// --guardian-timeout, and the config directory's guardian.md.
+	Guardian activities.GuardianConfig
 	// pricesFlag is --prices / LONGRUN_PRICES as given; without it the
 	// config directory's prices.json is used.
 	pricesFlag string
@@ -67,11 +74,12 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	m.Temporal.bind(fs, getenv, os.Environ)
 	m.Observe.bind(fs, getenv)
+	m.Notify.bind(fs, getenv)
 	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
 	fs.StringVar(&m.Workspace, "workspace", or(getenv("LONGRUN_WORKSPACE"), "."), "workspace root every tool is confined to (env LONGRUN_WORKSPACE)")
 	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
 	fs.StringVar(&m.StateDir, "state-dir", getenv("LONGRUN_STATE_DIR"), "directory of the worker's own state (transcripts, job logs, spilled output), outside every workspace; made 0700 (default $XDG_STATE_HOME/longrun or ~/.local/state/longrun; env LONGRUN_STATE_DIR)")
-	fs.StringVar(&m.ConfigDir, "config", getenv("LONGRUN_CONFIG_DIR"), "directory of the worker's own configuration: mcp.json, permissions.json, prices.json, trusted.json (default $XDG_CONFIG_HOME/longrun or ~/.config/longrun; env LONGRUN_CONFIG_DIR)")
+	fs.StringVar(&m.ConfigDir, "config", getenv("LONGRUN_CONFIG_DIR"), "directory of the worker's own configuration: mcp.json, permissions.json, prices.json, trusted.json, guardian.md (default $XDG_CONFIG_HOME/longrun or ~/.config/longrun; env LONGRUN_CONFIG_DIR)")
 	trust, err := parseOnOff(or(getenv("LONGRUN_TRUST_WORKSPACE"), "off"))
 	if err != nil {
 		return nil, fmt.Errorf("LONGRUN_TRUST_WORKSPACE: %w", err)
@@ -108,7 +116,20 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 		return nil, fmt.Errorf("LONGRUN_MODEL_STREAM: %w", err)
 	}
 	fs.BoolVar(&stream, "model-stream", stream, "stream model replies, so heartbeats show the partial text (env LONGRUN_MODEL_STREAM=on|off)")
+	fs.StringVar(&m.Model.FreeformTools, "freeform-tools", or(getenv("LONGRUN_FREEFORM_TOOLS"), activities.FreeformAuto), "offer apply_patch as a custom tool with its Lark grammar: auto (GPT-5-family models), on (every model) or off (env LONGRUN_FREEFORM_TOOLS)")
+	modelAPI := fs.String("model-api", or(getenv("LONGRUN_MODEL_API"), "auto"), "wire protocol to the model: chat (chat completions), responses (the Responses API, stateless), or auto: chat except for models served only by the Responses API, such as the codex family (env LONGRUN_MODEL_API)")
+	cacheKey := fs.String("prompt-cache-key", or(getenv("LONGRUN_PROMPT_CACHE_KEY"), activities.PromptCacheKeyAuto), "send each session's id as prompt_cache_key: auto (to api.openai.com only), on or off (env LONGRUN_PROMPT_CACHE_KEY)")
 	fs.StringVar(&m.pricesFlag, "prices", getenv("LONGRUN_PRICES"), "JSON price table {\"model\": {\"input\": USD/1M tokens, \"output\": ...}} for cost estimates (default prices.json of --config; env LONGRUN_PRICES)")
+	fs.StringVar(&m.Guardian.Model, "guardian-model", getenv("LONGRUN_GUARDIAN_MODEL"), `model of the guardian, the reviewer sessions with approval "guardian" ask before a person (default: the session's model; env LONGRUN_GUARDIAN_MODEL); its prompt is guardian.md in --config, else a built-in one`)
+	guardianTimeout := activities.DefaultGuardianTimeout
+	if v := getenv("LONGRUN_GUARDIAN_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("LONGRUN_GUARDIAN_TIMEOUT=%q: want a positive duration such as 90s", v)
+		}
+		guardianTimeout = d
+	}
+	fs.DurationVar(&m.Guardian.Timeout, "guardian-timeout", guardianTimeout, "longest one guardian review may take; past it the call goes to a person (env LONGRUN_GUARDIAN_TIMEOUT)")
 	passEnv := fs.String("pass-env", getenv("LONGRUN_PASS_ENV"), "variables shell commands (and sandboxed MCP servers) get besides the allowlist, comma separated: NAME passes the worker's value, NAME=value sets one (env LONGRUN_PASS_ENV)")
 	keysFile := fs.String("encryption-keys", getenv(codec.EnvKeysFile), "file of KEYID=BASE64 lines, one per 32-byte AES-256 key: payloads in Temporal and transcript blobs are encrypted with the first key, and read with any (env "+codec.EnvKeysFile+")")
 	sandbox := fs.String("sandbox", or(getenv("LONGRUN_SANDBOX"), string(tools.SandboxAuto)), "run shell commands in bubblewrap: auto, on or off (env LONGRUN_SANDBOX)")
@@ -121,6 +142,12 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	if err := m.Observe.validate(); err != nil {
 		return nil, err
 	}
+	if err := m.Notify.validate(); err != nil {
+		return nil, err
+	}
+	if m.Guardian.Timeout <= 0 {
+		return nil, fmt.Errorf("--guardian-timeout %s: want a positive duration", m.Guardian.Timeout)
+	}
 	if m.Tools.Shell.MaxSpillBytes <= 0 {
 		return nil, fmt.Errorf("--max-spill-bytes %d: want a positive number of bytes", m.Tools.Shell.MaxSpillBytes)
 	}
@@ -132,6 +159,18 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 		m.ConfigDir = defaultDir(getenv, "XDG_CONFIG_HOME", ".config")
 	}
 	m.Model.NoStream = !stream
+	if m.Model.FreeformTools, err = activities.ParseFreeformMode(m.Model.FreeformTools); err != nil {
+		return nil, fmt.Errorf("--freeform-tools %w", err)
+	}
+	if m.Model.API, err = activities.ParseModelAPI(*modelAPI); err != nil {
+		return nil, fmt.Errorf("LONGRUN_MODEL_API / --model-api: %w", err)
+	}
+	switch *cacheKey {
+	case activities.PromptCacheKeyAuto, activities.PromptCacheKeyOn, activities.PromptCacheKeyOff:
+		m.Model.PromptCacheKey = *cacheKey
+	default:
+		return nil, fmt.Errorf("LONGRUN_PROMPT_CACHE_KEY / --prompt-cache-key %q: want auto, on or off", *cacheKey)
+	}
 	m.Model.BaseURL = getenv("OPENAI_BASE_URL")
 	m.Model.APIKey = getenv("OPENAI_API_KEY")
 	if m.pricesFlag != "" {
@@ -227,11 +266,19 @@ func (m *Main) Run() error {
 	m.Tools.Jobs = jobs
 	acts := activities.New(m.Model, tools.NewRegistry(tools.Builtin(m.Tools)...), ws)
 	activities.SetWorkerConfig(acts, activities.WorkerConfig{Rules: cfg.Rules, TrustWorkspace: cfg.Trusted, Notes: cfg.Notes})
+	m.Guardian.Prompt = cfg.GuardianPrompt
+	activities.SetGuardian(acts, m.Guardian)
+	prompt := "built-in"
+	if cfg.GuardianPrompt != "" {
+		prompt = filepath.Join(m.ConfigDir, configGuardian)
+	}
+	logger.Info("guardian for sessions with approval guardian", "model", or(m.Guardian.Model, "the session's"),
+		"prompt", prompt, "timeout", m.Guardian.Timeout)
 	store, where, err := openTranscript(m.Transcript, m.StateDir, m.Keys)
 	if err != nil {
 		return err
 	}
-	sessions := &workflows.Sessions{}
+	sessions := &workflows.Sessions{Address: opts.HostPort, Namespace: opts.Namespace}
 	if store != nil {
 		activities.SetTranscript(acts, store)
 		// The conversation query resolves the session's references
@@ -240,6 +287,16 @@ func (m *Main) Run() error {
 		logger.Info("transcript store", "store", where)
 	} else {
 		logger.Warn("no transcript store (--transcript off): every model call carries the whole conversation through history")
+	}
+	sender, err := m.Notify.sender(m.StateDir, opts.HostPort, opts.Namespace)
+	if err != nil {
+		return err
+	}
+	if sender != nil {
+		activities.SetNotify(acts, sender)
+		// Counted, never listed: a webhook URL may hold a token.
+		logger.Info("notifications", "webhooks", len(m.Notify.Webhooks), "slack", len(m.Notify.Slack),
+			"signed", sender.Secret != nil, "inbox", m.Notify.ConsoleURL)
 	}
 	own := ownQueue(m.TaskQueue)
 	activities.SetJobs(acts, jobs, own)

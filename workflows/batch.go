@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/tools"
@@ -18,9 +19,10 @@ import (
 type callPhase int
 
 const (
-	stateWaiting callPhase = iota // waiting for approval
-	stateRunning                  // approved (or needing none): runs when the plan admits it
-	stateDone                     // it has its result
+	stateWaiting   callPhase = iota // waiting for approval
+	stateRunning                    // approved (or needing none): runs when the plan admits it
+	stateDone                       // it has its result
+	stateReviewing                  // the guardian judges it before a person is asked
 )
 
 // callState tracks one tool call of the current batch.
@@ -41,9 +43,10 @@ type callState struct {
 	// readOnlySandbox: only the read-only classifier allowed it, so it
 	// runs in the read-only sandbox (permission.Decision.Classified).
 	readOnlySandbox bool
-	// released: approved by a remembered rule, not by a person's decision
-	// on this very call.
+	// released: approved by a remembered rule or by the guardian, not by
+	// a person's decision on this very call.
 	released bool
+	verdict  *guardian.Verdict // the guardian's, when it judged the call
 }
 
 // approvedByPerson reports whether a person approved this very call (one
@@ -66,7 +69,7 @@ func (c *callState) settle(a session.Answer, f session.Facts) {
 // carried is the call as continue-as-new carries it.
 func (c *callState) carried() CarriedCall {
 	cc := CarriedCall{Call: c.call, Why: c.why, RequestedAt: c.requestedAt, Decision: c.decision, Result: c.result, Perm: c.perm,
-		ReadOnlySandbox: c.readOnlySandbox, Released: c.released}
+		ReadOnlySandbox: c.readOnlySandbox, Released: c.released, Guardian: c.verdict}
 	switch {
 	case c.state == stateDone:
 		cc.State = session.CarriedDone
@@ -117,6 +120,7 @@ func (s *driver) runBatch(ctx workflow.Context, calls []conversation.ToolCall) e
 			cs.state, cs.readOnlySandbox = stateRunning, d.ReadOnlySandbox
 		case session.Ask:
 			cs.state, cs.why = stateWaiting, d.Why
+			s.toGuardian(cs, d.Engine)
 		default:
 			cs.finish(*d.Result)
 		}
@@ -131,7 +135,7 @@ func (s *driver) resumeBatch(ctx workflow.Context, carried []CarriedCall) error 
 	for i, c := range carried {
 		cs := &callState{call: c.Call, spec: s.specs[c.Call.Name], why: c.Why, requestedAt: c.RequestedAt,
 			decision: c.Decision, result: c.Result, perm: c.Perm, index: i,
-			readOnlySandbox: c.ReadOnlySandbox, released: c.Released}
+			readOnlySandbox: c.ReadOnlySandbox, released: c.Released, verdict: c.Guardian}
 		switch c.State {
 		case session.CarriedDone:
 			cs.state = stateDone
@@ -202,6 +206,9 @@ func (s *driver) driveBatch(ctx workflow.Context) error {
 // runCall is one call's goroutine: wait for its decision if it needs one,
 // wait for its turn in the plan, run it, record its result.
 func (s *driver) runCall(ctx workflow.Context, cs *callState) {
+	if cs.state == stateReviewing && s.review(ctx, cs) {
+		return // the guardian denied it
+	}
 	if cs.state == stateWaiting && !s.awaitApproval(ctx, cs) {
 		return
 	}

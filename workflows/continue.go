@@ -43,7 +43,7 @@ func (s *driver) canCarryBatch() bool {
 		case c.state == stateDone:
 		case c.state == stateWaiting:
 			waiting = true
-		case c.started:
+		case c.started, c.state == stateReviewing:
 			return false
 		}
 	}
@@ -62,7 +62,11 @@ func (s *driver) continueAsNew(ctx workflow.Context) error {
 	r.Run++
 	st := s.engine.State()
 	r.Permissions = &st
-	r.Batch = nil
+	r.Batch, r.Guardian = nil, nil
+	if s.guardianOn() {
+		g := s.guard
+		r.Guardian = &g
+	}
 	for _, c := range s.batch {
 		r.Batch = append(r.Batch, c.carried())
 	}
@@ -78,7 +82,10 @@ func (s *driver) continueAsNew(ctx workflow.Context) error {
 func (s *driver) restore(r *Resume) {
 	model := s.Model
 	s.State = *r
-	s.Permissions, s.Batch = nil, nil
+	if r.Guardian != nil {
+		s.guard = *r.Guardian
+	}
+	s.Permissions, s.Batch, s.Guardian = nil, nil, nil
 	if s.Model == "" {
 		s.Model = model
 	}

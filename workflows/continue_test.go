@@ -83,6 +83,7 @@ type longHarness struct {
 	// conversation query reads store.
 	sessions *Sessions
 	last     *testsuite.TestWorkflowEnvironment // the last run's, to query
+	wc       activities.WorkspaceConfig         // what LoadWorkspaceConfig answers
 }
 
 func (l *longHarness) env() *testsuite.TestWorkflowEnvironment {
@@ -92,7 +93,7 @@ func (l *longHarness) env() *testsuite.TestWorkflowEnvironment {
 	}
 	env := newSessionEnv(sw)
 	env.OnActivity(a.ListTools, mock.Anything).Return(catalog(), nil)
-	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(activities.WorkspaceConfig{}, nil)
+	env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(l.wc, nil)
 	env.OnActivity(a.CallModel, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, req activities.ModelRequest) (activities.ModelResponse, error) {
 			older, err := l.store.Load(ctx, req.Head)
@@ -192,8 +193,9 @@ func TestContinueAsNewCarriesEverything(t *testing.T) {
 	// The model always saw the whole conversation, paired.
 	last := l.full[len(l.full)-1]
 	require.NoError(t, conversation.CheckPairing(last))
-	require.Equal(t, "go", last[0].Content)
-	require.Len(t, last, 1+2*(turns-1)+1, "prompt, a reply and a result per tool turn, plus w10's result")
+	require.Equal(t, conversation.RoleSystem, last[0].Role, "the default system prompt, carried across runs")
+	require.Equal(t, "go", last[1].Content)
+	require.Len(t, last, 2+2*(turns-1)+1, "system prompt, prompt, a reply and a result per tool turn, plus w10's result")
 	// w10 ran exactly once, after its approval, in a later run than turn 10's read.
 	n := 0
 	for _, id := range l.ran {
@@ -244,8 +246,8 @@ func TestConversationQueryReadsTheRegisteredTranscript(t *testing.T) {
 			var msgs []conversation.Message
 			require.NoError(t, v.Get(&msgs))
 			require.NoError(t, conversation.CheckPairing(msgs))
-			require.Len(t, msgs, 1+2*2+1, "the prompt, a reply and a result per tool turn, the final text")
-			require.Equal(t, "go", msgs[0].Content, "the prompt comes from the store, not the run's input")
+			require.Len(t, msgs, 2+2*2+1, "the system prompt, the prompt, a reply and a result per tool turn, the final text")
+			require.Equal(t, "go", msgs[1].Content, "the prompt comes from the store, not the run's input")
 			require.Equal(t, "all done", msgs[len(msgs)-1].Content)
 		})
 	}

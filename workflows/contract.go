@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/session"
 )
@@ -70,8 +71,11 @@ type SessionInput struct {
 	// background agent waiting days for its person wants "forever".
 	IdleTimeout Duration `json:"idle_timeout,omitempty"`
 	// Approval is who decides calls that need approval: "person" (the
-	// default: wait for an approval signal or update) or "none" for
-	// unattended runs, which turns every ask into a deny (fail closed).
+	// default: wait for an approval signal or update), "guardian" (the
+	// worker's reviewer model judges each call first and asks a person
+	// only when it does not approve or deny: see package guardian) or
+	// "none" for unattended runs, which turns every ask into a deny (fail
+	// closed).
 	Approval string `json:"approval,omitempty"`
 	// ApprovalTimeout bounds how long one call waits for a decision; when
 	// it fires the call's result has reason "timeout". 0 waits forever.
@@ -129,6 +133,11 @@ type SessionInput struct {
 	// price table, usage.cost_usd); 0 = no budget. A model with no price
 	// costs 0, so this brake never fires for it: use TokenBudget too.
 	CostBudgetUSD float64 `json:"cost_budget_usd,omitempty"`
+	// SystemPromptMode says what SystemPrompt does to Longrun's default
+	// system prompt: "append" (the default: the default prompt, then
+	// AGENTS.md, then SystemPrompt) or "replace" (SystemPrompt instead of
+	// the default prompt, then AGENTS.md). See SystemPromptAppend.
+	SystemPromptMode string `json:"system_prompt_mode,omitempty"`
 	// Resume is set by the session itself when it continues as new: the
 	// state it carries into the next run. Leave it empty when starting one.
 	Resume *Resume `json:"resume,omitempty"`
@@ -187,6 +196,9 @@ type PendingApproval struct {
 	Reason      string    `json:"reason"` // why it needs approval
 	Turn        int       `json:"turn"`
 	RequestedAt time.Time `json:"requested_at"`
+	// Guardian is the guardian's verdict when it judged the call and
+	// handed it to a person (approval "guardian"): why it did not decide.
+	Guardian *guardian.Verdict `json:"guardian,omitempty"`
 	// Session is set when the call waits in a sub-agent: its session id.
 	// CallID is then "<session>/<call id>", and approving that id here
 	// decides the sub-agent's call.
@@ -270,6 +282,9 @@ type Status struct {
 	// Rejected lists recent signals the session could not use (an unknown
 	// call id, a bad decision), with why.
 	Rejected []string `json:"rejected_signals,omitempty"`
+	// Guardian lists the guardian's recent decisions (approval
+	// "guardian"), oldest first, each with its reason.
+	Guardian []GuardianDecision `json:"guardian,omitempty"`
 }
 
 // Outcomes of a finished session.
@@ -290,3 +305,20 @@ type SessionResult struct {
 	Usage     conversation.Usage `json:"usage"`
 	Error     string             `json:"error,omitempty"`
 }
+
+// System prompt modes (SessionInput.SystemPromptMode).
+const (
+	// SystemPromptAppend keeps the default prompt and puts the session's
+	// system_prompt after it and after AGENTS.md: the most specific text
+	// comes last. The default.
+	SystemPromptAppend = "append"
+	// SystemPromptReplace sends the session's system_prompt instead of
+	// the default one (and nothing at all when it is empty), then
+	// AGENTS.md: the order sessions had before the default prompt.
+	SystemPromptReplace = "replace"
+)
+
+// ApproverGuardian is the approval mode in which the guardian, an
+// independent reviewer model the worker configures, judges each call
+// that would ask a person before a person is asked (package guardian).
+const ApproverGuardian = permission.ApproverGuardian

@@ -105,10 +105,16 @@ func (s *driver) checkApproval(ap Approval) ([]*callState, error) {
 		if c.call.ID != ap.CallID {
 			continue
 		}
+		if c.state == stateReviewing {
+			return nil, fmt.Errorf("call %q is being reviewed by the guardian; it waits for a person only if the guardian does not decide it", ap.CallID)
+		}
 		if c.state != stateWaiting || c.decision != nil {
-			return nil, fmt.Errorf("call %q is not waiting for approval (already decided or done)", ap.CallID)
+			return nil, fmt.Errorf("%s", s.notWaiting(ap.CallID))
 		}
 		return []*callState{c}, nil
+	}
+	if msg := s.notWaiting(ap.CallID); msg != "" {
+		return nil, fmt.Errorf("%s (waiting: %s)", msg, orNone(callIDs(waiting)))
 	}
 	return nil, fmt.Errorf("unknown call id %q (waiting: %s)", ap.CallID, orNone(callIDs(waiting)))
 }
@@ -131,6 +137,7 @@ func (s *driver) applyApproval(ctx workflow.Context, ap Approval) (ApprovalOutco
 		c.decision = &d
 		out.CallIDs = append(out.CallIDs, c.call.ID)
 	}
+	s.personDecided()
 	if d.Remember == RememberSession {
 		released, err := s.remember(d, calls)
 		if err != nil {
@@ -167,7 +174,7 @@ func (s *driver) pending() []PendingApproval {
 		if c.state == stateWaiting && c.decision == nil {
 			out = append(out, PendingApproval{
 				CallID: c.call.ID, Tool: c.call.Name, Arguments: c.call.Arguments,
-				Reason: c.why, Turn: s.Turn, RequestedAt: c.requestedAt,
+				Reason: c.why, Turn: s.Turn, RequestedAt: c.requestedAt, Guardian: c.verdict,
 			})
 		}
 	}
@@ -180,6 +187,7 @@ func (s *driver) publishPending(ctx workflow.Context) {
 	s.publish(ctx)
 	workflow.SetCurrentDetails(ctx, s.details())
 	s.tellParent(ctx)
+	s.notifyWaiting(ctx)
 }
 
 func orNone(ids []string) string {

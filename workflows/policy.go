@@ -20,9 +20,7 @@ func (s *driver) setupPolicy(ctx workflow.Context) error {
 	if err != nil {
 		return fmt.Errorf("workspace permissions: %w", err)
 	}
-	if s.in.Resume == nil {
-		s.addInstructions(wc.Instructions)
-	}
+	s.notes.on = wc.Notify && s.in.Parent == nil
 	approver := s.in.Approval
 	if approver == "" {
 		approver = permission.ApproverPerson
@@ -58,6 +56,9 @@ func (s *driver) setupPolicy(ctx workflow.Context) error {
 		}
 	}
 	s.toolDefs = s.editToolsForModel(visible)
+	if s.in.Resume == nil {
+		return s.addSystemPrompt(ctx, wc) // the default prompt, AGENTS.md, the session's own (prompt.go)
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -141,19 +142,53 @@ func TestEditToolsPerModel(t *testing.T) {
 	}
 }
 
-// The project's AGENTS.md goes into the system prompt, after the session's
-// own, before the user's first message.
+// The system prompt is the default prompt, then the project's AGENTS.md,
+// then the session's own system_prompt, then the user's first message;
+// with system_prompt_mode "replace" the session's text takes the default's
+// place and AGENTS.md follows it, as before the default prompt existed.
 func TestAgentsMDInSystemPrompt(t *testing.T) {
 	t.Parallel()
-	wc := activities.WorkspaceConfig{Instructions: &activities.Instructions{Path: "AGENTS.md", Content: "Run go vet before you finish."}}
+	wc := activities.WorkspaceConfig{
+		Instructions: &activities.Instructions{Path: "AGENTS.md", Content: "Run go vet before you finish."},
+		Environment:  &activities.Environment{WorkDir: "/ws/app", GitRoot: "/ws", Branch: "main", OS: "linux/amd64", Shell: "bash"},
+	}
 	h := newHarnessWith(t, wc, []activities.ModelResponse{textReply("ok")}, nil)
-	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", SystemPrompt: "You are careful."})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", SystemPrompt: "You are careful.", Model: "claude-sonnet-4-5", Network: true})
 	require.NoError(t, h.env.GetWorkflowError())
 	msgs := h.requests[0].Messages
-	require.Len(t, msgs, 3)
-	require.Equal(t, "You are careful.", msgs[0].Content)
-	require.Equal(t, conversation.RoleSystem, msgs[1].Role)
+	require.Len(t, msgs, 4)
+	for _, m := range msgs[:3] {
+		require.Equal(t, conversation.RoleSystem, m.Role)
+	}
+	require.True(t, strings.HasPrefix(msgs[0].Content, "You are Longrun"), msgs[0].Content)
+	require.Contains(t, msgs[0].Content, "Use the todo list often", "the claude family's text")
+	require.Contains(t, msgs[0].Content, "Working directory: /ws/app")
+	require.Contains(t, msgs[0].Content, "Git: a checkout at /ws, on branch main")
+	require.Contains(t, msgs[0].Content, "Date: 2026-", "the date from the workflow's clock")
+	require.Contains(t, msgs[0].Content, "Network: available to shell commands")
+	require.Contains(t, msgs[0].Content, "Tools that change things (`edit`, `shell` and `write`) ask a person first")
 	require.Contains(t, msgs[1].Content, "Project instructions from AGENTS.md")
 	require.Contains(t, msgs[1].Content, "Run go vet before you finish.")
+	require.Equal(t, "You are careful.", msgs[2].Content)
+	require.Equal(t, "go", msgs[3].Content)
+
+	h = newHarnessWith(t, wc, []activities.ModelResponse{textReply("ok")}, nil)
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", SystemPrompt: "You are careful.", SystemPromptMode: SystemPromptReplace})
+	require.NoError(t, h.env.GetWorkflowError())
+	msgs = h.requests[0].Messages
+	require.Len(t, msgs, 3)
+	require.Equal(t, "You are careful.", msgs[0].Content)
+	require.Contains(t, msgs[1].Content, "Project instructions from AGENTS.md")
 	require.Equal(t, "go", msgs[2].Content)
+}
+
+// A mode that is neither append nor replace stops the session with a
+// message saying what is accepted.
+func TestSystemPromptModeInvalid(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{textReply("ok")}, nil)
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", SystemPromptMode: "prepend"})
+	err := h.env.GetWorkflowError()
+	require.ErrorContains(t, err, `system_prompt_mode "prepend": want "append"`)
+	require.Empty(t, h.requests)
 }

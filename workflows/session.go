@@ -44,6 +44,7 @@ type driver struct {
 	publishedAt  time.Time
 
 	engine *permission.Engine
+	guard  GuardianState // approval "guardian": its cache, streak and log (guardian.go)
 
 	running      int // calls of the batch holding a pool slot
 	runStartTurn int // s.Turn when this run started
@@ -63,8 +64,12 @@ type driver struct {
 	toolsRef  string
 	toolsSent []activities.ToolDef
 
+	address, namespace string // Sessions.Address and Namespace, for the details' commands
+
 	cancelTurn  workflow.CancelFunc // cancels the running turn (interrupt)
 	interrupted bool                // the running turn was interrupted
+
+	notes notifier // notifications to the worker's sinks (notify.go)
 }
 
 // Sessions is the AgentSession workflow with what it needs from the worker
@@ -80,6 +85,11 @@ type Sessions struct {
 	// and the store is content-addressed, so a reference always reads the
 	// same bytes.
 	Transcript TranscriptReader
+	// Address and Namespace are how the worker reaches Temporal. The
+	// details the Web UI shows put them in the commands they print when
+	// they are not the defaults, so a pasted command reaches this server.
+	// They are shown, never recorded: no command depends on them.
+	Address, Namespace string
 }
 
 // AgentSession is the durable agent session: a loop of model turns and the
@@ -88,13 +98,13 @@ type Sessions struct {
 // workflow.RegisterOptions{Name: WorkflowType}); the name, not the Go
 // function, is what histories, children and continue-as-new refer to.
 func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (SessionResult, error) {
-	s := &driver{in: in, reader: sw.Transcript, limits: in.limits()}
+	s := &driver{in: in, reader: sw.Transcript, limits: in.limits(), address: sw.Address, namespace: sw.Namespace}
 	s.Model = in.Model
 	switch in.Approval {
-	case "", ApproverPerson, ApproverNone:
+	case "", ApproverPerson, ApproverNone, ApproverGuardian:
 	default:
 		return SessionResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("approval %q: want %q (a person decides) or %q (unattended: ask becomes deny)", in.Approval, ApproverPerson, ApproverNone),
+			fmt.Sprintf("approval %q: want %q (a person decides), %q (a reviewer model first, then a person) or %q (unattended: ask becomes deny)", in.Approval, ApproverPerson, ApproverGuardian, ApproverNone),
 			"InvalidSessionInput", nil)
 	}
 	s.workflowID = workflow.GetInfo(ctx).WorkflowExecution.ID
@@ -124,6 +134,7 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 	}
 	s.killJobs(ctx)
 	s.setPhase(ctx, PhaseDone)
+	s.notifyEnd(ctx, res, err)
 	return res, err
 }
 
@@ -309,12 +320,14 @@ func (s *driver) setPhase(ctx workflow.Context, phase string) {
 	s.publish(ctx)
 	workflow.SetCurrentDetails(ctx, s.details())
 	s.tellParent(ctx)
+	s.notifyWaiting(ctx)
 }
 
 func (s *driver) status() Status {
 	return Status{
 		Phase: s.phase, Turn: s.Turn, MaxTurns: s.limits.Turns(), Model: s.Model, Usage: s.Usage,
 		PendingApprovals: len(s.pending()), LastError: s.LastError, LastErrorType: s.LastErrorType, Rejected: s.Rejected,
+		Guardian: s.guard.Log,
 	}
 }
 

@@ -163,10 +163,11 @@ func TestReadRunsWriteWaitsForApproval(t *testing.T) {
 	require.Equal(t, SessionResult{Status: ResultCompleted, FinalText: "done", Turns: 2, Usage: conversation.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15}}, r)
 	require.ElementsMatch(t, []string{"r", "w", "s"}, h.ran)
 	msgs := h.conversation(t)
-	// Results follow call order whatever the finishing order.
-	require.Equal(t, "r", msgs[2].Result.CallID)
-	require.Equal(t, "w", msgs[3].Result.CallID)
-	require.Equal(t, "s", msgs[4].Result.CallID)
+	// Results follow call order whatever the finishing order (after the
+	// default system prompt, the user's message and the model's reply).
+	require.Equal(t, "r", msgs[3].Result.CallID)
+	require.Equal(t, "w", msgs[4].Result.CallID)
+	require.Equal(t, "s", msgs[5].Result.CallID)
 	// Only name, description and parameters reach the model.
 	raw, err := json.Marshal(h.requests[0].Tools)
 	require.NoError(t, err)
@@ -255,7 +256,7 @@ func TestIdleSessionTakesMessagesThenCompletes(t *testing.T) {
 	require.NoError(t, h.env.GetWorkflowResult(&r))
 	require.Equal(t, "second", r.FinalText)
 	require.Equal(t, 2, r.Turns)
-	require.Equal(t, "more please", h.requests[1].Messages[2].Content)
+	require.Equal(t, "more please", h.requests[1].Messages[3].Content)
 }
 
 func TestMaxTurns(t *testing.T) {
@@ -323,7 +324,7 @@ func TestIdleForeverWaitsForDays(t *testing.T) {
 	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", IdleTimeout: Forever})
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.Equal(t, 2, len(h.requests), "model calls")
-	require.Equal(t, "back from holiday", h.requests[1].Messages[2].Content)
+	require.Equal(t, "back from holiday", h.requests[1].Messages[3].Content)
 	require.True(t, temporal.IsCanceledError(h.env.GetWorkflowError()), "%v", h.env.GetWorkflowError())
 }
 

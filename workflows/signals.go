@@ -11,7 +11,10 @@ import (
 // signalNames are the session's signals, in the order their goroutines
 // start (as they always have: the order is part of how a recorded history
 // replays) and drainSignals takes what is buffered of each.
-var signalNames = []string{SignalUserMessage, SignalInterrupt, SignalApproval, SignalChildPending}
+// UpdateApprove comes last: it is not a signal, but the Web UI's and the
+// temporal CLI's "signal" with that name would otherwise be dropped
+// unseen, so it is taken only to be refused with the right name.
+var signalNames = []string{SignalUserMessage, SignalInterrupt, SignalApproval, SignalChildPending, UpdateApprove}
 
 // receiveSignals starts one goroutine per signal that hands every signal,
 // for the whole run, to onSignal.
@@ -82,6 +85,10 @@ func (s *driver) onSignal(ctx workflow.Context, name string, raw converter.RawVa
 			return
 		}
 		s.onChildPending(ctx, cp)
+	case UpdateApprove:
+		s.reject(ctx, fmt.Sprintf("a signal named %q refused: %q is an update, not a signal, so nothing was decided; "+
+			"send the %q signal ({\"call_id\": \"...\", \"decision\": \"approve\"|\"deny\"}) or the %q update (longrun approve SESSION CALL_ID)",
+			UpdateApprove, UpdateApprove, SignalApproval, UpdateApprove))
 	case SignalInterrupt:
 		// Any payload (or none, as the UI may send) is accepted.
 		if s.cancelTurn == nil {

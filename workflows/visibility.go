@@ -89,13 +89,9 @@ func (s *driver) details() string {
 		fmt.Fprintf(&b, "\n**last tool:** %s\n", s.lastTool)
 	}
 	if p := s.pending(); len(p) > 0 {
-		fmt.Fprintf(&b, "\n**waiting for approval (%d):**\n", len(p))
-		for _, c := range p {
-			fmt.Fprintf(&b, "\n- `%s` **%s** `%s` — %s\n", c.CallID, c.Tool, truncate(strings.ReplaceAll(c.Arguments, "\n", " "), 160), c.Reason)
-			fmt.Fprintf(&b, "  - approve: `temporal workflow signal --workflow-id %s --name %s --input '{\"call_id\":\"%s\",\"decision\":\"approve\"}'`\n", s.workflowID, SignalApproval, c.CallID)
-			fmt.Fprintf(&b, "  - deny: `temporal workflow signal --workflow-id %s --name %s --input '{\"call_id\":\"%s\",\"decision\":\"deny\",\"feedback\":\"why\"}'`\n", s.workflowID, SignalApproval, c.CallID)
-		}
+		s.waitingDetails(&b, p)
 	}
+	b.WriteString(s.guardianDetails())
 	if len(s.Todos) > 0 {
 		fmt.Fprintf(&b, "\n**plan:**\n%s", session.TodoText(s.Todos))
 	}

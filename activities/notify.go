@@ -1,0 +1,70 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/longrun/longrun/notify"
+)
+
+// ErrTypeNotifyRejected marks a notification every sink that failed
+// refused outright (4xx): posting it again cannot help.
+const ErrTypeNotifyRejected = "NotifyRejected"
+
+// SetNotify gives the activities the worker's notification sinks. Without
+// it (or with no sink) sessions are told the worker has none
+// (WorkspaceConfig.Notify) and schedule no notification. A function, not
+// a method, like SetJobs.
+func SetNotify(a *Activities, s *notify.Sender) { a.notify = s }
+
+// Notify posts a session's notification to the worker's sinks (see
+// notify.Sender.Send: a sink that answered 2xx to an earlier attempt is
+// not posted again). A worker without sinks, reached by a session whose
+// configuration came from one with them, posts nothing and says so.
+func (a *Activities) Notify(ctx context.Context, ev notify.Event) (notify.Result, error) {
+	if a.notify.Sinks() == 0 {
+		activity.GetLogger(ctx).Warn("notification not sent: this worker has no --notify or --notify-slack sink", "key", ev.Key)
+		return notify.Result{}, nil
+	}
+	// Heartbeats let the server notice a lost worker within the
+	// heartbeat timeout instead of the whole attempt's.
+	hbCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		tick := time.NewTicker(HeartbeatEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-hbCtx.Done():
+				return
+			case <-tick.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	res, err := a.notify.Send(ctx, ev)
+	if err != nil && allRejected(err) {
+		return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeNotifyRejected, nil)
+	}
+	return res, err
+}
+
+// allRejected reports whether every failure joined in err is a sink's
+// refusal.
+func allRejected(err error) bool {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		var rej *notify.RejectedError
+		if !errors.As(e, &rej) {
+			return false
+		}
+	}
+	return true
+}

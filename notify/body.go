@@ -1,0 +1,164 @@
+package notify
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Render is what the worker adds to an event when it renders it: where a
+// person decides. None of it is secret, but it is the worker's, so it
+// stays out of history.
+type Render struct {
+	// ConsoleURL is the approval inbox (starter console), linked from
+	// every message; "" links nothing.
+	ConsoleURL string
+	// Address and Namespace are the worker's Temporal frontend and
+	// namespace, named in the commands when they are not the defaults.
+	Address, Namespace string
+	// CLI is the starter's command name; "" is "longrun".
+	CLI string
+}
+
+// Body is the generic webhook's JSON body.
+type Body struct {
+	Event   string `json:"event"`
+	Session string `json:"session"`
+	// IdempotencyKey is also sent as the Idempotency-Key header.
+	IdempotencyKey string `json:"idempotency_key"`
+	Status         string `json:"status,omitempty"`
+	Turn           int    `json:"turn"`
+	Error          string `json:"error,omitempty"`
+	FinalText      string `json:"final_text,omitempty"`
+	// Text is one line for a person: what happened.
+	Text string `json:"text"`
+	// InboxURL is the approval inbox, when the worker knows it.
+	InboxURL string `json:"inbox_url,omitempty"`
+	// SessionURL is the session's own page in the inbox, at its first
+	// waiting call (the console's /session?id=ID#call-CALL link).
+	SessionURL string        `json:"session_url,omitempty"`
+	Pending    []PendingCall `json:"pending"`
+}
+
+// PendingCall is a waiting call with the exact commands that decide it.
+type PendingCall struct {
+	Call
+	Commands Commands `json:"commands"`
+}
+
+// Commands decide one call: with the CLI (the approve update, checked),
+// or, when no CLI is at hand, with the temporal CLI's signal (durable,
+// taken even while no worker runs).
+type Commands struct {
+	Approve       string `json:"approve"`
+	Deny          string `json:"deny"`
+	ApproveSignal string `json:"approve_signal"`
+	DenySignal    string `json:"deny_signal"`
+}
+
+// Defaults the commands leave out, as the starter does.
+const (
+	defaultAddress   = "localhost:7233"
+	defaultNamespace = "default"
+)
+
+// NewBody renders ev for the generic webhook.
+func NewBody(ev Event, r Render) Body {
+	b := Body{
+		Event: ev.Event, Session: ev.Session, IdempotencyKey: ev.Key, Status: ev.Status, Turn: ev.Turn,
+		Error: ev.Error, FinalText: ev.FinalText, Text: Summary(ev), InboxURL: r.ConsoleURL,
+		SessionURL: r.sessionURL(ev),
+		Pending:    make([]PendingCall, 0, len(ev.Pending)),
+	}
+	for _, c := range ev.Pending {
+		b.Pending = append(b.Pending, PendingCall{Call: c, Commands: r.commands(ev.Session, c.CallID)})
+	}
+	return b
+}
+
+// sessionURL links ev's session in the console: its page, at the first
+// waiting call; "" without a console URL.
+func (r Render) sessionURL(ev Event) string {
+	if r.ConsoleURL == "" {
+		return ""
+	}
+	u := strings.TrimSuffix(r.ConsoleURL, "/") + "/session?id=" + url.QueryEscape(ev.Session)
+	if len(ev.Pending) > 0 {
+		u += "#call-" + url.PathEscape(ev.Pending[0].CallID)
+	}
+	return u
+}
+
+// Marshal is the body's bytes, the ones the signature covers.
+func (b Body) Marshal() ([]byte, error) {
+	raw, err := json.Marshal(b)
+	if err != nil {
+		return nil, fmt.Errorf("encode notification %s: %w", b.IdempotencyKey, err)
+	}
+	return raw, nil
+}
+
+// Summary is one line saying what happened.
+func Summary(ev Event) string {
+	switch ev.Event {
+	case EventWaiting:
+		return fmt.Sprintf("Session %s is waiting for approval of %d tool call(s).", ev.Session, len(ev.Pending))
+	case EventCompleted:
+		return fmt.Sprintf("Session %s completed after %d turn(s).", ev.Session, ev.Turn)
+	case EventFailed:
+		return fmt.Sprintf("Session %s failed: %s", ev.Session, orNone(ev.Error))
+	case EventBudget:
+		return fmt.Sprintf("Session %s stopped on its budget: %s", ev.Session, orNone(ev.Error))
+	}
+	return fmt.Sprintf("Session %s: %s", ev.Session, ev.Event)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no reason given"
+	}
+	return s
+}
+
+// commands are the four commands deciding callID of session.
+func (r Render) commands(session, callID string) Commands {
+	cli := r.CLI
+	if cli == "" {
+		cli = "longrun"
+	}
+	var conn strings.Builder
+	if r.Address != "" && r.Address != defaultAddress {
+		conn.WriteString(" --address " + shellQuote(r.Address))
+	}
+	if r.Namespace != "" && r.Namespace != defaultNamespace {
+		conn.WriteString(" --namespace " + shellQuote(r.Namespace))
+	}
+	signal := func(decision, feedback string) string {
+		// The signal's payload, workflows.Approval's JSON.
+		payload, _ := json.Marshal(struct {
+			CallID   string `json:"call_id"`
+			Decision string `json:"decision"`
+			Feedback string `json:"feedback,omitempty"`
+		}{callID, decision, feedback}) // strings always encode
+		return fmt.Sprintf("temporal workflow signal%s --workflow-id %s --name %s --input %s",
+			conn.String(), shellQuote(session), SignalApproval, shellQuote(string(payload)))
+	}
+	return Commands{
+		Approve:       fmt.Sprintf("%s%s approve %s %s", cli, conn.String(), shellQuote(session), shellQuote(callID)),
+		Deny:          fmt.Sprintf("%s%s deny %s %s --feedback 'why'", cli, conn.String(), shellQuote(session), shellQuote(callID)),
+		ApproveSignal: signal("approve", ""),
+		DenySignal:    signal("deny", "why"),
+	}
+}
+
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./:@%+=,-]+$`)
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,56 @@
+// Package notify tells a person about a session: that it waits for them,
+// finished, failed or reached its budget. It renders an Event as the
+// generic webhook's JSON body and as a Slack message, signs the body, and
+// posts it to the worker's sinks, recording each delivery so that no
+// sink is sent the same notification twice. Plain Go: no Temporal here;
+// the activity in package activities wraps Sender.Send.
+package notify
+
+// Events a session notifies about (Event.Event, the body's "event").
+const (
+	EventWaiting   = "waiting"
+	EventCompleted = "completed"
+	EventFailed    = "failed"
+	EventBudget    = "budget"
+)
+
+// SignalApproval is the name of the session's approval signal, which the
+// fallback command sends. It is workflows.SignalApproval (a test there
+// checks), repeated because workflows imports this package.
+const SignalApproval = "approval"
+
+// Event is one notification as the workflow describes it. It is the
+// activity's input, so it is recorded in history: it holds what the
+// session knows and nothing of the worker's (no sink URL, no secret, no
+// console address); the worker adds those when it renders it.
+type Event struct {
+	// Key is the idempotency key: the session's workflow id, its first
+	// run id, the event and a sequence number the workflow assigns. A
+	// sink is posted a key at most once per completed 2xx (see Sender).
+	Key     string `json:"key"`
+	Event   string `json:"event"`
+	Session string `json:"session"`
+	// Status is the session's result status (completed, failed, budget,
+	// max-turns) for the events that end it.
+	Status string `json:"status,omitempty"`
+	Turn   int    `json:"turn"`
+	// Error says why a session failed or stopped.
+	Error string `json:"error,omitempty"`
+	// FinalText is the model's last answer, cut short.
+	FinalText string `json:"final_text,omitempty"`
+	// Pending are the calls waiting for a person: all of them, for a
+	// waiting event.
+	Pending []Call `json:"pending"`
+}
+
+// Call is one call waiting for a person.
+type Call struct {
+	// CallID is what approve takes; for a call waiting in a sub-agent it
+	// is "<sub-agent session>/<call id>", decided through Event.Session.
+	CallID    string `json:"call_id"`
+	Tool      string `json:"tool"`
+	Arguments string `json:"arguments"`
+	Reason    string `json:"reason"`
+	// Session is set for a call waiting in a sub-agent: its session id.
+	Session string `json:"session,omitempty"`
+}

@@ -1,0 +1,268 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func waiting() Event {
+	return Event{
+		Key: "s1/run-1/waiting/1.1", Event: EventWaiting, Session: "s1", Turn: 1,
+		Pending: []Call{
+			{CallID: "call_w", Tool: "write", Arguments: `{"path":"NOTES.md","content":"it's <b>"}`, Reason: "write changes the workspace"},
+			{CallID: "task-1/call_s", Tool: "shell", Arguments: `{"command":"go test ./..."}`, Reason: "shell asks", Session: "s1/task-1"},
+		},
+	}
+}
+
+func TestBodyCarriesPendingCallsAndCommands(t *testing.T) {
+	t.Parallel()
+	raw, err := NewBody(waiting(), Render{ConsoleURL: "http://inbox.example/", Address: "temporal.example:7233", Namespace: "team"}).Marshal()
+	require.NoError(t, err)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(raw, &got))
+	require.Equal(t, "waiting", got["event"])
+	require.Equal(t, "s1", got["session"])
+	require.Equal(t, "s1/run-1/waiting/1.1", got["idempotency_key"])
+	require.Equal(t, "http://inbox.example/", got["inbox_url"])
+	require.Equal(t, "http://inbox.example/session?id=s1#call-call_w", got["session_url"], "the console's link to the session, at its first waiting call")
+	require.Equal(t, "Session s1 is waiting for approval of 2 tool call(s).", got["text"])
+	pending := got["pending"].([]any)
+	require.Len(t, pending, 2)
+	p := pending[0].(map[string]any)
+	require.Equal(t, "call_w", p["call_id"])
+	require.Equal(t, "write", p["tool"])
+	require.Equal(t, `{"path":"NOTES.md","content":"it's <b>"}`, p["arguments"])
+	require.Equal(t, "write changes the workspace", p["reason"])
+	require.Equal(t, map[string]any{
+		"approve":        "longrun --address temporal.example:7233 --namespace team approve s1 call_w",
+		"deny":           "longrun --address temporal.example:7233 --namespace team deny s1 call_w --feedback 'why'",
+		"approve_signal": `temporal workflow signal --address temporal.example:7233 --namespace team --workflow-id s1 --name approval --input '{"call_id":"call_w","decision":"approve"}'`,
+		"deny_signal":    `temporal workflow signal --address temporal.example:7233 --namespace team --workflow-id s1 --name approval --input '{"call_id":"call_w","decision":"deny","feedback":"why"}'`,
+	}, p["commands"])
+	require.Equal(t, "s1/task-1", pending[1].(map[string]any)["session"])
+}
+
+func TestBodyOfEndEventsHasAnEmptyPendingList(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		ev   Event
+		text string
+	}{
+		{"completed", Event{Key: "k", Event: EventCompleted, Session: "s", Status: "completed", Turn: 3, FinalText: "done"}, "Session s completed after 3 turn(s)."},
+		{"failed", Event{Key: "k", Event: EventFailed, Session: "s", Status: "failed", Error: "turn 1: model call failed"}, "Session s failed: turn 1: model call failed"},
+		{"budget", Event{Key: "k", Event: EventBudget, Session: "s", Status: "budget", Error: "30 tokens used"}, "Session s stopped on its budget: 30 tokens used"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			raw, err := NewBody(tt.ev, Render{}).Marshal()
+			require.NoError(t, err)
+			var got map[string]any
+			require.NoError(t, json.Unmarshal(raw, &got))
+			require.Equal(t, tt.name, got["event"])
+			require.Equal(t, tt.text, got["text"])
+			require.Equal(t, []any{}, got["pending"], "pending is always a list")
+			require.NotContains(t, got, "inbox_url")
+		})
+	}
+}
+
+func TestCommandsQuoteForTheShell(t *testing.T) {
+	t.Parallel()
+	c := Render{}.commands("my session", "call'1")
+	require.Equal(t, `longrun approve 'my session' 'call'\''1'`, c.Approve)
+	require.Equal(t, `temporal workflow signal --workflow-id 'my session' --name approval --input '{"call_id":"call'\''1","decision":"approve"}'`, c.ApproveSignal)
+}
+
+// The HMAC-SHA256 test vector of RFC 4231, test case 2.
+func TestSignature(t *testing.T) {
+	t.Parallel()
+	sig := Sign([]byte("Jefe"), []byte("what do ya want for nothing?"))
+	require.Equal(t, "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843", sig)
+	require.True(t, Verify([]byte("Jefe"), []byte("what do ya want for nothing?"), sig))
+	require.False(t, Verify([]byte("Jefe"), []byte("what do ya want for nothing!"), sig))
+	require.False(t, Verify([]byte("jefe"), []byte("what do ya want for nothing?"), sig))
+}
+
+func TestSlackMessage(t *testing.T) {
+	t.Parallel()
+	m := NewSlack(waiting(), Render{ConsoleURL: "http://inbox.example/"})
+	raw, err := m.Marshal()
+	require.NoError(t, err)
+	var got struct {
+		Text   string `json:"text"`
+		Blocks []struct {
+			Type string `json:"type"`
+			Text struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"text"`
+		} `json:"blocks"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &got))
+	require.Equal(t, "Session s1 is waiting for approval of 2 tool call(s).", got.Text)
+	require.Len(t, got.Blocks, 4) // summary, two calls, inbox link
+	for _, b := range got.Blocks {
+		require.Equal(t, "section", b.Type)
+		require.Equal(t, "mrkdwn", b.Text.Type)
+	}
+	call := got.Blocks[1].Text.Text
+	require.Contains(t, call, "*write* `call_w` — write changes the workspace")
+	require.Contains(t, call, "&lt;b&gt;", "mrkdwn's <, > and & are escaped: arguments cannot ping or hide a link")
+	require.NotContains(t, call, "<b>")
+	require.Contains(t, call, "approve: `longrun approve s1 call_w`")
+	require.Contains(t, call, `without the CLI: `+"`"+`temporal workflow signal --workflow-id s1 --name approval --input '{"call_id":"call_w","decision":"approve"}'`+"`")
+	require.Equal(t, "<http://inbox.example/session?id=s1#call-call_w|Open the session> · <http://inbox.example/|the approval inbox>", got.Blocks[3].Text.Text)
+}
+
+func TestSlackMessageStaysWithinSlackLimits(t *testing.T) {
+	t.Parallel()
+	ev := Event{Key: "k", Event: EventWaiting, Session: "s"}
+	for i := 0; i < 30; i++ {
+		ev.Pending = append(ev.Pending, Call{CallID: "c", Tool: "write", Arguments: strings.Repeat("é", 5000)})
+	}
+	m := NewSlack(ev, Render{})
+	require.Len(t, m.Blocks, 1+slackMaxCalls+1)
+	require.Contains(t, m.Blocks[len(m.Blocks)-1].Text.Text, "and 20 more waiting call(s)")
+	for _, b := range m.Blocks {
+		require.LessOrEqual(t, len(b.Text.Text), slackMaxSection)
+	}
+}
+
+// receiver is a webhook that records what it was sent and answers with
+// status.
+type receiver struct {
+	mu     sync.Mutex
+	status int
+	got    []*http.Request
+	bodies [][]byte
+}
+
+func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	r.got, r.bodies = append(r.got, req), append(r.bodies, body)
+	st := r.status
+	r.mu.Unlock()
+	w.WriteHeader(st)
+	_, _ = w.Write([]byte("answer"))
+}
+
+func (r *receiver) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.got)
+}
+
+func TestSendSignsAndNeverRepeatsADelivery(t *testing.T) {
+	t.Parallel()
+	hook, slack := &receiver{status: 204}, &receiver{status: 200}
+	hs, ss := httptest.NewServer(hook), httptest.NewServer(slack)
+	defer hs.Close()
+	defer ss.Close()
+	secret := []byte("s3cret")
+	s := &Sender{Webhooks: []string{hs.URL + "/hook?token=abc"}, Slack: []string{ss.URL}, Secret: secret, Dir: t.TempDir()}
+	ev := waiting()
+	res, err := s.Send(context.Background(), ev)
+	require.NoError(t, err)
+	require.Equal(t, Result{Delivered: []string{"webhook 1", "slack 1"}}, res)
+	require.Equal(t, 1, hook.count())
+	req, body := hook.got[0], hook.bodies[0]
+	require.Equal(t, ev.Key, req.Header.Get(HeaderIdempotencyKey))
+	require.Equal(t, "waiting", req.Header.Get(HeaderEvent))
+	require.Equal(t, "application/json", req.Header.Get("Content-Type"))
+	require.True(t, Verify(secret, body, req.Header.Get(HeaderSignature)), "the signature covers the body sent")
+	var b Body
+	require.NoError(t, json.Unmarshal(body, &b))
+	require.Equal(t, "waiting", b.Event)
+	var sm SlackMessage
+	require.NoError(t, json.Unmarshal(slack.bodies[0], &sm))
+	require.NotEmpty(t, sm.Blocks)
+
+	// The retry of an attempt that delivered (a worker killed before it
+	// reported): nothing is posted again.
+	res, err = s.Send(context.Background(), ev)
+	require.NoError(t, err)
+	require.Equal(t, Result{AlreadyDelivered: []string{"webhook 1", "slack 1"}}, res)
+	require.Equal(t, 1, hook.count())
+	require.Equal(t, 1, slack.count())
+
+	// Another key is another notification.
+	ev.Key = "s1/run-1/waiting/2.1"
+	_, err = s.Send(context.Background(), ev)
+	require.NoError(t, err)
+	require.Equal(t, 2, hook.count())
+}
+
+func TestSendRetriesOnlyTheSinksThatFailed(t *testing.T) {
+	t.Parallel()
+	good, bad := &receiver{status: 200}, &receiver{status: 503}
+	gs, bs := httptest.NewServer(good), httptest.NewServer(bad)
+	defer gs.Close()
+	defer bs.Close()
+	s := &Sender{Webhooks: []string{gs.URL, bs.URL + "/secret-token"}, Dir: t.TempDir()}
+	res, err := s.Send(context.Background(), waiting())
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "webhook 2: HTTP 503 answer")
+	var rej *RejectedError
+	require.False(t, errors.As(err, &rej), "a 5xx is retried")
+	require.Equal(t, []string{"webhook 1"}, res.Delivered)
+
+	bad.mu.Lock()
+	bad.status = 200
+	bad.mu.Unlock()
+	res, err = s.Send(context.Background(), waiting())
+	require.NoError(t, err)
+	require.Equal(t, Result{Delivered: []string{"webhook 2"}, AlreadyDelivered: []string{"webhook 1"}}, res)
+	require.Equal(t, 1, good.count())
+	require.Equal(t, 2, bad.count())
+}
+
+func TestSendRejectionIsFinalAndErrorsNeverNameTheURL(t *testing.T) {
+	t.Parallel()
+	r := &receiver{status: 404}
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	s := &Sender{Webhooks: []string{srv.URL + "/T000/B000/xoxsecret"}}
+	_, err := s.Send(context.Background(), waiting())
+	var rej *RejectedError
+	require.ErrorAs(t, err, &rej)
+	require.Equal(t, 404, rej.Status)
+	require.NotContains(t, err.Error(), "xoxsecret")
+
+	srv.Close() // now the connection is refused
+	_, err = s.Send(context.Background(), waiting())
+	require.Error(t, err)
+	require.False(t, errors.As(err, &rej))
+	require.NotContains(t, err.Error(), "xoxsecret")
+	require.NotContains(t, err.Error(), srv.URL)
+}
+
+func TestSendRefusesAnEventWithoutAKey(t *testing.T) {
+	t.Parallel()
+	s := &Sender{Webhooks: []string{"http://127.0.0.1:1/"}}
+	_, err := s.Send(context.Background(), Event{Event: EventCompleted})
+	require.ErrorContains(t, err, "without an idempotency key")
+}
+
+func TestParseURL(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, ParseURL("--notify", "https://hooks.example/x?token=1"))
+	err := ParseURL("--notify", "ftp://x/secret")
+	require.ErrorContains(t, err, `want an http:// or https:// URL, got scheme "ftp"`)
+	require.NotContains(t, err.Error(), "secret")
+	err = ParseURL("--notify", "http://[::1/secret")
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "secret")
+	require.ErrorContains(t, ParseURL("--notify-slack", "https:///path"), "no host")
+}

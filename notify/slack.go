@@ -1,0 +1,110 @@
+package notify
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// SlackMessage is the body a Slack-compatible incoming webhook takes:
+// text for notifications and clients without blocks, blocks for the rest.
+type SlackMessage struct {
+	Text   string       `json:"text"`
+	Blocks []SlackBlock `json:"blocks"`
+}
+
+// SlackBlock is a Block Kit block; only section blocks of mrkdwn text
+// are used, which every Slack-compatible receiver (Mattermost, Rocket.Chat)
+// renders or at least ignores gracefully.
+type SlackBlock struct {
+	Type string     `json:"type"`
+	Text *SlackText `json:"text,omitempty"`
+}
+
+// SlackText is a block's text object.
+type SlackText struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// Slack's limits: a section's text holds at most 3000 characters and a
+// message at most 50 blocks. Calls past slackMaxCalls are counted, not
+// shown; the inbox has them all.
+const (
+	slackMaxSection = 3000
+	slackMaxArgs    = 1200
+	slackMaxCalls   = 10
+)
+
+// NewSlack renders ev for a Slack-compatible incoming webhook.
+func NewSlack(ev Event, r Render) SlackMessage {
+	b := NewBody(ev, r)
+	m := SlackMessage{Text: b.Text}
+	head := slackEscape(b.Text)
+	if b.FinalText != "" {
+		head += "\n>" + strings.ReplaceAll(slackEscape(cut(b.FinalText, slackMaxArgs)), "\n", "\n>")
+	}
+	m.Blocks = append(m.Blocks, section(head))
+	for i, c := range b.Pending {
+		if i == slackMaxCalls {
+			m.Blocks = append(m.Blocks, section(fmt.Sprintf("…and %d more waiting call(s): see the inbox or `%s pending %s`.",
+				len(b.Pending)-i, orDefault(r.CLI, "longrun"), slackEscape(ev.Session))))
+			break
+		}
+		var t strings.Builder
+		fmt.Fprintf(&t, "*%s* `%s`", slackEscape(c.Tool), slackEscape(c.CallID))
+		if c.Reason != "" {
+			fmt.Fprintf(&t, " — %s", slackEscape(c.Reason))
+		}
+		fmt.Fprintf(&t, "\n```%s```", slackEscape(cut(c.Arguments, slackMaxArgs)))
+		fmt.Fprintf(&t, "\napprove: `%s`\ndeny: `%s`", slackEscape(c.Commands.Approve), slackEscape(c.Commands.Deny))
+		fmt.Fprintf(&t, "\nwithout the CLI: `%s`", slackEscape(c.Commands.ApproveSignal))
+		m.Blocks = append(m.Blocks, section(t.String()))
+	}
+	if b.SessionURL != "" {
+		m.Blocks = append(m.Blocks, section(fmt.Sprintf("<%s|Open the session> · <%s|the approval inbox>", slackEscape(b.SessionURL), slackEscape(b.InboxURL))))
+	}
+	return m
+}
+
+// Marshal is the message's bytes.
+func (m SlackMessage) Marshal() ([]byte, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode slack message: %w", err)
+	}
+	return raw, nil
+}
+
+func section(text string) SlackBlock {
+	return SlackBlock{Type: "section", Text: &SlackText{Type: "mrkdwn", Text: cut(text, slackMaxSection)}}
+}
+
+// slackEscape escapes the three characters Slack's mrkdwn gives a meaning
+// (links, mentions), so a call's arguments cannot ping a channel or hide
+// a link.
+func slackEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// cut shortens s to at most n bytes on a rune boundary, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	i := n - len(mark)
+	for i > 0 && !isRuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + mark
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agnivade/levenshtein"
+
+	"github.com/longrun/longrun/mcp"
+	"github.com/longrun/longrun/permission"
+	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolsearch"
+	"github.com/longrun/longrun/workflows"
+)
+
+// checkSessionInput refuses, before anything is started, what the session
+// would refuse half a second after it started (an unknown profile) or
+// silently never match (a rule naming a tool that does not exist). The
+// profile, approver and rules go through permission.New, the same check
+// the session runs, so the two cannot disagree.
+func checkSessionInput(in workflows.SessionInput) error {
+	approver := in.Approval
+	if approver == "" {
+		approver = permission.ApproverPerson
+	}
+	if _, err := permission.New(permission.Config{
+		Profile:  in.Profile,
+		Approver: approver,
+		Layers:   []permission.Layer{{Name: permission.LayerSession, Rules: in.Rules}},
+	}); err != nil {
+		if errors.Is(err, permission.ErrBadProfile) {
+			return invalidInput("--profile %q is not a profile: use %s, %s or %s%s", in.Profile,
+				permission.ProfileBuild, permission.ProfilePlan, permission.ProfileAuto,
+				didYouMean(in.Profile, []string{permission.ProfileBuild, permission.ProfilePlan, permission.ProfileAuto}))
+		}
+		return invalidInput("%v", err)
+	}
+	known := knownTools()
+	for _, r := range in.Rules {
+		if toolNameOK(r.Tool, known) {
+			continue
+		}
+		flag := "--allow"
+		if r.Action == permission.Deny {
+			flag = "--deny-rule"
+		}
+		given := r.Tool
+		if r.Pattern != "" {
+			given += ":" + r.Pattern
+		}
+		return invalidInput("%s %q: no tool is called %q%s (tools: %s; MCP tools are SERVER%sTOOL; * matches every tool)",
+			flag, given, r.Tool, didYouMean(r.Tool, known), strings.Join(known, ", "), mcp.Separator)
+	}
+	return nil
+}
+
+// knownTools are the tool names a rule can name: the built-in tools, the
+// ones the session answers itself, and the doom-loop check.
+func knownTools() []string {
+	names := []string{workflows.TodoName, workflows.TaskName, toolsearch.SearchName, permission.DoomLoopTool}
+	for _, t := range tools.Builtin(tools.DefaultConfig()) {
+		names = append(names, t.Spec().Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// toolNameOK accepts a known name, a wildcard (which may match tools a
+// worker adds), and an MCP tool's name, which only the worker can check.
+func toolNameOK(name string, known []string) bool {
+	if strings.ContainsAny(name, "*?") || strings.Contains(name, mcp.Separator) {
+		return true
+	}
+	for _, k := range known {
+		if k == name {
+			return true
+		}
+	}
+	return false
+}
+
+// didYouMean names the closest candidate when it is a likely typo (at most
+// two edits away), as ", did you mean \"shell\"?".
+func didYouMean(got string, candidates []string) string {
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if d := levenshtein.ComputeDistance(strings.ToLower(got), c); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(", did you mean %q?", best)
+}
+
+// invalidInput is a start option the session would refuse: exit 2 with the
+// reason alone (no usage screen burying it), and nothing started.
+func invalidInput(format string, args ...any) error {
+	return exitError{exitUsage, fmt.Sprintf("%s: %s; nothing was started", progName, fmt.Sprintf(format, args...))}
+}

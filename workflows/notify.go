@@ -1,0 +1,132 @@
+package workflows
+
+import (
+	"cmp"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/notify"
+	"github.com/longrun/longrun/tools"
+)
+
+// notifier is the session's side of notifications: whether to send them
+// and the state that makes their idempotency keys deterministic.
+type notifier struct {
+	// on: the worker that loaded this run's configuration has sinks
+	// (WorkspaceConfig.Notify, recorded in history), and the session is
+	// not a sub-agent, whose waiting calls its parent reports.
+	on bool
+	// told: the current approval wait was notified; cleared when nothing
+	// waits any more, so the next wait is notified once.
+	told bool
+	// turn and seq number this turn's notifications: the key's sequence
+	// is "<turn>.<seq>". A batch carried across continue-as-new is
+	// notified again under the same key, which the sinks' records drop.
+	turn, seq int
+	inflight  int // notifications posted and not yet finished
+}
+
+// Bounds of what one notification records in history: the inbox and the
+// pending query show the whole call.
+const (
+	notifyMaxArgs  = 4000
+	notifyMaxFinal = 2000
+)
+
+// notifyOptions: retried for about two minutes of a receiver's outage.
+// The heartbeat timeout lets a retry start soon after a worker dies
+// mid-post.
+func notifyOptions(ctx workflow.Context, ev string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout:    time.Minute,
+		ScheduleToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:       10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 8,
+			NonRetryableErrorTypes: []string{"NotifyRejected"}, // activities.ErrTypeNotifyRejected
+		},
+		Summary: "notify: " + ev,
+	})
+}
+
+// notifyWaiting posts a waiting notification when calls start waiting
+// for a person: once per wait, with every waiting call (a sub-agent's
+// too). Called wherever the waiting calls may have changed.
+func (s *driver) notifyWaiting(ctx workflow.Context) {
+	if !s.notes.on {
+		return
+	}
+	p := s.pending()
+	if len(p) == 0 {
+		s.notes.told = false
+		return
+	}
+	if s.notes.told {
+		return
+	}
+	s.notes.told = true
+	ev := s.notifyEvent(ctx, notify.EventWaiting)
+	for _, c := range p {
+		ev.Pending = append(ev.Pending, notify.Call{CallID: c.CallID, Tool: c.Tool,
+			Arguments: tools.TruncateLabel(c.Arguments, notifyMaxArgs), Reason: c.Reason, Session: c.Session})
+	}
+	// Not awaited: the session goes on waiting while it is posted, and a
+	// post that fails after its retries is logged, never fatal. A
+	// disconnected context, so an interrupt does not cancel it.
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	f := workflow.ExecuteActivity(notifyOptions(dctx, ev.Event), a.Notify, ev)
+	s.notes.inflight++
+	workflow.GoNamed(dctx, "notify:"+ev.Key, func(gctx workflow.Context) {
+		defer func() { s.notes.inflight-- }()
+		if err := f.Get(gctx, nil); err != nil {
+			s.logger(gctx).Warn("notification not delivered", "key", ev.Key, "error", err)
+		}
+	})
+}
+
+// notifyEnd posts how the session ended (err is what it returns) and
+// waits until every notification of this run is done, so the last one
+// goes out before the workflow closes. A cancelled session, or one that
+// continues as new, is not notified here.
+func (s *driver) notifyEnd(ctx workflow.Context, res SessionResult, err error) {
+	if !s.notes.on {
+		return
+	}
+	event, status, why := notify.EventFailed, res.Status, res.Error
+	switch {
+	case err != nil:
+		status, why = ResultFailed, rootMessage(err)
+	case res.Status == ResultCompleted:
+		event = notify.EventCompleted
+	case res.Status == ResultBudget, res.Status == ResultMaxTurns:
+		event = notify.EventBudget
+	}
+	ev := s.notifyEvent(ctx, event)
+	ev.Status, ev.Error = status, why
+	ev.FinalText = tools.TruncateLabel(res.FinalText, notifyMaxFinal)
+	if werr := workflow.ExecuteActivity(notifyOptions(ctx, ev.Event), a.Notify, ev).Get(ctx, nil); werr != nil {
+		s.logger(ctx).Warn("notification not delivered", "key", ev.Key, "error", werr)
+	}
+	if werr := workflow.Await(ctx, func() bool { return s.notes.inflight == 0 }); werr != nil {
+		s.logger(ctx).Warn("notifications still in flight", "error", werr)
+	}
+}
+
+// notifyEvent starts an event of this session and gives it its key:
+// the workflow id, the first run's id (the same across continue-as-new,
+// new when a finished session's id is used again), the event, and its
+// sequence number.
+func (s *driver) notifyEvent(ctx workflow.Context, event string) notify.Event {
+	if s.notes.turn != s.Turn {
+		s.notes.turn, s.notes.seq = s.Turn, 0
+	}
+	s.notes.seq++
+	info := workflow.GetInfo(ctx)
+	// The test environment leaves FirstRunID empty; a server never does.
+	first := cmp.Or(info.FirstRunID, info.WorkflowExecution.RunID)
+	key := fmt.Sprintf("%s/%s/%s/%d.%d", s.workflowID, first, event, s.Turn, s.notes.seq)
+	return notify.Event{Key: key, Event: event, Session: s.workflowID, Turn: s.Turn, Pending: []notify.Call{}}
+}
