@@ -35,9 +35,10 @@ type Decision struct {
 	// ReadOnlySandbox: only the read-only classifier allowed it, so it runs
 	// in the read-only sandbox (permission.Decision.Classified).
 	ReadOnlySandbox bool
-	// Engine is the permission engine's own decision, for a reviewer that
-	// may decide an Ask (guardian.Eligible).
-	Engine permission.Decision
+	// Permission is the engine's own decision (layer, rule, reason), for
+	// what the driver does beyond the verdict; zero for Unknown and
+	// Invalid.
+	Permission permission.Decision
 }
 
 // Catalog is what Decide needs of the session's tools.
@@ -67,16 +68,16 @@ func Decide(c conversation.ToolCall, cat Catalog, engine *permission.Engine) Dec
 	engine.Observe(pc)
 	switch d.Action {
 	case permission.Allow:
-		return Decision{Verdict: Run, Perm: pc, ReadOnlySandbox: d.Classified}
+		return Decision{Verdict: Run, Perm: pc, ReadOnlySandbox: d.Classified, Permission: d}
 	case permission.Ask:
-		return Decision{Verdict: Ask, Perm: pc, Why: d.Reason, Engine: d}
+		return Decision{Verdict: Ask, Perm: pc, Why: d.Reason, Permission: d}
 	}
 	verdict, answer := Denied, AnswerDeniedByPolicy
 	if d.Layer == permission.LayerHardBlock {
 		verdict, answer = Blocked, AnswerBlocked
 	}
 	r := answer.Result(Facts{Detail: d.Reason})
-	return Decision{Verdict: verdict, Result: &r, Perm: pc}
+	return Decision{Verdict: verdict, Result: &r, Perm: pc, Permission: d}
 }
 
 // PermissionCall describes a validated call to the permission engine.

@@ -100,6 +100,14 @@ func TestDecide(t *testing.T) {
 			case Ask:
 				require.Nil(t, d.Result)
 				require.NotEmpty(t, d.Why)
+				require.Equal(t, permission.Ask, d.Permission.Action)
+				require.Equal(t, d.Why, d.Permission.Reason)
+			case Denied, Blocked:
+				require.Equal(t, permission.Deny, d.Permission.Action)
+				require.NotNil(t, d.Result)
+				require.True(t, d.Result.IsError)
+				require.Equal(t, tt.reason, d.Result.Reason)
+				require.Contains(t, d.Result.Content, tt.text)
 			default:
 				require.NotNil(t, d.Result)
 				require.True(t, d.Result.IsError)

@@ -120,7 +120,7 @@ func (s *driver) runBatch(ctx workflow.Context, calls []conversation.ToolCall) e
 			cs.state, cs.readOnlySandbox = stateRunning, d.ReadOnlySandbox
 		case session.Ask:
 			cs.state, cs.why = stateWaiting, d.Why
-			s.toGuardian(cs, d.Engine)
+			s.toGuardian(cs, d.Permission)
 		default:
 			cs.finish(*d.Result)
 		}
