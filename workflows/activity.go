@@ -10,6 +10,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/guardian"
+	"github.com/longrun/longrun/notify"
 	"github.com/longrun/longrun/tools"
 )
 
@@ -202,4 +204,36 @@ func (s *driver) childSession(ctx workflow.Context, id string, in SessionInput, 
 	var res SessionResult
 	err := workflow.ExecuteChildWorkflow(cctx, WorkflowType, in).Get(ctx, &res)
 	return res, err
+}
+
+// reviewCall asks the guardian, the worker's reviewer model, for its
+// verdict on a call that would otherwise ask a person (guardian.go).
+func (s *driver) reviewCall(ctx workflow.Context, cs *callState, req guardian.Request, v *guardian.Verdict) error {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		// The worker bounds the review (--guardian-timeout) and answers
+		// "ask" past it; these only catch a lost worker.
+		StartToCloseTimeout: 30 * time.Minute,
+		HeartbeatTimeout:    time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		Summary:             "guardian: " + s.callSummary(cs),
+	})
+	return workflow.ExecuteActivity(actx, a.ReviewCall, req).Get(ctx, v)
+}
+
+// notifyCall posts one notification to the worker's sinks (notify.go),
+// retried for about two minutes of a receiver's outage.
+// The heartbeat timeout lets a retry start soon after a worker dies
+// mid-post.
+func notifyCall(ctx workflow.Context, ev notify.Event) workflow.Future {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout:    time.Minute,
+		ScheduleToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:       10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 8,
+			NonRetryableErrorTypes: []string{"NotifyRejected"}, // activities.ErrTypeNotifyRejected
+		},
+		Summary: "notify: " + ev.Event,
+	})
+	return workflow.ExecuteActivity(actx, a.Notify, ev)
 }

@@ -52,3 +52,30 @@ func TestDriverFunctionsAreShort(t *testing.T) {
 		require.Len(t, at, 1, "%s is defined more than once: %v", name, at)
 	}
 }
+
+// TestActivityCallsInOneFile: every activity, local activity and child
+// workflow the session starts is started in activity.go, with its options,
+// so what a session asks of workers reads in one place.
+func TestActivityCallsInOneFile(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	fset := token.NewFileSet()
+	starts := map[string]bool{"ExecuteActivity": true, "ExecuteLocalActivity": true, "ExecuteChildWorkflow": true,
+		"WithActivityOptions": true, "WithLocalActivityOptions": true, "WithChildOptions": true}
+	var elsewhere []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || f == "activity.go" {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		require.NoError(t, err)
+		ast.Inspect(file, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && starts[sel.Sel.Name] {
+				elsewhere = append(elsewhere, fset.Position(sel.Pos()).String()+" "+sel.Sel.Name)
+			}
+			return true
+		})
+	}
+	require.Empty(t, elsewhere, "start activities and children in activity.go")
+}

@@ -3,9 +3,7 @@ package workflows
 import (
 	"fmt"
 	"strings"
-	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/conversation"
@@ -58,17 +56,9 @@ func (s *driver) review(ctx workflow.Context, cs *callState) bool {
 	key := guardian.Key(cs.call.Name, cs.call.Arguments)
 	v, known := s.guard.Memory.Lookup(key)
 	if !known {
-		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			// The worker bounds the review (--guardian-timeout) and answers
-			// "ask" past it; these only catch a lost worker.
-			StartToCloseTimeout: 30 * time.Minute,
-			HeartbeatTimeout:    time.Minute,
-			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-			Summary:             "guardian: " + s.callSummary(cs),
-		})
 		req := guardian.Request{Model: s.in.Model, Tool: cs.call.Name, Arguments: cs.call.Arguments,
 			Why: cs.why, Head: s.Head, Recent: guardian.Recent(s.Messages)}
-		if err := workflow.ExecuteActivity(actx, a.ReviewCall, req).Get(ctx, &v); err != nil {
+		if err := s.reviewCall(ctx, cs, req, &v); err != nil {
 			if ctx.Err() != nil {
 				cs.state = stateWaiting // cancelled or interrupted: runCall says so
 				return false

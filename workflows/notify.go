@@ -3,9 +3,7 @@ package workflows
 import (
 	"cmp"
 	"fmt"
-	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/notify"
@@ -36,22 +34,6 @@ const (
 	notifyMaxFinal = 2000
 )
 
-// notifyOptions: retried for about two minutes of a receiver's outage.
-// The heartbeat timeout lets a retry start soon after a worker dies
-// mid-post.
-func notifyOptions(ctx workflow.Context, ev string) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout:    time.Minute,
-		ScheduleToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:       10 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 8,
-			NonRetryableErrorTypes: []string{"NotifyRejected"}, // activities.ErrTypeNotifyRejected
-		},
-		Summary: "notify: " + ev,
-	})
-}
-
 // notifyWaiting posts a waiting notification when calls start waiting
 // for a person: once per wait, with every waiting call (a sub-agent's
 // too). Called wherever the waiting calls may have changed.
@@ -77,7 +59,7 @@ func (s *driver) notifyWaiting(ctx workflow.Context) {
 	// post that fails after its retries is logged, never fatal. A
 	// disconnected context, so an interrupt does not cancel it.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	f := workflow.ExecuteActivity(notifyOptions(dctx, ev.Event), a.Notify, ev)
+	f := notifyCall(dctx, ev)
 	s.notes.inflight++
 	workflow.GoNamed(dctx, "notify:"+ev.Key, func(gctx workflow.Context) {
 		defer func() { s.notes.inflight-- }()
@@ -107,7 +89,7 @@ func (s *driver) notifyEnd(ctx workflow.Context, res SessionResult, err error) {
 	ev := s.notifyEvent(ctx, event)
 	ev.Status, ev.Error = status, why
 	ev.FinalText = tools.TruncateLabel(res.FinalText, notifyMaxFinal)
-	if werr := workflow.ExecuteActivity(notifyOptions(ctx, ev.Event), a.Notify, ev).Get(ctx, nil); werr != nil {
+	if werr := notifyCall(ctx, ev).Get(ctx, nil); werr != nil {
 		s.logger(ctx).Warn("notification not delivered", "key", ev.Key, "error", werr)
 	}
 	if werr := workflow.Await(ctx, func() bool { return s.notes.inflight == 0 }); werr != nil {
