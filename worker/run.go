@@ -71,7 +71,7 @@ type Main struct {
 // then to defaults.
 func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	m := &Main{Tools: tools.DefaultConfig()}
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs := flag.NewFlagSet("longrun-worker", flag.ContinueOnError)
 	m.Temporal.bind(fs, getenv, os.Environ)
 	m.Observe.bind(fs, getenv)
 	m.Notify.bind(fs, getenv)
