@@ -137,7 +137,7 @@ func (s *driver) toolCall(ctx workflow.Context, cs *callState, req activities.To
 	if cs.spec.ReadOnly {
 		attempts = 3
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: timeout + time.Minute,
 		HeartbeatTimeout:    10 * activities.HeartbeatEvery,
 		WaitForCancellation: true, // the result must say the process is gone
@@ -146,7 +146,9 @@ func (s *driver) toolCall(ctx workflow.Context, cs *callState, req activities.To
 			NonRetryableErrorTypes: []string{activities.ErrTypeUnknownTool},
 		},
 		Summary: s.callSummary(cs),
-	})
+	}
+	s.pin(&opts)
+	actx := workflow.WithActivityOptions(ctx, opts)
 	var res tools.Result
 	err := schedule(actx, local, a.RunTool, req).Get(ctx, &res)
 	return res, err
@@ -168,6 +170,7 @@ func (s *driver) toolCallOn(ctx workflow.Context, cs *callState, queue string) (
 		Summary:                s.callSummary(cs),
 	})
 	req := activities.ToolRequest{CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir}
+	s.inCheckout(&req)
 	var res tools.Result
 	err := workflow.ExecuteActivity(actx, a.RunTool, req).Get(ctx, &res)
 	return res, err

@@ -1,0 +1,103 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/session"
+)
+
+// QueryCheckout returns the session's own checkout (session.Checkout:
+// repository, directory, branch, base, and the worker queue holding it),
+// or null when the session runs in place. starter diff, apply and discard
+// read it.
+const QueryCheckout = "checkout"
+
+// openCheckout gives a new session its own checkout, on whichever worker
+// takes the activity; from then on the session is pinned to that worker's
+// queue. A sub-agent works in its parent's checkout (SessionInput.Checkout)
+// and a session started --in-place in the workspace itself; a continued
+// run carries its checkout in its state.
+func (s *driver) openCheckout(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, QueryCheckout, func() (*session.Checkout, error) {
+		return s.Checkout, nil
+	}); err != nil {
+		return err
+	}
+	switch {
+	case s.in.Resume != nil:
+		return nil
+	case s.in.Checkout != nil:
+		s.Checkout = s.in.Checkout
+		return nil
+	case s.in.InPlace:
+		return nil
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute, // a large repository's worktree
+		RetryPolicy: &temporal.RetryPolicy{
+			MaximumAttempts:        3,
+			NonRetryableErrorTypes: []string{activities.ErrTypeBadBase},
+		},
+		Summary: "checkout: a worktree of its own on branch longrun/<session>",
+	})
+	var res activities.CheckoutResult
+	if err := workflow.ExecuteActivity(actx, a.OpenCheckout, activities.CheckoutRequest{WorkDir: s.in.WorkDir, Base: s.in.Base}).Get(ctx, &res); err != nil {
+		return err
+	}
+	if res.Checkout == nil {
+		s.logger(ctx).Warn("session runs in place", "why", res.Note)
+		return nil
+	}
+	s.Checkout = &session.Checkout{Info: *res.Checkout, Queue: res.WorkerQueue}
+	return nil
+}
+
+// isolated reports whether the session's calls run in a checkout of its
+// own, on the worker holding it.
+func (s *driver) isolated() bool { return s.Checkout.Isolated() }
+
+// inCheckout points a tool request at the session's checkout.
+func (s *driver) inCheckout(req *activities.ToolRequest) {
+	if s.isolated() {
+		req.Checkout, req.WorkDir = s.Checkout.Name, s.Checkout.Sub
+	}
+}
+
+// pin sends a tool activity to the worker holding the checkout. It
+// waits for that worker as long as a call about a background job does.
+func (s *driver) pin(o *workflow.ActivityOptions) {
+	if s.isolated() && o.TaskQueue == "" {
+		o.TaskQueue, o.ScheduleToStartTimeout = s.Checkout.Queue, jobWorkerWait
+	}
+}
+
+// closeCheckout ends the session's own checkout: its changes become a
+// commit on its branch, with the first line of the session's final text
+// as the message, and the checkout is removed; the branch stays until the
+// person discards it. A sub-agent leaves its parent's checkout alone. A
+// failure is logged, not fatal: the session is ending either way, and the
+// checkout is then still there for starter diff.
+func (s *driver) closeCheckout(ctx workflow.Context, res *SessionResult) {
+	if !s.isolated() || s.in.Checkout != nil {
+		return
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              s.Checkout.Queue,
+		ScheduleToStartTimeout: jobWorkerWait,
+		StartToCloseTimeout:    10 * time.Minute,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
+		Summary:                "commit the checkout on " + s.Checkout.Branch,
+	})
+	req := activities.CloseCheckoutRequest{Checkout: s.Checkout.Info, Message: session.CommitMessage(s.FinalText, s.workflowID)}
+	var commit string
+	if err := workflow.ExecuteActivity(actx, a.CloseCheckout, req).Get(ctx, &commit); err != nil {
+		s.logger(ctx).Warn("could not commit the session's checkout", "checkout", s.Checkout.Dir, "error", err)
+	}
+	if res != nil {
+		res.Branch, res.Commit = s.Checkout.Branch, commit
+	}
+}
