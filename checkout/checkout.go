@@ -207,14 +207,37 @@ func Diff(ctx context.Context, in Info) (string, error) {
 // as it is now.
 var ErrConflict = errors.New("the session's changes conflict with the checkout")
 
-// Apply applies patch to the checkout at dir with a three-way merge where
-// the patch's blobs allow it. It first checks that the whole patch goes
-// in, and refuses (ErrConflict, the checkout untouched) when it does not.
+// Apply applies patch to the checkout at dir with git apply --3way. It
+// first does the whole merge on a copy of dir's index holding its working
+// tree as it is now (untracked files too), and refuses with ErrConflict,
+// the checkout untouched, when a file would be left with conflicts; only a
+// clean merge then touches dir.
 func Apply(ctx context.Context, dir, patch string) error {
 	if strings.TrimSpace(patch) == "" {
 		return nil
 	}
-	if _, err := gitIn(ctx, dir, patch, "apply", "--3way", "--check"); err != nil {
+	idx, err := os.CreateTemp("", "longrun-apply-index-")
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	defer os.Remove(idx.Name())
+	real, err := git(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--git-path", "index")
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	// A copy keeps the index's file stats, so adding the working tree
+	// hashes only what changed.
+	b, err := os.ReadFile(real)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("apply: %w", err)
+	}
+	_, _ = idx.Write(b)
+	idx.Close()
+	env := []string{"GIT_INDEX_FILE=" + idx.Name()}
+	if _, err := git(ctx, dir, env, "add", "--all"); err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	if _, err := run(ctx, dir, env, patch, "apply", "--3way", "--cached"); err != nil {
 		return fmt.Errorf("%w: %v", ErrConflict, err)
 	}
 	if _, err := gitIn(ctx, dir, patch, "apply", "--3way"); err != nil {

@@ -140,3 +140,29 @@ func TestCreateFromABaseAndASubdirectory(t *testing.T) {
 	require.Equal(t, "pkg", in.Sub)
 	require.NoFileExists(t, filepath.Join(in.Dir, "pkg", "g.txt"), "the checkout is at the base, not HEAD")
 }
+
+// Two sessions change the same line: the first applies, the second then
+// conflicts and is refused with the person's checkout as the first left
+// it (git apply --3way --check alone would let it through and leave
+// conflict markers).
+func TestApplyRefusesASecondSessionOnTheSameLine(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo, state := newRepo(t), t.TempDir()
+	var diffs []string
+	for _, w := range []string{"a", "b"} {
+		in, err := Create(ctx, repo, state, w, "")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(in.Dir, "f.txt"), []byte(w+"\n"), 0o644))
+		d, err := Diff(ctx, in)
+		require.NoError(t, err)
+		diffs = append(diffs, d)
+	}
+	require.NoError(t, Apply(ctx, repo, diffs[0]))
+	require.ErrorIs(t, Apply(ctx, repo, diffs[1]), ErrConflict)
+	b, _ := os.ReadFile(filepath.Join(repo, "f.txt"))
+	require.Equal(t, "a\n", string(b))
+	status, err := git(ctx, repo, nil, "status", "--porcelain")
+	require.NoError(t, err)
+	require.Equal(t, "M  f.txt", status, "staged by the first apply (--3way), no conflict entries")
+}
