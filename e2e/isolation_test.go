@@ -116,6 +116,7 @@ func TestIsolatedSessionsOnOneRepository(t *testing.T) {
 		require.Equal(t, "Greeting is now "+words[i]+"\n", gitOut(t, e.workspace, "log", "-1", "--format=%s", r.Branch), "the commit message is the final text's first line")
 		require.NoDirExists(t, filepath.Join(e.stateDir, checkout.Dir, checkout.Sanitize(id)), "the checkout is removed at the end")
 	}
+	recordHistory(t, ids[0], "isolated_session")
 	b, err := os.ReadFile(filepath.Join(e.workspace, "greeting.txt"))
 	require.NoError(t, err)
 	require.Equal(t, "hello\n", string(b), "the person's checkout is untouched")
