@@ -67,11 +67,18 @@ func (s *driver) inCheckout(req *activities.ToolRequest) {
 	}
 }
 
-// pin sends a tool activity to the worker holding the checkout. It
-// waits for that worker as long as a call about a background job does.
+// checkoutWorkerWait is how long a tool call waits for the worker holding
+// the session's checkout to pick it up before it fails (worker_lost for a
+// call that changes things). Longer than jobWorkerWait: every call of an
+// isolated session waits in that one worker's queue, and a busy worker
+// that is alive must not look lost. Restoring the checkout on another
+// worker is not built yet.
+const checkoutWorkerWait = 5 * time.Minute
+
+// pin sends a tool activity to the worker holding the checkout.
 func (s *driver) pin(o *workflow.ActivityOptions) {
 	if s.isolated() && o.TaskQueue == "" {
-		o.TaskQueue, o.ScheduleToStartTimeout = s.Checkout.Queue, jobWorkerWait
+		o.TaskQueue, o.ScheduleToStartTimeout = s.Checkout.Queue, checkoutWorkerWait
 	}
 }
 
