@@ -82,6 +82,20 @@ func (s *driver) pin(o *workflow.ActivityOptions) {
 	}
 }
 
+// checkoutEnvironment puts the session's checkout, not the workspace it
+// was made from, in the system prompt's environment: the directory its
+// tools and commands run in, and its branch.
+func (s *driver) checkoutEnvironment(workDir, gitRoot, branch, head *string) {
+	if !s.isolated() {
+		return
+	}
+	*gitRoot, *branch, *head = s.Checkout.Dir, s.Checkout.Branch, ""
+	*workDir = s.Checkout.Dir
+	if s.Checkout.Sub != "" {
+		*workDir = s.Checkout.Dir + "/" + s.Checkout.Sub
+	}
+}
+
 // closeCheckout ends the session's own checkout: its changes become a
 // commit on its branch, with the first line of the session's final text
 // as the message, and the checkout is removed; the branch stays until the

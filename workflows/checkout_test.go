@@ -12,6 +12,7 @@ import (
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/checkout"
+	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/tools"
 )
@@ -34,7 +35,8 @@ func TestIsolatedSessionIsPinnedToItsCheckout(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var reqs []activities.ToolRequest
-	h := newHarness(t, []activities.ModelResponse{
+	wc := activities.WorkspaceConfig{Environment: &activities.Environment{WorkDir: "/repo/pkg", GitRoot: "/repo", Branch: "main"}}
+	h := newHarnessWith(t, wc, []activities.ModelResponse{
 		toolReply(call("r1", "read", `{"path":"a"}`), call("w1", "write", `{"path":"a","content":"x"}`)),
 		textReply("Changed a\nand more"),
 	}, func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
@@ -72,6 +74,12 @@ func TestIsolatedSessionIsPinnedToItsCheckout(t *testing.T) {
 	require.Equal(t, info, closed.Checkout)
 	require.Equal(t, "longrun/s1", r.Branch)
 	require.Equal(t, "c0ffee", r.Commit)
+
+	system := h.requests[0].Messages[0]
+	require.Equal(t, conversation.RoleSystem, system.Role)
+	require.Contains(t, system.Content, "/state/checkouts/s1/pkg", "the prompt names the checkout the tools run in")
+	require.Contains(t, system.Content, "longrun/s1")
+	require.NotContains(t, system.Content, "/repo/pkg")
 
 	v, err := h.env.QueryWorkflow(QueryCheckout)
 	require.NoError(t, err)
