@@ -69,6 +69,8 @@ type Activities struct {
 	notify *notify.Sender
 	// guardian is the worker's reviewer model (SetGuardian).
 	guardian GuardianConfig
+	// stateDir holds sessions' own checkouts (SetCheckouts); "": none.
+	stateDir string
 }
 
 // New returns activities that call the model described by mc and run the

@@ -50,6 +50,10 @@ type ToolRequest struct {
 	// or approved by a person. Neither: a rule a person wrote allowed it.
 	ReadOnlySandbox  bool `json:"read_only_sandbox,omitempty"`
 	ApprovedByPerson bool `json:"approved_by_person,omitempty"`
+	// Checkout names the session's own checkout on this worker
+	// (checkout.Info.Name); WorkDir is then relative to it. Empty: the
+	// session runs in place, in the worker's workspace.
+	Checkout string `json:"checkout,omitempty"`
 }
 
 // RunTool runs one tool call in the session's working directory. Failures
@@ -62,7 +66,7 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 		return tools.Result{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("tool %q is not available on this worker", req.Name), ErrTypeUnknownTool, nil)
 	}
-	ws, err := a.workspace.Sub(req.WorkDir)
+	ws, err := a.toolWorkspace(req)
 	if err != nil {
 		return tools.Errorf("working directory %q: %v", req.WorkDir, err), nil
 	}
@@ -126,6 +130,15 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 		}
 	}
 	return res, nil
+}
+
+// toolWorkspace is where a call runs: the session's checkout when it has
+// one, else its directory of the worker's workspace.
+func (a *Activities) toolWorkspace(req ToolRequest) (*tools.Workspace, error) {
+	if req.Checkout != "" {
+		return a.checkoutWorkspace(req.Checkout, req.WorkDir)
+	}
+	return a.workspace.Sub(req.WorkDir)
 }
 
 // sessionID is the id of the workflow the activity runs for: the session.

@@ -250,8 +250,18 @@ func stopProcess(cmd *exec.Cmd) {
 	}
 }
 
-// start starts a session through the SDK client and returns its id.
+// start starts a session through the SDK client and returns its id. It
+// runs in place (in_place): the tests written before isolation inspect
+// files in the worker's workspace itself. startIsolated does not.
 func (e *env) start(in workflows.SessionInput) string {
+	e.t.Helper()
+	in.InPlace = true
+	return e.startIsolated(in)
+}
+
+// startIsolated starts a session as the starter does by default: on a git
+// repository it gets a checkout of its own.
+func (e *env) startIsolated(in workflows.SessionInput) string {
 	e.t.Helper()
 	id := "e2e-" + strings.ReplaceAll(e.t.Name(), "/", "-") + "-" + randHex(4)
 	_, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{

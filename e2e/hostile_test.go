@@ -815,6 +815,9 @@ func processGone(pid int) bool {
 
 func (w *world) startSession(id string, in workflows.SessionInput) {
 	in.MaxTurns = 500
+	// In place: these cases inspect the worker's workspace itself (a
+	// repository), as sessions edited it before isolation.
+	in.InPlace = true
 	_, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: w.e.taskQueue}, workflows.WorkflowType, in)
 	require.NoError(w.t, err)
 }

@@ -47,6 +47,8 @@ type State struct {
 	// Guardian is the guardian's cache, denial streak and recent
 	// decisions, for a session with approval "guardian".
 	Guardian *GuardianState `json:"guardian,omitempty"`
+	// Checkout is the session's own checkout (nil: it runs in place).
+	Checkout *Checkout `json:"checkout,omitempty"`
 }
 
 // Job is where one background job lives. Its fields have no JSON tags, as

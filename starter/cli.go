@@ -98,7 +98,7 @@ type command struct {
 // commands is the explicit list of subcommands, in the order usage shows them.
 func commands() []command {
 	return []command{
-		{"start", "start [--profile P] [--allow TOOL:PATTERN] [--model M] [--system S] [--max-turns N] [--workdir DIR] [--idle-timeout D|forever] [--local-reads] [--local-model] [--token-budget N] [--cost-budget USD] [--approval person|guardian|none] [--approval-timeout D] [--id ID] [--wait [--no-interactive] [--no-color]] PROMPT...", "start a session and print its id", (*app).cmdStart},
+		{"start", "start [--profile P] [--allow TOOL:PATTERN] [--model M] [--system S] [--max-turns N] [--workdir DIR] [--base REF | --in-place] [--idle-timeout D|forever] [--local-reads] [--local-model] [--token-budget N] [--cost-budget USD] [--approval person|guardian|none] [--approval-timeout D] [--id ID] [--wait [--no-interactive] [--no-color]] PROMPT...", "start a session and print its id", (*app).cmdStart},
 		{"send", "send SESSION TEXT...", "send the session a user message", (*app).cmdSend},
 		{"approve", "approve SESSION [CALL_ID...] [--all] [--feedback F]", "approve pending tool calls", (*app).cmdApprove},
 		{"deny", "deny SESSION [CALL_ID...] [--all] --feedback F", "deny pending tool calls, telling the model why", (*app).cmdDeny},
@@ -109,6 +109,9 @@ func commands() []command {
 		{"interrupt", "interrupt SESSION", "stop the current turn; unfinished calls get interrupted results", (*app).cmdInterrupt},
 		{"cancel", "cancel SESSION", "cancel a session (pending calls get cancelled results)", (*app).cmdCancel},
 		{"result", "result SESSION", "wait for a session to end and print its result", (*app).cmdResult},
+		{"diff", "diff SESSION", "print what a session changed in its own checkout (its branch and what it has not committed) against its base", (*app).cmdDiff},
+		{"apply", "apply SESSION [--to DIR]", "apply a session's changes to your checkout (git apply --3way); refuses, changing nothing, on a conflict", (*app).cmdApply},
+		{"discard", "discard SESSION", "remove an ended session's branch and checkout", (*app).cmdDiscard},
 		{"list", "list [--waiting] [--running] [--phase P] [--query Q] [--limit N] [--quiet]", "list sessions with phase, turns and pending approvals (search attributes)", (*app).cmdList},
 		{"show", "show SESSION [--messages N]", "show a session: status, usage and its last messages", (*app).cmdShow},
 		{"history", "history SESSION [--json]", "print the session's Temporal event history (--json: protojson, replayable)", (*app).cmdHistory},

@@ -29,6 +29,9 @@ var examples = map[string][]string{
 	"interrupt": {`interrupt session-1`},
 	"cancel":    {`cancel session-1`},
 	"result":    {`result session-1`, `result session-1 --json`},
+	"diff":      {`diff session-1`, `diff session-1 | git apply --stat`},
+	"apply":     {`apply session-1`, `apply session-1 --to ../other-checkout`},
+	"discard":   {`discard session-1`},
 	"list": {
 		`list`,
 		`list --waiting                      # sessions needing a person`,

@@ -241,9 +241,9 @@ func TestCompletionBash(t *testing.T) {
 	if err != nil {
 		t.Skip("no bash to check the script with")
 	}
-	// Load it and complete "starter ap" and "starter list --wa".
+	// Load it and complete "starter appr" (ap: approve and apply) and "starter list --wa".
 	out, err := exec.Command(bash, "-c", script+`
-COMP_WORDS=(starter ap); COMP_CWORD=1; _starter_complete; echo "${COMPREPLY[*]}"
+COMP_WORDS=(starter appr); COMP_CWORD=1; _starter_complete; echo "${COMPREPLY[*]}"
 COMP_WORDS=(starter --address h:1 list --wa); COMP_CWORD=4; _starter_complete; echo "${COMPREPLY[*]}"
 `).CombinedOutput()
 	require.NoError(t, err, string(out))

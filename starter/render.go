@@ -190,6 +190,13 @@ func renderResult(w io.Writer, res workflows.SessionResult) {
 	if res.Error != "" {
 		fmt.Fprintf(tw, "error\t%s\n", oneLine(res.Error))
 	}
+	if res.Branch != "" {
+		commit := "no changes"
+		if res.Commit != "" {
+			commit = "commit " + short(res.Commit)
+		}
+		fmt.Fprintf(tw, "branch\t%s (%s; %s diff, apply or discard it)\n", res.Branch, commit, progName)
+	}
 	tw.Flush()
 	if res.FinalText != "" {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(res.FinalText, "\n"))

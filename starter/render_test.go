@@ -157,6 +157,10 @@ func TestRenderResult(t *testing.T) {
 	var b bytes.Buffer
 	renderResult(&b, workflows.SessionResult{Status: "completed", FinalText: "All done.\n", Turns: 4, Usage: conversation.Usage{TotalTokens: 9}})
 	require.Equal(t, "status  completed\nturns   4\ntokens  9 (prompt 0, completion 0)\n\nAll done.\n", b.String())
+
+	b.Reset()
+	renderResult(&b, workflows.SessionResult{Status: "completed", Branch: "longrun/s1", Commit: "0123456789abcdef"})
+	require.Contains(t, b.String(), "branch  longrun/s1 (commit 0123456789ab; "+progName+" diff, apply or discard it)")
 }
 
 func TestSummaryLine(t *testing.T) {

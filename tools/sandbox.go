@@ -384,6 +384,9 @@ type sandboxRun struct {
 	// hide are more directories replaced by an empty tmpfs: the worker's
 	// state and config directories (workerDirs).
 	hide []string
+	// gitDirs are bound read-only: the git directories a session's own
+	// checkout needs (checkoutGitDirs).
+	gitDirs []string
 	// infoFD, when not negative, is where bwrap writes the host pid of
 	// the sandbox's init process; blockFD, when not negative, is read
 	// before the command starts (the network is attached meanwhile).
@@ -471,6 +474,9 @@ func (sb *sandbox) args(r sandboxRun) []string {
 		mounts = append(mounts, mount{flag: flag, path: r.root})
 	}
 	for _, p := range r.protect {
+		mounts = append(mounts, mount{flag: "--ro-bind", path: p})
+	}
+	for _, p := range r.gitDirs {
 		mounts = append(mounts, mount{flag: "--ro-bind", path: p})
 	}
 	// A mount hides what is below it, so parents go first: the workspace

@@ -201,7 +201,7 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxS
 	run := sandboxRun{
 		root: spec.Root, dir: spec.Dir, readOnly: spec.ReadOnly, network: network,
 		goCache: goCache, sockets: liveSockets(sb.sockets), protect: controlFiles(spec.Root),
-		hide: dirs.hidden(), infoFD: 3, blockFD: blockFD, argv: spec.Argv,
+		hide: dirs.hidden(), gitDirs: checkoutGitDirs(dirs.state, spec.Root), infoFD: 3, blockFD: blockFD, argv: spec.Argv,
 	}
 	x.cmd = exec.Command(sb.bwrap, sb.args(run)...)
 	x.cmd.ExtraFiles = extra

@@ -301,6 +301,7 @@ func (m *Main) Run() error {
 	own := ownQueue(m.TaskQueue)
 	activities.SetJobs(acts, jobs, own)
 	activities.SetShell(acts, m.Tools.Shell)
+	activities.SetCheckouts(acts, m.StateDir)
 	servers, err := openMCP(cfg.MCP, ws.Root(), logger, m.Tools)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/notify"
+	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/tools"
 )
 
@@ -139,7 +140,7 @@ func (s *driver) toolCall(ctx workflow.Context, cs *callState, req activities.To
 	if cs.spec.ReadOnly {
 		attempts = 3
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: timeout + time.Minute,
 		HeartbeatTimeout:    10 * activities.HeartbeatEvery,
 		WaitForCancellation: true, // the result must say the process is gone
@@ -148,7 +149,9 @@ func (s *driver) toolCall(ctx workflow.Context, cs *callState, req activities.To
 			NonRetryableErrorTypes: []string{activities.ErrTypeUnknownTool},
 		},
 		Summary: s.callSummary(cs),
-	})
+	}
+	s.pin(&opts)
+	actx := workflow.WithActivityOptions(ctx, opts)
 	var res tools.Result
 	err := schedule(actx, local, a.RunTool, req).Get(ctx, &res)
 	return res, err
@@ -170,6 +173,7 @@ func (s *driver) toolCallOn(ctx workflow.Context, cs *callState, queue string) (
 		Summary:                s.callSummary(cs),
 	})
 	req := activities.ToolRequest{CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir}
+	s.inCheckout(&req)
 	var res tools.Result
 	err := workflow.ExecuteActivity(actx, a.RunTool, req).Get(ctx, &res)
 	return res, err
@@ -236,4 +240,36 @@ func notifyCall(ctx workflow.Context, ev notify.Event) workflow.Future {
 		Summary: "notify: " + ev.Event,
 	})
 	return workflow.ExecuteActivity(actx, a.Notify, ev)
+}
+
+// openCheckoutCall makes the session's own checkout (checkout.go) on
+// whichever worker takes it; the result names that worker's own queue.
+func (s *driver) openCheckoutCall(ctx workflow.Context) (activities.CheckoutResult, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute, // a large repository's worktree
+		RetryPolicy: &temporal.RetryPolicy{
+			MaximumAttempts:        3,
+			NonRetryableErrorTypes: []string{activities.ErrTypeBadBase},
+		},
+		Summary: "checkout: a worktree of its own on branch longrun/<session>",
+	})
+	var res activities.CheckoutResult
+	err := workflow.ExecuteActivity(actx, a.OpenCheckout, activities.CheckoutRequest{WorkDir: s.in.WorkDir, Base: s.in.Base}).Get(ctx, &res)
+	return res, err
+}
+
+// closeCheckoutCall commits the checkout on its branch and removes it, on
+// the worker holding it (checkout.go).
+func (s *driver) closeCheckoutCall(ctx workflow.Context) (string, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              s.Checkout.Queue,
+		ScheduleToStartTimeout: jobWorkerWait,
+		StartToCloseTimeout:    10 * time.Minute,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
+		Summary:                "commit the checkout on " + s.Checkout.Branch,
+	})
+	req := activities.CloseCheckoutRequest{Checkout: s.Checkout.Info, Message: session.CommitMessage(s.FinalText, s.workflowID)}
+	var commit string
+	err := workflow.ExecuteActivity(actx, a.CloseCheckout, req).Get(ctx, &commit)
+	return commit, err
 }

@@ -25,6 +25,7 @@ func (s *driver) closeCancelled(ctx workflow.Context) error {
 		_ = workflow.SideEffect(dctx, func(workflow.Context) any { return synthetic })
 	}
 	s.killJobs(dctx)
+	s.closeCheckout(dctx, nil)
 	s.setPhase(dctx, PhaseDone)
 	return temporal.NewCanceledError("session cancelled")
 }

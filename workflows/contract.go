@@ -144,6 +144,18 @@ type SessionInput struct {
 	// Parent is set on a sub-agent session (the task tool): the session it
 	// works for, which shows its waiting calls.
 	Parent *ParentRef `json:"parent,omitempty"`
+	// InPlace runs the session in the worker's workspace itself, as every
+	// session did before isolation. Otherwise a session on a git
+	// repository gets a checkout of its own (a worktree on the branch
+	// longrun/<session>, see QueryCheckout); outside git it runs in place
+	// all the same, and its history's checkout activity says why.
+	InPlace bool `json:"in_place,omitempty"`
+	// Base is the commit, branch or tag the session's checkout starts
+	// from; empty: the repository's HEAD.
+	Base string `json:"base,omitempty"`
+	// Checkout is set on a sub-agent session: its parent's checkout, which
+	// it works in (and leaves to its parent to commit).
+	Checkout *session.Checkout `json:"checkout,omitempty"`
 }
 
 // Approvers a session can have.
@@ -304,6 +316,10 @@ type SessionResult struct {
 	Turns     int                `json:"turns"`
 	Usage     conversation.Usage `json:"usage"`
 	Error     string             `json:"error,omitempty"`
+	// Branch and Commit are where a session with its own checkout left
+	// its changes (Commit is empty when it changed nothing).
+	Branch string `json:"branch,omitempty"`
+	Commit string `json:"commit,omitempty"`
 }
 
 // System prompt modes (SessionInput.SystemPromptMode).

@@ -51,7 +51,7 @@ func (jobTool) answer(ctx workflow.Context, s *driver, cs *callState) (tools.Res
 // or as a tool activity (local or not).
 func (s *driver) dispatch(ctx workflow.Context, cs *callState) (tools.Result, error) {
 	self, bySession := s.self[cs.call.Name]
-	switch session.Route(cs.spec, bySession, s.in.localReads()) {
+	switch session.Route(cs.spec, bySession, s.in.localReads() && !s.isolated()) {
 	case session.RunBySession:
 		return self.answer(ctx, s, cs)
 	case session.RunLocalActivity:
@@ -70,6 +70,7 @@ func (s *driver) runTool(ctx workflow.Context, cs *callState, local bool) (tools
 		AllowNetwork: s.in.Network, ByReference: true,
 		ReadOnlySandbox: cs.readOnlySandbox, ApprovedByPerson: cs.approvedByPerson(),
 	}
+	s.inCheckout(&req)
 	if cs.spec.EditsFiles {
 		// The whole record goes along: which files a patch touches is the
 		// tool's to work out. JSON encodes the map in sorted key order, so

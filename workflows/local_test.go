@@ -114,7 +114,9 @@ func TestLocalModelCallsRunLocally(t *testing.T) {
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		remote = append(remote, info.ActivityType.Name)
 	})
-	env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", LocalModel: true})
+	// In place: a session's own checkout is made by an activity task on
+	// the worker that will hold it (checkout.go).
+	env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", LocalModel: true, InPlace: true})
 	require.NoError(t, env.GetWorkflowError())
 	var r SessionResult
 	require.NoError(t, env.GetWorkflowResult(&r))

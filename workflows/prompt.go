@@ -85,6 +85,7 @@ func (s *driver) promptEnv(ctx workflow.Context, wc activities.WorkspaceConfig) 
 	}
 	if e := wc.Environment; e != nil {
 		env.WorkDir, env.GitRoot, env.Branch, env.Head, env.OS, env.Shell = e.WorkDir, e.GitRoot, e.Branch, e.Head, e.OS, e.Shell
+		s.checkoutEnvironment(&env.WorkDir, &env.GitRoot, &env.Branch, &env.Head)
 	}
 	// The session answers these itself: they neither read nor ask.
 	own := []string{todoSpec().Name, taskSpec().Name, toolsearch.SearchSpec().Name}

@@ -133,6 +133,7 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 		return SessionResult{}, s.closeCancelled(ctx)
 	}
 	s.killJobs(ctx)
+	s.closeCheckout(ctx, &res)
 	s.setPhase(ctx, PhaseDone)
 	s.notifyEnd(ctx, res, err)
 	return res, err

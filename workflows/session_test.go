@@ -46,6 +46,17 @@ func newSessionEnv(sw *Sessions) *testsuite.TestWorkflowEnvironment {
 	env.SetTestTimeout(testIdleTimeout)
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: testDeadlockTimeout})
 	env.RegisterWorkflowWithOptions(sw.AgentSession, workflow.RegisterOptions{Name: WorkflowType})
+	// A session not started in place asks for a checkout first; these
+	// tests' workspaces are not repositories, so it runs in place, except
+	// for the base testCheckoutBase (checkout_test.go).
+	env.OnActivity(a.OpenCheckout, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.CheckoutRequest) (activities.CheckoutResult, error) {
+			if r.Base == testCheckoutBase {
+				in := testCheckout
+				return activities.CheckoutResult{Checkout: &in, WorkerQueue: testCheckoutQueue}, nil
+			}
+			return activities.CheckoutResult{Note: "not a git repository: runs in place"}, nil
+		}).Maybe()
 	return env
 }
 

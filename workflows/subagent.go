@@ -130,7 +130,8 @@ func (s *driver) childInput(cs *callState, p TaskParams) SessionInput {
 		Prompt: p.Prompt, Model: s.in.Model, WorkDir: s.in.WorkDir, Approval: s.in.Approval, ApprovalTimeout: s.in.ApprovalTimeout,
 		Profile: p.Profile, Rules: s.in.Rules, Network: s.in.Network, MaxParallelTools: s.in.MaxParallelTools,
 		ContextWindow: s.in.ContextWindow, MaxTurns: 200, LocalReads: s.in.LocalReads, LocalModel: s.in.LocalModel,
-		Parent: &ParentRef{WorkflowID: s.workflowID, CallID: cs.call.ID, Depth: s.depth() + 1},
+		Parent:   &ParentRef{WorkflowID: s.workflowID, CallID: cs.call.ID, Depth: s.depth() + 1},
+		Checkout: s.Checkout, InPlace: !s.isolated(),
 	}
 }
 

@@ -25,6 +25,9 @@ func end(res SessionResult, err error) outcome { return outcome{done: true, res:
 // off (or wait for a first message), then one turn after another until a
 // step ends it.
 func (s *driver) runLoop(ctx workflow.Context) (SessionResult, error) {
+	if err := s.openCheckout(ctx); err != nil {
+		return SessionResult{}, err
+	}
 	if err := s.loadCatalog(ctx); err != nil {
 		return SessionResult{}, err
 	}

@@ -1,0 +1,117 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/longrun/longrun/checkout"
+	"github.com/longrun/longrun/tools"
+)
+
+// ErrTypeBadBase fails a session whose --base is not a commit of its
+// repository: retrying cannot help, the person must name another.
+const ErrTypeBadBase = "BadCheckoutBase"
+
+// SetCheckouts gives the activities the worker's state directory, under
+// which sessions' own checkouts live (checkout.Dir). Without it a session
+// runs in place. A function, not a method: every exported method of
+// Activities is registered as an activity.
+func SetCheckouts(a *Activities, stateDir string) { a.stateDir = stateDir }
+
+// CheckoutRequest asks for the session's own checkout of the repository
+// holding WorkDir (relative to the worker's workspace root), from Base
+// ("" is the repository's HEAD).
+type CheckoutRequest struct {
+	WorkDir string `json:"workdir,omitempty"`
+	Base    string `json:"base,omitempty"`
+}
+
+// CheckoutResult is the session's checkout, or why it runs in place.
+type CheckoutResult struct {
+	// Checkout is nil when the session runs in place; Note then says why.
+	Checkout *checkout.Info `json:"checkout,omitempty"`
+	Note     string         `json:"note,omitempty"`
+	// WorkerQueue is the task queue only the worker holding the checkout
+	// polls: every call that touches the checkout goes there.
+	WorkerQueue string `json:"worker_queue,omitempty"`
+}
+
+// OpenCheckout makes the session's own checkout on this worker: a git
+// worktree on the branch longrun/<session> under the state directory. A
+// working directory outside git runs in place, and the result says so:
+// isolation needs git, and copying other directories is not built yet.
+func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (CheckoutResult, error) {
+	if a.stateDir == "" || a.workspace == nil {
+		return CheckoutResult{Note: "this worker keeps no state directory, so the session runs in place, in the worker's workspace"}, nil
+	}
+	ws, err := a.workspace.Sub(req.WorkDir)
+	if err != nil {
+		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("working directory %q: %v", req.WorkDir, err), ErrTypeBadBase, nil)
+	}
+	in, err := checkout.Create(ctx, ws.Root(), a.stateDir, sessionID(ctx), req.Base)
+	switch {
+	case errors.Is(err, checkout.ErrNotGit):
+		note := fmt.Sprintf("%s is not in a git repository: isolation needs git, so this session runs in place and edits the workspace itself (a copy for directories outside git is not built yet; start with --in-place to say you want this)", ws.Root())
+		if activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Warn("session runs in place", "why", note)
+		}
+		return CheckoutResult{Note: note}, nil
+	case err != nil && req.Base != "":
+		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadBase, err)
+	case err != nil:
+		return CheckoutResult{}, fmt.Errorf("open checkout: %w", err)
+	}
+	return CheckoutResult{Checkout: &in, WorkerQueue: a.workerQueue}, nil
+}
+
+// CloseCheckoutRequest ends a session's checkout: its changes are
+// committed on its branch with Message, and the checkout removed.
+type CloseCheckoutRequest struct {
+	Checkout checkout.Info `json:"checkout"`
+	Message  string        `json:"message"`
+}
+
+// CloseCheckout commits what the session left in its checkout on its
+// branch and removes the checkout; the branch stays until the person
+// discards it (starter discard). It returns the commit, "" if nothing
+// changed. It runs on the worker holding the checkout.
+func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest) (string, error) {
+	in, err := a.ownCheckout(req.Checkout.Name)
+	if err != nil {
+		return "", temporal.NewNonRetryableApplicationError(err.Error(), "BadCheckout", nil)
+	}
+	req.Checkout.Dir = in
+	return checkout.Finish(ctx, req.Checkout, req.Message)
+}
+
+// ownCheckout is the directory of this worker's checkout name: a name the
+// workflow sends, so it must be one Sanitize would make (no separator, no
+// "..") before it is joined to the state directory.
+func (a *Activities) ownCheckout(name string) (string, error) {
+	if a.stateDir == "" {
+		return "", errors.New("this worker keeps no checkouts (no state directory)")
+	}
+	if name == "" || checkout.Sanitize(name) != name {
+		return "", fmt.Errorf("checkout %q: not a checkout name", name)
+	}
+	return filepath.Join(a.stateDir, checkout.Dir, name), nil
+}
+
+// checkoutWorkspace is the session's working directory in its checkout.
+func (a *Activities) checkoutWorkspace(name, sub string) (*tools.Workspace, error) {
+	dir, err := a.ownCheckout(name)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := tools.NewWorkspace(dir)
+	if err != nil {
+		return nil, fmt.Errorf("the session's checkout is not on this worker: %w", err)
+	}
+	return ws.Sub(sub)
+}

@@ -1,0 +1,71 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/longrun/longrun/checkout"
+)
+
+// OpenCheckout outside git runs in place and says why; on a repository it
+// makes the checkout under the state directory, RunTool with the
+// checkout's name writes there (not in the workspace), and CloseCheckout
+// commits it on the branch and removes it.
+func TestCheckoutActivities(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, root := newActs(t, nil)
+	state := t.TempDir()
+
+	res, err := a.OpenCheckout(ctx, CheckoutRequest{})
+	require.NoError(t, err)
+	require.Nil(t, res.Checkout)
+	require.Contains(t, res.Note, "no state directory")
+
+	SetCheckouts(a, state)
+	res, err = a.OpenCheckout(ctx, CheckoutRequest{})
+	require.NoError(t, err)
+	require.Nil(t, res.Checkout)
+	require.Contains(t, res.Note, "isolation needs git")
+
+	for _, args := range [][]string{
+		{"init", "-q", "."},
+		{"-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "--allow-empty", "-m", "first"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	_, err = a.OpenCheckout(ctx, CheckoutRequest{Base: "nope"})
+	require.ErrorContains(t, err, `base "nope" is not a commit`)
+
+	res, err = a.OpenCheckout(ctx, CheckoutRequest{})
+	require.NoError(t, err)
+	require.NotNil(t, res.Checkout)
+	co := *res.Checkout
+	require.Equal(t, filepath.Join(state, checkout.Dir, co.Name), co.Dir)
+
+	args, _ := json.Marshal(map[string]string{"path": "new.txt", "content": "x\n"})
+	r, err := a.RunTool(ctx, ToolRequest{CallID: "w", Name: "write", Arguments: args, Checkout: co.Name, GuardWrites: true, Seen: map[string]string{}})
+	require.NoError(t, err)
+	require.False(t, r.IsError, r.Content)
+	require.FileExists(t, filepath.Join(co.Dir, "new.txt"))
+	require.NoFileExists(t, filepath.Join(root, "new.txt"), "the workspace is untouched")
+
+	r, err = a.RunTool(ctx, ToolRequest{CallID: "x", Name: "read", Arguments: json.RawMessage(`{"path":"a"}`), Checkout: "../../etc"})
+	require.NoError(t, err)
+	require.True(t, r.IsError, "a checkout name that is not one is refused")
+
+	commit, err := a.CloseCheckout(ctx, CloseCheckoutRequest{Checkout: co, Message: "add new.txt"})
+	require.NoError(t, err)
+	require.NotEmpty(t, commit)
+	_, err = os.Stat(co.Dir)
+	require.ErrorIs(t, err, os.ErrNotExist)
+}

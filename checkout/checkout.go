@@ -1,0 +1,314 @@
+// Package checkout gives a session a checkout of its own: a git worktree
+// on the branch longrun/<session>, under the worker's state directory,
+// from the base the person chose. Sessions then never edit the same files,
+// the person's own checkout is never where the agent writes, and what a
+// session changed is one branch (Diff, Apply, Discard). It is plain Go
+// over the git command: the worker's activities create and finish
+// checkouts, the starter's diff, apply and discard read them.
+package checkout
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// BranchPrefix is where session branches live: longrun/<session>.
+const BranchPrefix = "longrun/"
+
+// Dir is the directory under the worker's state directory that holds its
+// checkouts, one per session: never inside a workspace.
+const Dir = "checkouts"
+
+// ErrNotGit marks a working directory that is not inside a git
+// repository: isolation needs git (a copy for other directories is not
+// built yet), so such a session runs in place.
+var ErrNotGit = errors.New("not a git repository")
+
+// Info is a session's checkout, as its history records it.
+type Info struct {
+	// Repo is the repository's top directory (the person's checkout).
+	Repo string `json:"repo"`
+	// Dir is the checkout, absolute: <state-dir>/checkouts/<name>.
+	Dir string `json:"dir"`
+	// Name is the sanitised session id: the checkout's directory name and
+	// the branch's last part.
+	Name   string `json:"name"`
+	Branch string `json:"branch"`
+	// Base is the commit the branch starts from; BaseRef is how the
+	// person named it (HEAD by default).
+	Base    string `json:"base"`
+	BaseRef string `json:"base_ref,omitempty"`
+	// Sub is the session's working directory inside the checkout,
+	// slash-separated, "" for its top.
+	Sub string `json:"sub,omitempty"`
+}
+
+// Sanitize makes a session id into one component that is a valid git ref
+// name and a directory name: letters, digits, '.', '_' and '-', no "..",
+// no leading '.' or '-', no trailing '.' or ".lock". An id that had to
+// change gets a short hash of the original appended, so two ids that
+// differ only in the characters replaced still get different branches.
+func Sanitize(id string) string {
+	var b strings.Builder
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	s := b.String()
+	for strings.Contains(s, "..") {
+		s = strings.ReplaceAll(s, "..", ".")
+	}
+	s = strings.TrimLeft(s, ".-")
+	for strings.HasSuffix(s, ".") || strings.HasSuffix(s, ".lock") {
+		s = strings.TrimSuffix(strings.TrimSuffix(s, "."), ".lock")
+	}
+	if len(s) > 100 {
+		s = s[:100]
+	}
+	if s != id || s == "" {
+		sum := sha256.Sum256([]byte(id))
+		if s != "" {
+			s += "-"
+		}
+		s += hex.EncodeToString(sum[:4])
+	}
+	return s
+}
+
+// Branch is the branch of a session.
+func Branch(session string) string { return BranchPrefix + Sanitize(session) }
+
+// Create makes the session's checkout of the repository that holds
+// workDir: `git worktree add -b longrun/<session> <stateDir>/checkouts/<name>
+// <base>` (base "" is HEAD). It may run again for the same session (an
+// activity retry): a checkout already there is returned as it is, and a
+// branch already there is checked out rather than made again. A workDir
+// outside any repository is ErrNotGit.
+func Create(ctx context.Context, workDir, stateDir, session, base string) (Info, error) {
+	if stateDir == "" {
+		return Info{}, errors.New("create checkout: the worker has no state directory")
+	}
+	top, err := git(ctx, workDir, nil, "rev-parse", "--show-toplevel")
+	if err != nil {
+		if _, statErr := os.Stat(workDir); statErr != nil {
+			return Info{}, fmt.Errorf("create checkout: working directory %s: %w", workDir, statErr)
+		}
+		return Info{}, fmt.Errorf("%s: %w", workDir, ErrNotGit)
+	}
+	prefix, err := git(ctx, workDir, nil, "rev-parse", "--show-prefix")
+	if err != nil {
+		return Info{}, fmt.Errorf("create checkout: %w", err)
+	}
+	ref := base
+	if ref == "" {
+		ref = "HEAD"
+	}
+	commit, err := git(ctx, top, nil, "rev-parse", "--verify", "--end-of-options", ref+"^{commit}")
+	if err != nil {
+		return Info{}, fmt.Errorf("base %q is not a commit of %s (a repository needs a first commit to be isolated): %w", ref, top, err)
+	}
+	name := Sanitize(session)
+	in := Info{
+		Repo: top, Name: name, Branch: BranchPrefix + name, Base: commit, BaseRef: ref,
+		Dir: filepath.Join(stateDir, Dir, name), Sub: strings.TrimSuffix(prefix, "/"),
+	}
+	if err := os.MkdirAll(filepath.Dir(in.Dir), 0o700); err != nil {
+		return Info{}, fmt.Errorf("create checkout: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(in.Dir, ".git")); err == nil {
+		return in, nil // made by an earlier attempt
+	}
+	args := []string{"worktree", "add", "--quiet", "-b", in.Branch, in.Dir, commit}
+	if _, err := git(ctx, top, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+in.Branch); err == nil {
+		args = []string{"worktree", "add", "--quiet", in.Dir, in.Branch}
+	}
+	if _, err := git(ctx, top, nil, args...); err != nil {
+		return Info{}, fmt.Errorf("create checkout: %w", err)
+	}
+	return in, nil
+}
+
+// Finish commits everything the session left in its checkout (untracked
+// files included, ignored ones not) on its branch, with message, then
+// removes the checkout; the branch stays until Discard. It returns the
+// commit made, "" when nothing had changed. Running it again after the
+// checkout is gone does nothing.
+func Finish(ctx context.Context, in Info, message string) (string, error) {
+	if _, err := os.Stat(in.Dir); errors.Is(err, os.ErrNotExist) {
+		_, _ = git(ctx, in.Repo, nil, "worktree", "prune")
+		return "", nil
+	}
+	commit, err := Commit(ctx, in.Dir, message)
+	if err != nil {
+		return "", err
+	}
+	if _, err := git(ctx, in.Repo, nil, "worktree", "remove", "--force", in.Dir); err != nil {
+		return commit, fmt.Errorf("remove checkout %s: %w", in.Dir, err)
+	}
+	return commit, nil
+}
+
+// Commit records the checkout's changes as a commit on its branch, or
+// returns "" when there are none.
+func Commit(ctx context.Context, dir, message string) (string, error) {
+	if _, err := git(ctx, dir, nil, "add", "--all"); err != nil {
+		return "", fmt.Errorf("commit checkout %s: %w", dir, err)
+	}
+	if _, err := git(ctx, dir, nil, "diff", "--cached", "--quiet"); err == nil {
+		return "", nil
+	}
+	if strings.TrimSpace(message) == "" {
+		message = "longrun session"
+	}
+	if _, err := git(ctx, dir, nil, "commit", "--quiet", "--no-verify", "-m", message); err != nil {
+		return "", fmt.Errorf("commit checkout %s: %w", dir, err)
+	}
+	return git(ctx, dir, nil, "rev-parse", "HEAD")
+}
+
+// Diff is what the session changed against its base, as a patch git apply
+// takes: the branch, and when the checkout is still there its changes not
+// yet committed (untracked files too), read through a temporary index so
+// the checkout's own is left as it is.
+func Diff(ctx context.Context, in Info) (string, error) {
+	if _, err := os.Stat(in.Dir); err != nil {
+		return gitRaw(ctx, in.Repo, nil, "diff", "--binary", in.Base, in.Branch, "--")
+	}
+	idx, err := os.CreateTemp("", "longrun-diff-index-")
+	if err != nil {
+		return "", fmt.Errorf("diff checkout: %w", err)
+	}
+	idx.Close()
+	os.Remove(idx.Name()) // git makes it; an empty file is not an index
+	defer os.Remove(idx.Name())
+	env := []string{"GIT_INDEX_FILE=" + idx.Name()}
+	if _, err := git(ctx, in.Dir, env, "read-tree", "HEAD"); err != nil {
+		return "", fmt.Errorf("diff checkout: %w", err)
+	}
+	if _, err := git(ctx, in.Dir, env, "add", "--all"); err != nil {
+		return "", fmt.Errorf("diff checkout: %w", err)
+	}
+	return gitRaw(ctx, in.Dir, env, "diff", "--binary", "--cached", in.Base, "--")
+}
+
+// ErrConflict marks a diff that does not apply to the person's checkout
+// as it is now.
+var ErrConflict = errors.New("the session's changes conflict with the checkout")
+
+// Apply applies patch to the checkout at dir with git apply --3way. It
+// first does the whole merge on a copy of dir's index holding its working
+// tree as it is now (untracked files too), and refuses with ErrConflict,
+// the checkout untouched, when a file would be left with conflicts; only a
+// clean merge then touches dir.
+func Apply(ctx context.Context, dir, patch string) error {
+	if strings.TrimSpace(patch) == "" {
+		return nil
+	}
+	idx, err := os.CreateTemp("", "longrun-apply-index-")
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	defer os.Remove(idx.Name())
+	real, err := git(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--git-path", "index")
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	// A copy keeps the index's file stats, so adding the working tree
+	// hashes only what changed.
+	b, err := os.ReadFile(real)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("apply: %w", err)
+	}
+	_, _ = idx.Write(b)
+	idx.Close()
+	env := []string{"GIT_INDEX_FILE=" + idx.Name()}
+	if _, err := git(ctx, dir, env, "add", "--all"); err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	if _, err := run(ctx, dir, env, patch, "apply", "--3way", "--cached"); err != nil {
+		return fmt.Errorf("%w: %v", ErrConflict, err)
+	}
+	if _, err := gitIn(ctx, dir, patch, "apply", "--3way"); err != nil {
+		return fmt.Errorf("%w: %v", ErrConflict, err)
+	}
+	return nil
+}
+
+// Discard removes the session's checkout, if it is still there, and its
+// branch.
+func Discard(ctx context.Context, in Info) error {
+	if _, err := os.Stat(in.Dir); err == nil {
+		if _, err := git(ctx, in.Repo, nil, "worktree", "remove", "--force", in.Dir); err != nil {
+			return fmt.Errorf("discard checkout %s: %w", in.Dir, err)
+		}
+	}
+	_, _ = git(ctx, in.Repo, nil, "worktree", "prune")
+	if _, err := git(ctx, in.Repo, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+in.Branch); err != nil {
+		return nil // gone already
+	}
+	if _, err := git(ctx, in.Repo, nil, "branch", "--quiet", "-D", in.Branch); err != nil {
+		return fmt.Errorf("discard branch %s: %w", in.Branch, err)
+	}
+	return nil
+}
+
+// gitSafe are set on every git this package runs, outside any sandbox:
+// the repository's hooks and file system monitor do not run, commits are
+// not signed (no agent or key to ask), and they have an author even on a
+// machine where none is configured.
+var gitSafe = []string{
+	"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+	"-c", "commit.gpgSign=false", "-c", "user.useConfigOnly=false",
+}
+
+// gitIdentity names the commits a session's checkout gets.
+var gitIdentity = []string{
+	"GIT_AUTHOR_NAME=longrun", "GIT_AUTHOR_EMAIL=longrun@localhost",
+	"GIT_COMMITTER_NAME=longrun", "GIT_COMMITTER_EMAIL=longrun@localhost",
+}
+
+// git runs git in dir and returns its output, trimmed.
+func git(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	out, err := gitRaw(ctx, dir, env, args...)
+	return strings.TrimSpace(out), err
+}
+
+func gitRaw(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	return run(ctx, dir, env, "", args...)
+}
+
+// gitIn runs git with stdin.
+func gitIn(ctx context.Context, dir, stdin string, args ...string) (string, error) {
+	return run(ctx, dir, nil, stdin, args...)
+}
+
+func run(ctx context.Context, dir string, env []string, stdin string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), gitSafe...), args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), gitIdentity...), env...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out.String(), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+	}
+	return out.String(), nil
+}

@@ -1,0 +1,34 @@
+package session
+
+import (
+	"strings"
+
+	"github.com/longrun/longrun/checkout"
+)
+
+// Checkout is the session's own checkout and the worker that holds it.
+// Every call that touches it goes to Queue, the task queue only that
+// worker polls: another machine has another disk.
+type Checkout struct {
+	checkout.Info
+	Queue string `json:"queue"`
+}
+
+// Isolated reports whether the session works in a checkout of its own
+// (c may be nil: in place).
+func (c *Checkout) Isolated() bool { return c != nil && c.Name != "" }
+
+// CommitMessage is the message of the commit that ends a session's
+// checkout: the first line of the session's final text, or a line naming
+// the session when it has none.
+func CommitMessage(finalText, session string) string {
+	for _, line := range strings.Split(finalText, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			if r := []rune(line); len(r) > 200 {
+				line = string(r[:200])
+			}
+			return line
+		}
+	}
+	return "longrun session " + session
+}

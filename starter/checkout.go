@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/longrun/longrun/checkout"
+	"github.com/longrun/longrun/session"
+	"github.com/longrun/longrun/workflows"
+)
+
+// The session's branch, read and acted on where the repository is. The
+// checkout query says where (repository, branch, base, checkout); these
+// commands then run git there, so they work on the machine that holds the
+// repository: the worker's (in a single-machine setup, this one).
+
+// sessionCheckout asks the session for its checkout, and checks that its
+// repository is on this machine.
+func (a *app) sessionCheckout(ctx context.Context, c sessionClient, id string) (checkout.Info, error) {
+	co, err := query[*session.Checkout](ctx, a, c, id, workflows.QueryCheckout)
+	if err != nil {
+		return checkout.Info{}, err
+	}
+	if !co.Isolated() {
+		return checkout.Info{}, exitError{exitFailure, fmt.Sprintf("session %s ran in place, in the worker's workspace: it has no branch of its own (its changes are in the workspace already)", id)}
+	}
+	if _, err := os.Stat(co.Repo); err != nil {
+		return checkout.Info{}, exitError{exitFailure, fmt.Sprintf("the repository of session %s, %s, is not on this machine (%v): run %s where the worker that holds it runs", id, co.Repo, err, progName)}
+	}
+	return co.Info, nil
+}
+
+func (a *app) cmdDiff(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	return a.onSession(ctx, fs, args, func(c sessionClient, id string) error {
+		in, err := a.sessionCheckout(ctx, c, id)
+		if err != nil {
+			return err
+		}
+		d, err := checkout.Diff(ctx, in)
+		if err != nil {
+			return fmt.Errorf("diff of session %s: %w", id, err)
+		}
+		if a.cfg.JSON {
+			return a.printJSON(map[string]string{"session_id": id, "branch": in.Branch, "base": in.Base, "diff": d})
+		}
+		_, err = fmt.Fprint(a.stdout, d)
+		return err
+	})
+}
+
+func (a *app) cmdApply(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	to := fs.String("to", "", "the checkout to apply to (default: the repository the session started from)")
+	return a.onSession(ctx, fs, args, func(c sessionClient, id string) error {
+		in, err := a.sessionCheckout(ctx, c, id)
+		if err != nil {
+			return err
+		}
+		dir := in.Repo
+		if *to != "" {
+			dir = *to
+		}
+		d, err := checkout.Diff(ctx, in)
+		if err != nil {
+			return fmt.Errorf("diff of session %s: %w", id, err)
+		}
+		if strings.TrimSpace(d) == "" {
+			fmt.Fprintf(a.stdout, "session %s changed nothing against %s\n", id, short(in.Base))
+			return nil
+		}
+		if err := checkout.Apply(ctx, dir, d); err != nil {
+			if errors.Is(err, checkout.ErrConflict) {
+				return exitError{exitFailure, fmt.Sprintf("the changes of session %s do not apply to %s as it is now; nothing was changed.\n%v\nMerge the branch yourself: git -C %s merge %s",
+					id, dir, err, shellQuote(dir), in.Branch)}
+			}
+			return err
+		}
+		fmt.Fprintf(a.stdout, "applied the changes of session %s (branch %s) to %s; they are in its working tree (and index where git merged three-way), not committed\n", id, in.Branch, dir)
+		return nil
+	})
+}
+
+func (a *app) cmdDiscard(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	return a.onSession(ctx, fs, args, func(c sessionClient, id string) error {
+		desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+		if err != nil {
+			return sessionError(err, "describe", id, a.cfg.Namespace)
+		}
+		if isOpen(desc.GetWorkflowExecutionInfo().GetStatus()) {
+			return exitError{exitFailure, fmt.Sprintf("session %s still runs in its checkout: cancel it first (%s cancel %s)", id, progName, shellQuote(id))}
+		}
+		in, err := a.sessionCheckout(ctx, c, id)
+		if err != nil {
+			return err
+		}
+		if err := checkout.Discard(ctx, in); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "discarded session %s: branch %s and its checkout are gone\n", id, in.Branch)
+		return nil
+	})
+}
+
+// short is a commit id cut to 12 characters.
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}

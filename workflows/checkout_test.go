@@ -1,0 +1,104 @@
+package workflows
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/checkout"
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/session"
+	"github.com/longrun/longrun/tools"
+)
+
+// The checkout newSessionEnv's OpenCheckout makes for a session whose
+// base is testCheckoutBase.
+const (
+	testCheckoutBase  = "test-isolated"
+	testCheckoutQueue = "w1-own"
+)
+
+var testCheckout = checkout.Info{Repo: "/repo", Dir: "/state/checkouts/s1", Name: "s1", Branch: "longrun/s1", Base: "abc", Sub: "pkg"}
+
+// TestIsolatedSessionIsPinnedToItsCheckout: a session on a repository
+// gets its own checkout; every tool call, reads included (no local
+// activity), carries the checkout and goes to the queue of the worker that
+// made it; at the end the checkout is committed with the first line of
+// the final text, and the result names the branch.
+func TestIsolatedSessionIsPinnedToItsCheckout(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var reqs []activities.ToolRequest
+	wc := activities.WorkspaceConfig{Environment: &activities.Environment{WorkDir: "/repo/pkg", GitRoot: "/repo", Branch: "main"}}
+	h := newHarnessWith(t, wc, []activities.ModelResponse{
+		toolReply(call("r1", "read", `{"path":"a"}`), call("w1", "write", `{"path":"a","content":"x"}`)),
+		textReply("Changed a\nand more"),
+	}, func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
+		mu.Lock()
+		reqs = append(reqs, r)
+		mu.Unlock()
+		return tools.Result{Content: "ok"}, nil
+	})
+	info := testCheckout
+	var closed activities.CloseCheckoutRequest
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.CloseCheckoutRequest) (string, error) {
+			closed = r
+			return "c0ffee", nil
+		})
+	queues := map[string]string{}
+	h.env.SetOnActivityStartedListener(func(i *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		mu.Lock()
+		queues[i.ActivityType.Name] = i.TaskQueue
+		mu.Unlock()
+	})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
+	require.NoError(t, h.env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+
+	require.Len(t, reqs, 2, "the read ran as an activity too, not locally")
+	for _, req := range reqs {
+		require.Equal(t, "s1", req.Checkout, req.CallID)
+		require.Equal(t, "pkg", req.WorkDir, "the working directory inside the checkout")
+	}
+	require.Equal(t, "w1-own", queues["RunTool"], "tool calls go to the worker holding the checkout")
+	require.Equal(t, "w1-own", queues["CloseCheckout"])
+	require.Equal(t, "Changed a", closed.Message)
+	require.Equal(t, info, closed.Checkout)
+	require.Equal(t, "longrun/s1", r.Branch)
+	require.Equal(t, "c0ffee", r.Commit)
+
+	system := h.requests[0].Messages[0]
+	require.Equal(t, conversation.RoleSystem, system.Role)
+	require.Contains(t, system.Content, "/state/checkouts/s1/pkg", "the prompt names the checkout the tools run in")
+	require.Contains(t, system.Content, "longrun/s1")
+	require.NotContains(t, system.Content, "/repo/pkg")
+
+	v, err := h.env.QueryWorkflow(QueryCheckout)
+	require.NoError(t, err)
+	var got *session.Checkout
+	require.NoError(t, v.Get(&got))
+	require.Equal(t, "w1-own", got.Queue)
+}
+
+// TestInPlaceSessionAsksForNoCheckout: --in-place is today's behaviour:
+// no checkout activity, reads run locally, nothing is committed.
+func TestInPlaceSessionAsksForNoCheckout(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{toolReply(call("r1", "read", `{"path":"a"}`)), textReply("done")}, nil)
+	var remote []string
+	h.env.SetOnActivityStartedListener(func(i *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		remote = append(remote, i.ActivityType.Name)
+	})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", InPlace: true})
+	require.NoError(t, h.env.GetWorkflowError())
+	require.NotContains(t, remote, "OpenCheckout")
+	require.NotContains(t, remote, "RunTool", "reads run locally in place")
+}
