@@ -218,7 +218,9 @@ func TestKeyRotation(t *testing.T) {
 
 	id := "e2e-rotation-" + randHex(4)
 	_, err := oc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: e.taskQueue},
-		workflows.WorkflowType, workflows.SessionInput{Prompt: "write rotated.txt"})
+		// In place, as the harness's env.start: the test reads rotated.txt
+		// in the workspace, and its history has no OpenCheckout activity.
+		workflows.WorkflowType, workflows.SessionInput{Prompt: "write rotated.txt", InPlace: true})
 	require.NoError(t, err)
 	waitFor(t, "the write to wait for approval", 30*time.Second, func() bool {
 		v, err := oc.QueryWorkflow(context.Background(), id, "", workflows.QueryPendingApprovals)

@@ -173,8 +173,10 @@ func New(script ...Reply) *Server {
 
 // NewResponder starts a server that answers through r (after any script).
 func NewResponder(r Responder, script ...Reply) *Server {
-	s := New(script...)
-	s.responder = r
+	// The responder is set before the server starts: a request served
+	// at once must see it (and the race detector requires the order).
+	s := &Server{script: script, responder: r}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
 
