@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"errors"
-	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -32,20 +31,8 @@ func (a *Activities) Notify(ctx context.Context, ev notify.Event) (notify.Result
 	}
 	// Heartbeats let the server notice a lost worker within the
 	// heartbeat timeout instead of the whole attempt's.
-	hbCtx, stop := context.WithCancel(ctx)
+	stop := heartbeatEvery(ctx, ctx, HeartbeatEvery)
 	defer stop()
-	go func() {
-		tick := time.NewTicker(HeartbeatEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-hbCtx.Done():
-				return
-			case <-tick.C:
-				activity.RecordHeartbeat(ctx)
-			}
-		}
-	}()
 	res, err := a.notify.Send(ctx, ev)
 	if err != nil && allRejected(err) {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeNotifyRejected, nil)

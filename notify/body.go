@@ -128,13 +128,7 @@ func (r Render) commands(session, callID string) Commands {
 	if cli == "" {
 		cli = "longrun"
 	}
-	var conn strings.Builder
-	if r.Address != "" && r.Address != defaultAddress {
-		conn.WriteString(" --address " + shellQuote(r.Address))
-	}
-	if r.Namespace != "" && r.Namespace != defaultNamespace {
-		conn.WriteString(" --namespace " + shellQuote(r.Namespace))
-	}
+	conn := ConnFlags(r.Address, r.Namespace)
 	signal := func(decision, feedback string) string {
 		// The signal's payload, workflows.Approval's JSON.
 		payload, _ := json.Marshal(struct {
@@ -143,11 +137,11 @@ func (r Render) commands(session, callID string) Commands {
 			Feedback string `json:"feedback,omitempty"`
 		}{callID, decision, feedback}) // strings always encode
 		return fmt.Sprintf("temporal workflow signal%s --workflow-id %s --name %s --input %s",
-			conn.String(), shellQuote(session), SignalApproval, shellQuote(string(payload)))
+			conn, ShellQuote(session), SignalApproval, ShellQuote(string(payload)))
 	}
 	return Commands{
-		Approve:       fmt.Sprintf("%s%s approve %s %s", cli, conn.String(), shellQuote(session), shellQuote(callID)),
-		Deny:          fmt.Sprintf("%s%s deny %s %s --feedback 'why'", cli, conn.String(), shellQuote(session), shellQuote(callID)),
+		Approve:       fmt.Sprintf("%s%s approve %s %s", cli, conn, ShellQuote(session), ShellQuote(callID)),
+		Deny:          fmt.Sprintf("%s%s deny %s %s --feedback 'why'", cli, conn, ShellQuote(session), ShellQuote(callID)),
 		ApproveSignal: signal("approve", ""),
 		DenySignal:    signal("deny", "why"),
 	}
@@ -155,8 +149,22 @@ func (r Render) commands(session, callID string) Commands {
 
 var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./:@%+=,-]+$`)
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
+// ConnFlags are the --address and --namespace a command needs to reach a
+// session's server, each only when it is not the default; the Web UI's
+// details (workflows) and the notifications print the same commands.
+func ConnFlags(address, namespace string) string {
+	var f string
+	if address != "" && address != defaultAddress {
+		f += " --address " + ShellQuote(address)
+	}
+	if namespace != "" && namespace != defaultNamespace {
+		f += " --namespace " + ShellQuote(namespace)
+	}
+	return f
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
 	if plainWord.MatchString(s) {
 		return s
 	}

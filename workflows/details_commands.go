@@ -4,13 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-)
 
-// Where a person's commands reach Temporal when nothing says otherwise;
-// the details name --address and --namespace only when they differ.
-const (
-	defaultAddress   = "localhost:7233"
-	defaultNamespace = "default"
+	"github.com/longrun/longrun/notify"
 )
 
 // waitingDetails is the Markdown the Web UI's "User Metadata" tab shows
@@ -26,37 +21,14 @@ func (s *driver) waitingDetails(b *strings.Builder, pending []PendingApproval) {
 			fmt.Fprintf(b, " — %s", c.Reason)
 		}
 		b.WriteString("\n\n```sh\n")
-		flags := s.connFlags()
-		fmt.Fprintf(b, "longrun%s approve %s %s\n", flags, shellWord(s.workflowID), shellWord(c.CallID))
-		fmt.Fprintf(b, "longrun%s deny %s %s --feedback \"why\"\n", flags, shellWord(s.workflowID), shellWord(c.CallID))
+		flags := notify.ConnFlags(s.address, s.namespace)
+		fmt.Fprintf(b, "longrun%s approve %s %s\n", flags, notify.ShellQuote(s.workflowID), notify.ShellQuote(c.CallID))
+		fmt.Fprintf(b, "longrun%s deny %s %s --feedback \"why\"\n", flags, notify.ShellQuote(s.workflowID), notify.ShellQuote(c.CallID))
 		for _, ap := range []Approval{{CallID: c.CallID, Decision: DecisionApprove}, {CallID: c.CallID, Decision: DecisionDeny, Feedback: "why"}} {
 			payload, _ := json.Marshal(ap) // strings only: always encodes
 			fmt.Fprintf(b, "temporal workflow signal%s --workflow-id %s --name %s --input %s\n",
-				flags, shellWord(s.workflowID), SignalApproval, shellWord(string(payload)))
+				flags, notify.ShellQuote(s.workflowID), SignalApproval, notify.ShellQuote(string(payload)))
 		}
 		b.WriteString("```\n")
 	}
-}
-
-// connFlags are the --address and --namespace a command needs to reach
-// this session's server, as the worker that runs it knows them.
-func (s *driver) connFlags() string {
-	var f string
-	if s.address != "" && s.address != defaultAddress {
-		f += " --address " + shellWord(s.address)
-	}
-	if s.namespace != "" && s.namespace != defaultNamespace {
-		f += " --namespace " + shellWord(s.namespace)
-	}
-	return f
-}
-
-// shellWord quotes w for a POSIX shell unless it is plainly safe.
-func shellWord(w string) string {
-	if w != "" && strings.IndexFunc(w, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@=,+", r))
-	}) < 0 {
-		return w
-	}
-	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
