@@ -103,7 +103,11 @@ func Parse(raw []byte, folder string) (Meta, string, error) {
 	}
 	// Empty front-matter is no fields, which the checks below report.
 	if err := yaml.Unmarshal([]byte(front), &m); err != nil {
-		return Meta{}, "", fmt.Errorf("%s front-matter is not YAML with name: and description: (%v)", FileName, err)
+		hint := ""
+		if strings.Contains(err.Error(), "mapping values are not allowed") {
+			hint = `; a value holding ": " must be quoted, e.g. description: "Use when: ..."`
+		}
+		return Meta{}, "", fmt.Errorf("%s front-matter is not YAML with name: and description: (%v)%s", FileName, err, hint)
 	}
 	m.Name = strings.TrimSpace(m.Name)
 	m.Description = strings.Join(strings.Fields(m.Description), " ")

@@ -33,6 +33,8 @@ func TestParse(t *testing.T) {
 		{name: "unclosed front-matter", folder: "a", raw: "---\nname: a\ndescription: d\n", err: "does not start with front-matter"},
 		{name: "empty front-matter", folder: "a", raw: "---\n---\nbody", err: "the name is empty"},
 		{name: "not YAML", folder: "a", raw: "---\nname: [a\n---\n", err: "is not YAML"},
+		{name: "an unquoted colon", folder: "a", raw: "---\nname: a\ndescription: Use when: always\n---\n", err: `must be quoted, e.g. description: "Use when: ..."`},
+		{name: "a quoted colon", folder: "a", raw: "---\nname: a\ndescription: \"Use when: always\"\n---\n", want: Meta{Name: "a", Description: "Use when: always"}},
 		{name: "a list, not a mapping", folder: "a", raw: "---\n- a\n---\n", err: "is not YAML"},
 		{name: "upper case name", folder: "PDF", raw: "---\nname: PDF\ndescription: d\n---\n", err: `the name "PDF" is not lowercase`},
 		{name: "double hyphen", folder: "a--b", raw: "---\nname: a--b\ndescription: d\n---\n", err: "single hyphens"},
