@@ -100,6 +100,7 @@ func TestSkillsListedAndLoaded(t *testing.T) {
 	msgs := e.checkSession(id)
 	require.False(t, resultFor(msgs, "c_rel").IsError)
 	require.True(t, resultFor(msgs, "c_ws").IsError)
+	recordHistory(t, id, "skills_listed_and_loaded")
 
 	e.trustWorkspace()
 	id = e.start(workflows.SessionInput{Prompt: "rename the files"})
