@@ -57,14 +57,21 @@ func ReadFile(root *os.Root, rel string) (string, error) {
 	if hasNUL(raw) {
 		return "", fmt.Errorf("%s is binary (%d bytes): only text files are returned", clean, fi.Size())
 	}
-	if len(raw) <= MaxFileBytes {
-		return strings.ToValidUTF8(string(raw), "\uFFFD"), nil
+	return Cut(string(raw), fi.Size()), nil
+}
+
+// Cut returns text whole when it is at most MaxFileBytes, else its first
+// MaxFileBytes (at a character boundary) and a line saying it was cut,
+// of size bytes in all. Invalid UTF-8 is replaced.
+func Cut(text string, size int64) string {
+	if len(text) <= MaxFileBytes {
+		return strings.ToValidUTF8(text, "\uFFFD")
 	}
-	cut := raw[:MaxFileBytes]
-	for len(cut) > 0 && !utf8.RuneStart(raw[len(cut)]) {
-		cut = cut[:len(cut)-1]
+	n := MaxFileBytes
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
 	}
-	return strings.ToValidUTF8(string(cut), "\uFFFD") + fmt.Sprintf("\n[cut at %d KiB of %d bytes]", MaxFileBytes>>10, fi.Size()), nil
+	return strings.ToValidUTF8(text[:n], "\uFFFD") + fmt.Sprintf("\n[cut at %d KiB of %d bytes]", MaxFileBytes>>10, size)
 }
 
 // Files lists the files of the skill's folder besides SKILL.md, sorted,

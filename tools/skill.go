@@ -88,7 +88,8 @@ func (t *Skill) Run(_ context.Context, env Env, args json.RawMessage) (Result, e
 		return Result{Content: text}, nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Skill %s (%s, %s):\n\n%s", sk.Name, sk.Source, sk.Path, strings.TrimRight(body, "\n"))
+	body = strings.TrimRight(body, "\n")
+	fmt.Fprintf(&b, "Skill %s (%s, %s):\n\n%s", sk.Name, sk.Source, sk.Path, skills.Cut(body, int64(len(body))))
 	files, more, err := skills.Files(root)
 	if err != nil {
 		return Result{}, fmt.Errorf("list skill %s: %w", sk.Path, err)

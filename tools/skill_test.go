@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -64,4 +66,18 @@ func TestSkillTool(t *testing.T) {
 	res = runTool(t, ctx, untrusted, env, SkillParams{Name: "Bad/Name"})
 	require.True(t, res.IsError)
 	require.Contains(t, res.Content, "is not lowercase letters")
+}
+
+// A long body is cut, saying so, as a long file is.
+func TestSkillToolCutsALongBody(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "big"), 0o755))
+	body := strings.Repeat("line of the skill\n", 2*skills.MaxFileBytes/18)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "big", "SKILL.md"), []byte("---\nname: big\ndescription: d\n---\n"+body), 0o644))
+	tool := NewSkill(SkillConfig{Locations: []skills.Location{{Source: skills.SourceUser, Dir: dir}}})
+	res := runTool(t, context.Background(), tool, Env{Workspace: testWorkspace(t, nil)}, SkillParams{Name: "big"})
+	require.False(t, res.IsError, res.Content)
+	require.Less(t, len(res.Content), skills.MaxFileBytes+200)
+	require.True(t, strings.HasSuffix(res.Content, "[cut at 64 KiB of "+strconv.Itoa(len(body)-1)+" bytes]"), res.Content[len(res.Content)-80:])
 }
