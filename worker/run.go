@@ -369,7 +369,7 @@ func (m *Main) prepare(root string, logger *slog.Logger) (workerConfig, error) {
 	}
 	logger.Info("worker directories", "state", state, "config", m.ConfigDir, "worker_rules", len(cfg.Rules))
 	if cfg.Trusted {
-		logger.Info("workspace trusted: its .longrun/permissions.json and .longrun/mcp.json count", "by", cfg.TrustedBy)
+		logger.Info("workspace trusted: its .longrun/permissions.json, .longrun/mcp.json and .longrun/skills count", "by", cfg.TrustedBy)
 	} else {
 		for _, n := range cfg.Notes {
 			logger.Warn(n)

@@ -71,7 +71,7 @@ func logSkills(logger *slog.Logger, locs []skills.Location, trusted bool) {
 	if trusted {
 		ws = "read first, per session"
 	}
-	logger.Info("skills", "dirs", dirs, "skills", names, "workspace_"+skills.WorkspaceDir, ws)
+	logger.Info("skills", "dirs", dirs, "skills", names, "workspace_skills", ws)
 	for _, n := range notes {
 		logger.Warn(n)
 	}
