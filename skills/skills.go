@@ -102,12 +102,16 @@ func Parse(raw []byte, folder string) (Meta, string, error) {
 		return m, "", fmt.Errorf("%s does not start with front-matter: want a first line ---, then name: and description:, then a line ---", FileName)
 	}
 	// Empty front-matter is no fields, which the checks below report.
-	if err := yaml.Unmarshal([]byte(front), &m); err != nil {
+	// A line for the opening "---", so the lines YAML's errors name are
+	// the file's.
+	if err := yaml.Unmarshal([]byte("\n"+front), &m); err != nil {
 		hint := ""
 		if strings.Contains(err.Error(), "mapping values are not allowed") {
 			hint = `; a value holding ": " must be quoted, e.g. description: "Use when: ..."`
 		}
-		return Meta{}, "", fmt.Errorf("%s front-matter is not YAML with name: and description: (%v)%s", FileName, err, hint)
+		// One line: the message goes in notes and logs.
+		msg := strings.Join(strings.Fields(err.Error()), " ")
+		return Meta{}, "", fmt.Errorf("%s front-matter is not YAML with name: and description: (%s)%s", FileName, msg, hint)
 	}
 	m.Name = strings.TrimSpace(m.Name)
 	m.Description = strings.Join(strings.Fields(m.Description), " ")

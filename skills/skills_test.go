@@ -36,6 +36,8 @@ func TestParse(t *testing.T) {
 		{name: "an unquoted colon", folder: "a", raw: "---\nname: a\ndescription: Use when: always\n---\n", err: `must be quoted, e.g. description: "Use when: ..."`},
 		{name: "a quoted colon", folder: "a", raw: "---\nname: a\ndescription: \"Use when: always\"\n---\n", want: Meta{Name: "a", Description: "Use when: always"}},
 		{name: "a list, not a mapping", folder: "a", raw: "---\n- a\n---\n", err: "is not YAML"},
+		{name: "a list for the description", folder: "a", raw: "---\nname: a\ndescription: [x]\n---\n", err: "(yaml: unmarshal errors: line 3: cannot unmarshal !!seq into string)"},
+		{name: "a name twice", folder: "a", raw: "---\nname: a\nname: a\ndescription: x\n---\n", err: `mapping key "name" already defined`},
 		{name: "upper case name", folder: "PDF", raw: "---\nname: PDF\ndescription: d\n---\n", err: `the name "PDF" is not lowercase`},
 		{name: "double hyphen", folder: "a--b", raw: "---\nname: a--b\ndescription: d\n---\n", err: "single hyphens"},
 		{name: "leading hyphen", folder: "-a", raw: "---\nname: -a\ndescription: d\n---\n", err: "single hyphens"},
