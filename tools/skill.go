@@ -118,8 +118,15 @@ func (t *Skill) notFound(env Env, locs []skills.Location, name string) Result {
 	for i, sk := range list {
 		names[i] = sk.Name
 	}
-	if len(names) == 0 {
-		return Errorf("no skill named %q, and there are none here", name)
+	// The list was read from the workspace; a session with a checkout of
+	// its own runs this tool in the checkout, which holds what is
+	// committed.
+	where := ""
+	if t.cfg.TrustWorkspace {
+		where = fmt.Sprintf(" (workspace skills are read from %s of the working directory: in a session with a checkout of its own, only those committed are there)", skills.WorkspaceDir)
 	}
-	return Errorf("no skill named %q; the skills are: %s", name, strings.Join(names, ", "))
+	if len(names) == 0 {
+		return Errorf("no skill named %q, and there are none here%s", name, where)
+	}
+	return Errorf("no skill named %q; the skills are: %s%s", name, strings.Join(names, ", "), where)
 }

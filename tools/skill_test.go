@@ -63,6 +63,10 @@ func TestSkillTool(t *testing.T) {
 	res = runTool(t, ctx, untrusted, env, SkillParams{Name: "nope"})
 	require.True(t, res.IsError)
 	require.Equal(t, `no skill named "nope"; the skills are: release`, res.Content)
+	res = runTool(t, ctx, trusted, env, SkillParams{Name: "nope"})
+	require.True(t, res.IsError)
+	require.Equal(t, `no skill named "nope"; the skills are: ws-only, release (workspace skills are read from .longrun/skills `+
+		`of the working directory: in a session with a checkout of its own, only those committed are there)`, res.Content)
 	res = runTool(t, ctx, untrusted, env, SkillParams{Name: "Bad/Name"})
 	require.True(t, res.IsError)
 	require.Contains(t, res.Content, "is not lowercase letters")
