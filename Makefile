@@ -17,7 +17,7 @@ FUZZ_TARGETS := tools:FuzzResolve:50000x tools:FuzzParsePatch:50000x tools:FuzzA
 	tools:FuzzGitignore:50000x tools:FuzzUnifiedDiff:50000x tools:FuzzEditMatch:50000x \
 	shellcmd:FuzzAnalyze:50000x toolcalls:FuzzParse:50000x transcript:FuzzParseS3URL:50000x \
 	guardian:FuzzParse:50000x scriptedmodel:FuzzDecodeResponsesRequest:20000x \
-	activities:FuzzFromResponse:20000x activities:FuzzChatReasoning:20000x
+	activities:FuzzFromResponse:20000x activities:FuzzChatReasoning:20000x skills:FuzzParse:50000x
 
 all: build
 
@@ -97,7 +97,7 @@ fuzz:
 # Old histories stay: they prove sessions started by earlier code replay.
 record-histories: devserver
 	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_RECORD_HISTORIES=$(CURDIR)/workflows/testdata \
-		go test -count=1 -run 'TestBatchReadsOverlapAndBarrierWaits|TestStaleWriteGuardAcrossWorkerRestart|TestCancelWhileShellRuns|TestBackgroundJobAcrossTurnsKilledOnCancel|TestSubagentCancelledWithItsParent|TestReadWriteShellWithApproval|TestDenyWithFeedback|TestApprovalTimeout|TestInterruptWhileShellRuns|TestTwoThousandTurnsContinueAsNew|TestCompactionFitsTheWindow|TestLocalReadsSaveAWorkflowTaskPerTurn|TestLocalModelTakesAtMostOneWorkflowTaskPerTurn|TestUISummariesAndCurrentDetails|TestFastTurnsUpsertCountersSparingly|TestForgedAndMalformedSignalsAreRejected|TestNotificationsOncePerEventAcrossWorkerKills|TestGuardianE2E|TestIsolatedSessionsOnOneRepository' ./e2e
+		go test -count=1 -run 'TestBatchReadsOverlapAndBarrierWaits|TestStaleWriteGuardAcrossWorkerRestart|TestCancelWhileShellRuns|TestBackgroundJobAcrossTurnsKilledOnCancel|TestSubagentCancelledWithItsParent|TestReadWriteShellWithApproval|TestDenyWithFeedback|TestApprovalTimeout|TestInterruptWhileShellRuns|TestTwoThousandTurnsContinueAsNew|TestCompactionFitsTheWindow|TestLocalReadsSaveAWorkflowTaskPerTurn|TestLocalModelTakesAtMostOneWorkflowTaskPerTurn|TestUISummariesAndCurrentDetails|TestFastTurnsUpsertCountersSparingly|TestForgedAndMalformedSignalsAreRejected|TestNotificationsOncePerEventAcrossWorkerKills|TestGuardianE2E|TestIsolatedSessionsOnOneRepository|TestSkillsListedAndLoaded' ./e2e
 
 # The long chaos run: CHAOS_SESSIONS sessions whose worker is SIGKILLed at
 # random points, and the Temporal server restart (see e2e/chaos_test.go). Each

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/longrun/longrun/permission"
+	"github.com/longrun/longrun/skills"
 	"github.com/longrun/longrun/tools"
 )
 
@@ -52,6 +53,9 @@ type WorkspaceConfig struct {
 	// activity, so a session without sinks issues no extra command, and
 	// histories from before the field replay as they ran.
 	Notify bool `json:"notify,omitempty"`
+	// Skills are the skills the session lists for the model, in
+	// precedence order (see listSkills); empty: none, and no skill tool.
+	Skills []skills.Skill `json:"skills,omitempty"`
 }
 
 // WorkerConfig is what the worker's own configuration directory says
@@ -68,6 +72,9 @@ type WorkerConfig struct {
 	// Notes are said in every session's WorkspaceConfig.Notes, e.g. that
 	// the workspace's mcp.json was ignored.
 	Notes []string
+	// Skills are the worker's own skill directories (its configuration
+	// directory's skills/, then the user's), after the workspace's.
+	Skills []skills.Location
 }
 
 // SetWorkerConfig gives the activities the worker's own configuration.
@@ -192,5 +199,7 @@ func (a *Activities) withInstructions(wc WorkspaceConfig, ws *tools.Workspace) (
 	wc.Instructions = ins
 	wc.Notes = append(wc.Notes, notes...)
 	wc.Environment = environment(ws)
+	wc.Skills, notes = a.listSkills(ws)
+	wc.Notes = append(wc.Notes, notes...)
 	return wc, nil
 }

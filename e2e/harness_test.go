@@ -204,6 +204,9 @@ func (e *env) startWorker() {
 		"OPENAI_BASE_URL="+e.model.URL(),
 		"OPENAI_API_KEY="+e.apiKey,
 		"LONGRUN_MODEL=scripted-test",
+		// Not the developer's own ~/.agents/skills: a test that wants
+		// user skills sets its own directory in workerEnv.
+		"LONGRUN_SKILLS_DIRS=off",
 	)
 	cmd.Env = append(cmd.Env, e.workerEnv...)
 	e.logs = &syncBuffer{}

@@ -19,6 +19,8 @@ type Config struct {
 	// hidden inside every sandbox, so no command reads the worker's rules
 	// or the secrets an mcp.json may hold. Empty: none to hide.
 	ConfigDir string
+	// Skills is where the skill tool finds skills besides the workspace.
+	Skills SkillConfig
 }
 
 // DefaultConfig returns the configuration used when the worker sets none.
@@ -52,5 +54,6 @@ func Builtin(cfg Config) []Tool {
 		NewJobOutput(jobs, shell.cfg.OutputLimit),
 		NewJobList(jobs),
 		NewJobKill(jobs),
+		NewSkill(cfg.Skills),
 	}
 }

@@ -41,6 +41,10 @@ type Spec struct {
 	// Server names the MCP server the tool comes from; empty for built-ins.
 	// Calls to it must reach a worker connected to that server.
 	Server string `json:"server,omitempty"`
+	// Requires names what a session must have for the tool to be offered:
+	// RequiresSkills (its workspace configuration lists skills). Empty:
+	// always offered.
+	Requires string `json:"requires,omitempty"`
 
 	// What the session needs to know about a call, declared by the tool so
 	// the workflow never switches on tool names (see meta.go). Meta says
@@ -82,6 +86,10 @@ const (
 	ExposureDeferred = "deferred"
 	ExposureHidden   = "hidden"
 )
+
+// RequiresSkills: the tool is offered only to a session that has skills
+// (the skill tool), so a session without any sees neither it nor a list.
+const RequiresSkills = "skills"
 
 // Concurrency classes. A shared call runs beside other shared calls; an
 // exclusive call is a barrier: it waits for every call before it and holds

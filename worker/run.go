@@ -51,6 +51,9 @@ type Main struct {
 	// TrustWorkspace counts the workspace's .longrun/permissions.json and
 	// .longrun/mcp.json as if it were listed in trusted.json.
 	TrustWorkspace bool
+	// SkillsDirs are the user's skill directories (--skills-dirs,
+	// LONGRUN_SKILLS_DIRS; see skillLocations).
+	SkillsDirs string
 	// Keys encrypt every payload the worker hands Temporal and every
 	// transcript blob: --encryption-keys, LONGRUN_ENCRYPTION_KEYS. Nil
 	// means no encryption.
@@ -84,7 +87,8 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	if err != nil {
 		return nil, fmt.Errorf("LONGRUN_TRUST_WORKSPACE: %w", err)
 	}
-	fs.BoolVar(&m.TrustWorkspace, "trust-workspace", trust, "trust the workspace: its .longrun/permissions.json and .longrun/mcp.json count, as for one listed in the config directory's trusted.json (env LONGRUN_TRUST_WORKSPACE=1)")
+	fs.BoolVar(&m.TrustWorkspace, "trust-workspace", trust, "trust the workspace: its .longrun/permissions.json, .longrun/mcp.json and .longrun/skills count, as for one listed in the config directory's trusted.json (env LONGRUN_TRUST_WORKSPACE=1)")
+	fs.StringVar(&m.SkillsDirs, "skills-dirs", or(getenv("LONGRUN_SKILLS_DIRS"), defaultSkillsDirs(getenv)), "the user's skill directories (folders <name>/SKILL.md), separated by "+string(filepath.ListSeparator)+", after the config directory's skills/; off for none (default ~/.agents/skills; env LONGRUN_SKILLS_DIRS)")
 	maxSpill := int64(tools.DefaultMaxSpillBytes)
 	if v := getenv("LONGRUN_MAX_SPILL_BYTES"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -265,7 +269,7 @@ func (m *Main) Run() error {
 	defer jobs.Close()
 	m.Tools.Jobs = jobs
 	acts := activities.New(m.Model, tools.NewRegistry(tools.Builtin(m.Tools)...), ws)
-	activities.SetWorkerConfig(acts, activities.WorkerConfig{Rules: cfg.Rules, TrustWorkspace: cfg.Trusted, Notes: cfg.Notes})
+	activities.SetWorkerConfig(acts, activities.WorkerConfig{Rules: cfg.Rules, TrustWorkspace: cfg.Trusted, Notes: cfg.Notes, Skills: m.Tools.Skills.Locations})
 	m.Guardian.Prompt = cfg.GuardianPrompt
 	activities.SetGuardian(acts, m.Guardian)
 	prompt := "built-in"
@@ -354,12 +358,18 @@ func (m *Main) prepare(root string, logger *slog.Logger) (workerConfig, error) {
 	if abs, err := filepath.Abs(m.ConfigDir); err == nil {
 		m.Tools.ConfigDir = realOrClean(abs)
 	}
+	locs, err := skillLocations(m.ConfigDir, m.SkillsDirs)
+	if err != nil {
+		return workerConfig{}, err
+	}
+	m.Tools.Skills = tools.SkillConfig{Locations: locs, TrustWorkspace: cfg.Trusted}
+	logSkills(logger, locs, cfg.Trusted)
 	if m.Model.Prices == nil && cfg.Prices != nil {
 		m.Model.Prices = cfg.Prices
 	}
 	logger.Info("worker directories", "state", state, "config", m.ConfigDir, "worker_rules", len(cfg.Rules))
 	if cfg.Trusted {
-		logger.Info("workspace trusted: its .longrun/permissions.json and .longrun/mcp.json count", "by", cfg.TrustedBy)
+		logger.Info("workspace trusted: its .longrun/permissions.json, .longrun/mcp.json and .longrun/skills count", "by", cfg.TrustedBy)
 	} else {
 		for _, n := range cfg.Notes {
 			logger.Warn(n)

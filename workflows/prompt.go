@@ -19,7 +19,8 @@ import (
 // addSystemPrompt builds the system messages of a new session, once, when
 // the workspace configuration arrives: the default prompt rendered for the
 // session's model family and environment, then the project's AGENTS.md,
-// then the session's own system_prompt (already the first message). They
+// then the list of skills (skills.go), then the session's own
+// system_prompt (already the first message). They
 // are never re-rendered, so every request of the session starts with the
 // same bytes (the provider's prompt cache) and a continue-as-new carries
 // them in the transcript.
@@ -34,6 +35,7 @@ func (s *driver) addSystemPrompt(ctx workflow.Context, wc activities.WorkspaceCo
 	}
 	if s.in.SystemPromptMode == SystemPromptReplace {
 		s.addInstructions(wc.Instructions)
+		s.addSkills(wc.Skills)
 		return nil
 	}
 	text, err := prompt.Render(s.promptEnv(ctx, wc))
@@ -48,6 +50,7 @@ func (s *driver) addSystemPrompt(ctx workflow.Context, wc activities.WorkspaceCo
 	own := slices.Clone(s.Messages[:i])
 	s.Messages = s.Messages[i:]
 	s.addInstructions(wc.Instructions)
+	s.addSkills(wc.Skills)
 	j := 0
 	for j < len(s.Messages) && s.Messages[j].Role == conversation.RoleSystem {
 		j++
