@@ -19,6 +19,9 @@ type Config struct {
 	// hidden inside every sandbox, so no command reads the worker's rules
 	// or the secrets an mcp.json may hold. Empty: none to hide.
 	ConfigDir string
+	// Web configures web_fetch and web_search (absent without a search
+	// provider).
+	Web WebConfig
 }
 
 // DefaultConfig returns the configuration used when the worker sets none.
@@ -40,7 +43,7 @@ func Builtin(cfg Config) []Tool {
 	shell.state = newStateDir(cfg.StateDir)
 	shell.stateDir = cfg.StateDir
 	shell.configDir = cfg.ConfigDir
-	return []Tool{
+	ts := []Tool{
 		NewRead(),
 		NewList(),
 		NewGlob(),
@@ -52,5 +55,10 @@ func Builtin(cfg Config) []Tool {
 		NewJobOutput(jobs, shell.cfg.OutputLimit),
 		NewJobList(jobs),
 		NewJobKill(jobs),
+		NewWebFetch(cfg.Web),
 	}
+	if cfg.Web.Search.URL != "" {
+		ts = append(ts, NewWebSearch(cfg.Web))
+	}
+	return ts
 }

@@ -42,7 +42,7 @@ func TestBuiltinSpecs(t *testing.T) {
 		})
 	}
 	require.Equal(t, map[string]bool{ReadName: true, ListName: true, GlobName: true, GrepName: true, WriteName: true, EditName: true, PatchName: true, ShellName: true,
-		JobOutputName: true, JobListName: true, JobKillName: true}, names)
+		JobOutputName: true, JobListName: true, JobKillName: true, WebFetchName: true}, names)
 	require.NotPanics(t, func() { NewRegistry(tools...) })
 	require.Equal(t, 600, NewShell(DefaultShellConfig()).Spec().TimeoutSeconds)
 	require.True(t, NewRead().Spec().ReadOnly)
@@ -51,7 +51,7 @@ func TestBuiltinSpecs(t *testing.T) {
 	require.False(t, NewShell(DefaultShellConfig()).Spec().ReadOnly)
 	// The job tools touch only the session's own jobs and are safe to
 	// retry: none of them asks for approval.
-	for _, tool := range tools[len(tools)-3:] {
+	for _, tool := range tools[len(tools)-4 : len(tools)-1] {
 		require.True(t, tool.Spec().ReadOnly, tool.Spec().Name)
 	}
 }
@@ -65,7 +65,7 @@ func TestBuiltinOrder(t *testing.T) {
 		names = append(names, tool.Spec().Name)
 	}
 	require.Equal(t, []string{ReadName, ListName, GlobName, GrepName, WriteName, EditName, PatchName, ShellName,
-		JobOutputName, JobListName, JobKillName}, names)
+		JobOutputName, JobListName, JobKillName, WebFetchName}, names)
 }
 
 // TestBuiltinSharesJobs checks that Builtin wires the shell and the job

@@ -132,6 +132,8 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	fs.DurationVar(&m.Guardian.Timeout, "guardian-timeout", guardianTimeout, "longest one guardian review may take; past it the call goes to a person (env LONGRUN_GUARDIAN_TIMEOUT)")
 	passEnv := fs.String("pass-env", getenv("LONGRUN_PASS_ENV"), "variables shell commands (and sandboxed MCP servers) get besides the allowlist, comma separated: NAME passes the worker's value, NAME=value sets one (env LONGRUN_PASS_ENV)")
 	keysFile := fs.String("encryption-keys", getenv(codec.EnvKeysFile), "file of KEYID=BASE64 lines, one per 32-byte AES-256 key: payloads in Temporal and transcript blobs are encrypted with the first key, and read with any (env "+codec.EnvKeysFile+")")
+	var web webFlags
+	web.bind(fs, getenv)
 	sandbox := fs.String("sandbox", or(getenv("LONGRUN_SANDBOX"), string(tools.SandboxAuto)), "run shell commands in bubblewrap: auto, on or off (env LONGRUN_SANDBOX)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -184,6 +186,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 		if m.Keys, err = codec.LoadKeys(*keysFile); err != nil {
 			return nil, fmt.Errorf("--encryption-keys: %w", err)
 		}
+	}
+	if m.Tools.Web, err = web.config(getenv); err != nil {
+		return nil, err
 	}
 	mode, err := tools.ParseSandboxMode(*sandbox)
 	if err != nil {

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/longrun/longrun/tools"
+)
+
+// webFlags are the flags of the web tools (web_fetch, web_search), kept
+// as given until validate reads them into a tools.WebConfig.
+type webFlags struct {
+	timeout, maxBytes, outputBytes, redirects string
+	allow, proxy, searchURL                   string
+}
+
+// bind registers the web flags, each defaulting to its LONGRUN_WEB_*
+// variable. The search provider's key is read from the environment only
+// (LONGRUN_WEB_SEARCH_KEY): a flag's value is visible to every user of the
+// machine.
+func (w *webFlags) bind(fs *flag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&w.timeout, "web-timeout", or(getenv("LONGRUN_WEB_TIMEOUT"), tools.DefaultWebTimeout.String()), "longest one web_fetch or web_search may take, redirects and reading included (env LONGRUN_WEB_TIMEOUT)")
+	fs.StringVar(&w.maxBytes, "web-max-bytes", or(getenv("LONGRUN_WEB_MAX_BYTES"), strconv.Itoa(tools.DefaultWebMaxBytes)), "most bytes of a page web_fetch reads; the rest is not downloaded (env LONGRUN_WEB_MAX_BYTES)")
+	fs.StringVar(&w.outputBytes, "web-output-bytes", or(getenv("LONGRUN_WEB_OUTPUT_BYTES"), strconv.Itoa(tools.DefaultWebOutputLimit)), "most bytes of text one web_fetch or web_search returns to the model; it pages on with offset (env LONGRUN_WEB_OUTPUT_BYTES)")
+	fs.StringVar(&w.redirects, "web-max-redirects", or(getenv("LONGRUN_WEB_MAX_REDIRECTS"), strconv.Itoa(tools.DefaultWebMaxRedirects)), "most redirects within one host web_fetch follows (env LONGRUN_WEB_MAX_REDIRECTS)")
+	fs.StringVar(&w.allow, "web-allow", getenv("LONGRUN_WEB_ALLOW"), "non-public addresses web_fetch may connect to all the same, comma separated: networks (10.0.0.0/8), addresses (127.0.0.1) or address:port (127.0.0.1:8080) (env LONGRUN_WEB_ALLOW; default none)")
+	fs.StringVar(&w.proxy, "web-proxy", getenv("LONGRUN_WEB_PROXY"), "http(s)://host:port of a proxy for the web tools; HTTP_PROXY and the like are never used (env LONGRUN_WEB_PROXY; default none)")
+	fs.StringVar(&w.searchURL, "web-search-url", getenv("LONGRUN_WEB_SEARCH_URL"), "search provider of the web_search tool, a JSON API called as GET URL?q=QUERY&n=COUNT (bearer key from env LONGRUN_WEB_SEARCH_KEY); without it there is no web_search tool (env LONGRUN_WEB_SEARCH_URL)")
+}
+
+// config checks the flags and returns the web tools' configuration.
+func (w *webFlags) config(getenv func(string) string) (tools.WebConfig, error) {
+	var c tools.WebConfig
+	d, err := time.ParseDuration(w.timeout)
+	if err != nil || d <= 0 {
+		return c, fmt.Errorf("--web-timeout / LONGRUN_WEB_TIMEOUT %q: want a positive duration such as 30s", w.timeout)
+	}
+	c.Timeout = d
+	for _, n := range []struct {
+		flag, env, v string
+		into         func(int64)
+	}{
+		{"--web-max-bytes", "LONGRUN_WEB_MAX_BYTES", w.maxBytes, func(v int64) { c.MaxBytes = v }},
+		{"--web-output-bytes", "LONGRUN_WEB_OUTPUT_BYTES", w.outputBytes, func(v int64) { c.OutputLimit = int(v) }},
+		{"--web-max-redirects", "LONGRUN_WEB_MAX_REDIRECTS", w.redirects, func(v int64) { c.MaxRedirects = int(v) }},
+	} {
+		v, err := strconv.ParseInt(n.v, 10, 32)
+		if err != nil || v <= 0 {
+			return c, fmt.Errorf("%s / %s %q: want a positive whole number", n.flag, n.env, n.v)
+		}
+		n.into(v)
+	}
+	for _, a := range strings.Split(w.allow, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			c.Allow = append(c.Allow, a)
+		}
+	}
+	if err := tools.ParseWebAllow(c.Allow); err != nil {
+		return c, fmt.Errorf("--web-allow / LONGRUN_WEB_ALLOW: %w", err)
+	}
+	if c.Proxy = w.proxy; c.Proxy != "" && !strings.HasPrefix(c.Proxy, "http://") && !strings.HasPrefix(c.Proxy, "https://") {
+		return c, fmt.Errorf("--web-proxy / LONGRUN_WEB_PROXY %q: want http://host:port or https://host:port", c.Proxy)
+	}
+	if c.Search.URL = w.searchURL; c.Search.URL != "" {
+		if err := tools.CheckWebSearchURL(c.Search.URL); err != nil {
+			return c, fmt.Errorf("--web-search-url / LONGRUN_WEB_SEARCH_URL: %w", err)
+		}
+		c.Search.Key = getenv("LONGRUN_WEB_SEARCH_KEY")
+	}
+	return c, nil
+}
