@@ -232,6 +232,7 @@ func (m *Main) Run() error {
 	default:
 		logger.Warn("no sandbox: no shell command runs without a person's approval (or a rule a person wrote), approved commands run unconfined, and profile auto sessions refuse to start", "reason", why)
 	}
+	logWeb(logger, m.Tools.Web)
 	if m.Scripted == "demo" {
 		srv := scriptedmodel.NewResponder(scriptedmodel.Demo())
 		defer srv.Close()

@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -71,4 +73,31 @@ func (w *webFlags) config(getenv func(string) string) (tools.WebConfig, error) {
 		c.Search.Key = getenv("LONGRUN_WEB_SEARCH_KEY")
 	}
 	return c, nil
+}
+
+// logWeb says at start what the web tools can reach, so an operator sees
+// the exceptions to the address rule and where searches go.
+func logWeb(logger *slog.Logger, c tools.WebConfig) {
+	attrs := []any{"timeout", c.Timeout, "max_bytes", c.MaxBytes}
+	if len(c.Allow) > 0 {
+		attrs = append(attrs, "allow", strings.Join(c.Allow, ","))
+	}
+	if c.Proxy != "" {
+		attrs = append(attrs, "proxy", c.Proxy)
+	}
+	logger.Info("web_fetch asks a person unless a rule allows the host, and connects to no private, loopback or link-local address but the allowed ones", attrs...)
+	if c.Search.URL == "" {
+		logger.Info("no web_search: no search provider (--web-search-url)")
+		return
+	}
+	logger.Info("web_search asks the configured provider", "url", redactQuery(c.Search.URL), "key", c.Search.Key != "")
+}
+
+// redactQuery drops a URL's query string, which may hold a key.
+func redactQuery(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.RawQuery != "" {
+		u.RawQuery = "…"
+		return u.String()
+	}
+	return raw
 }
