@@ -43,6 +43,11 @@ type WebSearchConfig struct {
 	// Key, when set, is sent as a bearer token (LONGRUN_WEB_SEARCH_KEY;
 	// never a flag, which other users of the machine could read).
 	Key string
+	// API is WebSearchJSON (empty: the same) or WebSearchOpenAI: URL is
+	// then an OpenAI-compatible API base (".../v1"), and Model searches
+	// with the Responses API's built-in web_search tool.
+	API   string
+	Model string
 }
 
 // WebSearchParams are web_search's arguments.
@@ -136,6 +141,9 @@ func (s *WebSearch) Run(ctx context.Context, env Env, args json.RawMessage) (Res
 		p.Count = webSearchDefaultCount
 	}
 	p.Count = min(p.Count, webSearchMaxCount)
+	if s.cfg.Search.API == WebSearchOpenAI {
+		return s.searchOpenAI(ctx, p)
+	}
 	u, _ := url.Parse(s.cfg.Search.URL) // checked in NewWebSearch
 	q := u.Query()
 	q.Set("q", p.Query)
@@ -145,6 +153,20 @@ func (s *WebSearch) Run(ctx context.Context, env Env, args json.RawMessage) (Res
 	if err != nil {
 		return Result{}, fmt.Errorf("web search request: %w", err)
 	}
+	body, res, ok := s.do(req)
+	if !ok {
+		return res, nil
+	}
+	hits, err := parseHits(body)
+	if err != nil {
+		return Errorf("the search provider's answer is not a list of results: %v", err), nil
+	}
+	return Result{Content: s.render(p, hits)}, nil
+}
+
+// do sends a request to the provider with the key, and returns its 200
+// answer, or (ok false) the result that tells the model why there is none.
+func (s *WebSearch) do(req *http.Request) ([]byte, Result, bool) {
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", webUserAgent)
 	if s.cfg.Search.Key != "" {
@@ -153,23 +175,19 @@ func (s *WebSearch) Run(ctx context.Context, env Env, args json.RawMessage) (Res
 	resp, err := s.client.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "Client.Timeout") {
-			return Errorf("the search provider gave no answer within %s (the worker's --web-timeout)", s.cfg.Timeout), nil
+			return nil, Errorf("the search provider gave no answer within %s (the worker's --web-timeout)", s.cfg.Timeout), false
 		}
-		return Errorf("the search provider cannot be reached: %v", redactURL(err, s.cfg.Search.URL)), nil
+		return nil, Errorf("the search provider cannot be reached: %v", redactURL(err, s.cfg.Search.URL)), false
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, s.cfg.MaxBytes))
 	if err != nil {
-		return Errorf("reading the search provider's answer: %v", err), nil
+		return nil, Errorf("reading the search provider's answer: %v", err), false
 	}
 	if resp.StatusCode != http.StatusOK {
-		return Errorf("the search provider answered %s: %s", resp.Status, TruncateLabel(strings.TrimSpace(string(body)), 500)), nil
+		return nil, Errorf("the search provider answered %s: %s", resp.Status, TruncateLabel(strings.TrimSpace(string(body)), 500)), false
 	}
-	hits, err := parseHits(body)
-	if err != nil {
-		return Errorf("the search provider's answer is not a list of results: %v", err), nil
-	}
-	return Result{Content: s.render(p, hits)}, nil
+	return body, Result{}, true
 }
 
 // redactURL keeps the provider's query string (which may hold a key) out

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,4 +106,37 @@ func TestWebSearchFailures(t *testing.T) {
 	require.Less(t, time.Since(start), 10*time.Second)
 	res = search(t, WebConfig{Search: WebSearchConfig{URL: provider.URL}}, "  ", 0)
 	require.Contains(t, res.Content, "query is empty")
+}
+
+// TestWebSearchOpenAI: with the OpenAI-compatible API, web_search posts to
+// {URL}/responses with the built-in web_search tool and the configured
+// model, and returns the cited sources and the summary.
+func TestWebSearchOpenAI(t *testing.T) {
+	t.Parallel()
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model string           `json:"model"`
+			Input string           `json:"input"`
+			Tools []map[string]any `json:"tools"`
+			Store *bool            `json:"store"`
+		}
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" || r.Header.Get("Authorization") != "Bearer sk-x" ||
+			json.NewDecoder(r.Body).Decode(&req) != nil || req.Model != "gpt-search" || len(req.Tools) != 1 ||
+			req.Tools[0]["type"] != "web_search" || req.Store == nil || *req.Store {
+			http.Error(w, fmt.Sprintf("unexpected request %s %s %+v", r.Method, r.URL.Path, req), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"output": [{"type": "web_search_call", "status": "completed"},
+			{"type": "message", "content": [{"type": "output_text", "text": "Modules live in go.mod (%s).",
+			 "annotations": [{"type": "url_citation", "url": "https://go.dev/ref/mod", "title": "Go Modules Reference"},
+			                 {"type": "url_citation", "url": "https://go.dev/ref/mod", "title": "again"}]}]}]}`, strings.Split(req.Input, "\n")[0])
+	}))
+	t.Cleanup(provider.Close)
+	cfg := WebConfig{Search: WebSearchConfig{URL: provider.URL + "/v1", Key: "sk-x", API: WebSearchOpenAI, Model: "gpt-search"}}
+	res := search(t, cfg, "go modules", 3)
+	require.False(t, res.IsError, res.Content)
+	require.Contains(t, res.Content, "1. Go Modules Reference\n   https://go.dev/ref/mod\n")
+	require.NotContains(t, res.Content, "2.", "a source cited twice is listed once")
+	require.Contains(t, res.Content, "The provider's summary (untrusted):\nModules live in go.mod (Search the web for: go modules).")
 }

@@ -187,7 +187,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 			return nil, fmt.Errorf("--encryption-keys: %w", err)
 		}
 	}
-	if m.Tools.Web, err = web.config(getenv); err != nil {
+	if m.Tools.Web, err = web.config(getenv, m.Model.DefaultModel); err != nil {
 		return nil, err
 	}
 	mode, err := tools.ParseSandboxMode(*sandbox)
