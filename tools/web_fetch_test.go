@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -341,4 +342,26 @@ func freePort(t *testing.T) string {
 	_, port, _ := net.SplitHostPort(l.Addr().String())
 	require.NoError(t, l.Close())
 	return port
+}
+
+// FuzzURLHost: the permission subject of any URL that has a host is the
+// host web_fetch would connect to, in the normal form, and never holds a
+// "/" a path pattern could split: a rule on a host cannot be dodged by
+// spelling the URL differently.
+func FuzzURLHost(f *testing.F) {
+	for _, s := range []string{"https://Pkg.Go.Dev/x", "http://[::1]:80/", "http://a.b.:1/#@c", "http://u@h/", "https://bücher.example/", "http://h%2Fx/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got := URLHost(raw)
+		u, err := url.Parse(strings.TrimSpace(raw))
+		if err != nil || u.Hostname() == "" {
+			require.Equal(t, raw, got)
+			return
+		}
+		require.Equal(t, normalHost(u.Hostname()), got)
+		require.Equal(t, strings.ToLower(got), got)
+		require.False(t, strings.HasSuffix(got, "."), "trailing dot kept: %q", got)
+		require.NotContains(t, got, "/")
+	})
 }

@@ -272,7 +272,7 @@ func URLHost(raw string) string {
 }
 
 func normalHost(h string) string {
-	h = strings.TrimSuffix(strings.ToLower(h), ".")
+	h = strings.TrimRight(strings.ToLower(h), ".")
 	if a, err := idna.Lookup.ToASCII(h); err == nil {
 		h = a
 	}
