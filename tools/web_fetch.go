@@ -119,6 +119,9 @@ func (f *WebFetch) Run(ctx context.Context, env Env, args json.RawMessage) (Resu
 			final, loc, URLHost(final.String())), nil
 	}
 	kind, mediaType := classify(resp.Header.Get("Content-Type"))
+	if kind == "" && mediaType != "" {
+		return refusedType(final, mediaType), nil // refused before its body is downloaded
+	}
 	body, truncated, err := f.readBody(ctx, resp)
 	if err != nil {
 		return f.failure(ctx, u, err), nil
@@ -128,7 +131,7 @@ func (f *WebFetch) Run(ctx context.Context, env Env, args json.RawMessage) (Resu
 		kind, mediaType = classify(mediaType)
 	}
 	if kind == "" {
-		return Errorf("%s is %s, which web_fetch does not return: it returns HTML (as Markdown), text and JSON", final, mediaType), nil
+		return refusedType(final, mediaType), nil
 	}
 	text, err := toText(ctx, kind, body, resp.Header.Get("Content-Type"), final)
 	if err != nil {
@@ -138,6 +141,11 @@ func (f *WebFetch) Run(ctx context.Context, env Env, args json.RawMessage) (Resu
 		return Errorf("%s answered %s:\n%s", final, resp.Status, TruncateLabel(text, 2000)), nil
 	}
 	return Result{Content: f.render(final, mediaType, kind, text, p.Offset, truncated)}, nil
+}
+
+// refusedType says what web_fetch returns instead.
+func refusedType(u *url.URL, mediaType string) Result {
+	return Errorf("%s is %s, which web_fetch does not return: it returns HTML (as Markdown), text and JSON", u, mediaType)
 }
 
 // get sends the request, following redirects within the first host.
@@ -206,7 +214,7 @@ const (
 // (text/*, JSON, XML) or nothing ("").
 func classify(contentType string) (kind, mediaType string) {
 	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
+	if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) { // a bad parameter still names the type
 		return "", strings.TrimSpace(contentType)
 	}
 	switch {

@@ -84,6 +84,9 @@ func TestWebFetchContentTypes(t *testing.T) {
 		case "/a.txt":
 			w.Header().Set("Content-Type", "text/plain")
 			fmt.Fprint(w, "<b>not html</b>\n")
+		case "/bad-param":
+			w.Header().Set("Content-Type", "text/plain; charset")
+			fmt.Fprint(w, "still text")
 		case "/latin1":
 			w.Header().Set("Content-Type", "text/plain; charset=iso-8859-1")
 			w.Write([]byte("caf\xe9"))
@@ -103,6 +106,7 @@ func TestWebFetchContentTypes(t *testing.T) {
 	res = fetch(t, cfg, srv.URL+"/a.txt", 0)
 	require.Contains(t, res.Content, "<b>not html</b>")
 	require.Contains(t, fetch(t, cfg, srv.URL+"/latin1", 0).Content, "café")
+	require.Contains(t, fetch(t, cfg, srv.URL+"/bad-param", 0).Content, "Content-Type: text/plain\n", "a bad parameter still names the type")
 	res = fetch(t, cfg, srv.URL+"/a.png", 0)
 	require.True(t, res.IsError)
 	require.Contains(t, res.Content, "is image/png, which web_fetch does not return: it returns HTML (as Markdown), text and JSON")
