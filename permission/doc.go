@@ -15,7 +15,12 @@
 // command ("git *" matches "git" and "git log -p"); for any other tool it is
 // a path glob over the workspace-relative, cleaned path, where * and ? stay in
 // one segment and ** spans any number of them ("docs/**" matches
-// "docs/a/b.md"; "./docs/../secrets/k" is matched as "secrets/k").
+// "docs/a/b.md"; "./docs/../secrets/k" is matched as "secrets/k"). For a
+// web tool (Call.Web: web_fetch) the subject is the URL's host, lower case,
+// without port or trailing dot, and the pattern is a wildcard over it:
+// "go.dev" matches that host only, "*.go.dev" any host under it (not go.dev
+// itself). A web call with no subject (web_search) is matched by rules
+// without a pattern.
 //
 // Layers are consulted in this order, and a later one wins: defaults (built
 // in), the caller's layers (normally worker, from the worker's configuration
@@ -35,7 +40,10 @@
 //
 // A tool whose spec says it is read-only is allowed. A shell command that
 // shellcmd classifies as read-only is allowed (the reason says so). Anything
-// else, write, edit, apply_patch, shell and unknown tools alike, asks.
+// else, write, edit, apply_patch, shell and unknown tools alike, asks. A web
+// tool (web_fetch, web_search) asks although it changes nothing: the URL or
+// query it sends can carry workspace data to a third party. Profile auto
+// does not allow it unasked either; only a rule does.
 //
 // # Fixed checks around the rules
 //

@@ -47,6 +47,13 @@ type Call struct {
 	// them (tools.Spec.CallPaths), besides Subject: apply_patch names several.
 	// A call that may change a control file among them asks a person.
 	Paths []string `json:"paths,omitempty"`
+	// Web marks a call that reaches the web from the worker (web_fetch,
+	// web_search; tools.Spec.Web). Its Subject is the URL's host, which
+	// rule patterns match as a wildcard ("*.go.dev"). It asks by default
+	// although it changes nothing: a URL or a query can carry workspace
+	// data to a third party. Auto does not allow it unasked either: the
+	// web is not the workspace.
+	Web bool `json:"web,omitempty"`
 }
 
 // Decision is the engine's answer for one call.
@@ -195,6 +202,9 @@ func (e *Engine) Decide(c Call) Decision {
 // subjects lists what rule patterns are matched against: each command of a
 // shell call (all must match), or the cleaned path of any other call.
 func (e *Engine) subjects(c Call, v shellcmd.Verdict) []string {
+	if c.Web {
+		return []string{c.Subject} // a host, already normalised by the tool's spec
+	}
 	if c.Tool != ShellTool {
 		return []string{cleanPath(c.Subject)}
 	}
@@ -303,6 +313,9 @@ func ruleDecision(m match, c Call, subject string, several bool) Decision {
 // commands are allowed, everything else asks.
 func (e *Engine) defaultDecision(c Call, shellReadOnly bool) Decision {
 	switch {
+	case c.Web:
+		return Decision{Action: Ask, Layer: LayerDefaults,
+			Reason: fmt.Sprintf("default: tool %s reaches the web from the worker, and what it sends can carry workspace data out -> ask", c.Tool)}
 	case c.ReadOnly:
 		return Decision{Action: Allow, Layer: LayerDefaults,
 			Reason: fmt.Sprintf("default: tool %s only reads -> allow", c.Tool)}
@@ -318,6 +331,9 @@ func (e *Engine) defaultDecision(c Call, shellReadOnly bool) Decision {
 // (hard blocks and deny rules were applied before), other tools when their
 // path stays inside the workspace.
 func (e *Engine) inWorkspace(c Call, shell bool) bool {
+	if c.Web {
+		return false // the web is not the workspace
+	}
 	return shell || c.Subject == "" || insideWorkspace(cleanPath(c.Subject))
 }
 
@@ -329,6 +345,9 @@ func (e *Engine) failClosed(c Call, d Decision) Decision {
 	example := fmt.Sprintf(`{"tool":%q,"action":"allow"}`, c.Tool)
 	if f := strings.Fields(c.Subject); c.Tool == ShellTool && len(f) > 0 {
 		example = fmt.Sprintf(`{"tool":%q,"pattern":%q,"action":"allow"}`, c.Tool, f[0]+" *")
+	}
+	if c.Web && c.Subject != "" {
+		example = fmt.Sprintf(`{"tool":%q,"pattern":%q,"action":"allow"}`, c.Tool, c.Subject)
 	}
 	d.Action = Deny
 	if d.Layer == LayerControl {

@@ -59,7 +59,8 @@ func checkSessionInput(in workflows.SessionInput) error {
 // knownTools are the tool names a rule can name: the built-in tools, the
 // ones the session answers itself, and the doom-loop check.
 func knownTools() []string {
-	names := []string{workflows.TodoName, workflows.TaskName, toolsearch.SearchName, permission.DoomLoopTool}
+	// web_search is a built-in only on workers with a search provider.
+	names := []string{workflows.TodoName, workflows.TaskName, toolsearch.SearchName, permission.DoomLoopTool, tools.WebSearchName}
 	for _, t := range tools.Builtin(tools.DefaultConfig()) {
 		names = append(names, t.Spec().Name)
 	}

@@ -21,6 +21,9 @@ type Config struct {
 	ConfigDir string
 	// Skills is where the skill tool finds skills besides the workspace.
 	Skills SkillConfig
+	// Web configures web_fetch and web_search (absent without a search
+	// provider).
+	Web WebConfig
 }
 
 // DefaultConfig returns the configuration used when the worker sets none.
@@ -42,7 +45,7 @@ func Builtin(cfg Config) []Tool {
 	shell.state = newStateDir(cfg.StateDir)
 	shell.stateDir = cfg.StateDir
 	shell.configDir = cfg.ConfigDir
-	return []Tool{
+	ts := []Tool{
 		NewRead(),
 		NewList(),
 		NewGlob(),
@@ -55,5 +58,10 @@ func Builtin(cfg Config) []Tool {
 		NewJobList(jobs),
 		NewJobKill(jobs),
 		NewSkill(cfg.Skills),
+		NewWebFetch(cfg.Web),
 	}
+	if cfg.Web.Search.URL != "" {
+		ts = append(ts, NewWebSearch(cfg.Web))
+	}
+	return ts
 }

@@ -42,7 +42,7 @@ func TestBuiltinSpecs(t *testing.T) {
 		})
 	}
 	require.Equal(t, map[string]bool{ReadName: true, ListName: true, GlobName: true, GrepName: true, WriteName: true, EditName: true, PatchName: true, ShellName: true,
-		JobOutputName: true, JobListName: true, JobKillName: true, SkillName: true}, names)
+		JobOutputName: true, JobListName: true, JobKillName: true, SkillName: true, WebFetchName: true}, names)
 	require.NotPanics(t, func() { NewRegistry(tools...) })
 	require.Equal(t, 600, NewShell(DefaultShellConfig()).Spec().TimeoutSeconds)
 	require.True(t, NewRead().Spec().ReadOnly)
@@ -65,7 +65,7 @@ func TestBuiltinOrder(t *testing.T) {
 		names = append(names, tool.Spec().Name)
 	}
 	require.Equal(t, []string{ReadName, ListName, GlobName, GrepName, WriteName, EditName, PatchName, ShellName,
-		JobOutputName, JobListName, JobKillName, SkillName}, names)
+		JobOutputName, JobListName, JobKillName, SkillName, WebFetchName}, names)
 }
 
 // TestBuiltinSharesJobs checks that Builtin wires the shell and the job

@@ -37,6 +37,9 @@ func (s Spec) Subject(args map[string]any) string {
 		return ""
 	}
 	v, _ := args[s.SubjectArg].(string)
+	if s.Web {
+		return URLHost(v)
+	}
 	return v
 }
 

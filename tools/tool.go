@@ -76,6 +76,12 @@ type Spec struct {
 	// its "id" argument, on the worker holding it) or JobAll (every job of
 	// the session, on each worker holding some).
 	Job string `json:"job,omitempty"`
+	// Web marks a tool that reaches the web from the worker (web_fetch,
+	// web_search). The permission engine asks for it by default although
+	// it is read-only (what it sends can carry workspace data out), and
+	// its SubjectArg, when set, holds a URL whose host is the subject
+	// (Subject).
+	Web bool `json:"web,omitempty"`
 }
 
 // Exposures: how much of the context a tool's spec takes. A large catalog

@@ -136,6 +136,8 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	fs.DurationVar(&m.Guardian.Timeout, "guardian-timeout", guardianTimeout, "longest one guardian review may take; past it the call goes to a person (env LONGRUN_GUARDIAN_TIMEOUT)")
 	passEnv := fs.String("pass-env", getenv("LONGRUN_PASS_ENV"), "variables shell commands (and sandboxed MCP servers) get besides the allowlist, comma separated: NAME passes the worker's value, NAME=value sets one (env LONGRUN_PASS_ENV)")
 	keysFile := fs.String("encryption-keys", getenv(codec.EnvKeysFile), "file of KEYID=BASE64 lines, one per 32-byte AES-256 key: payloads in Temporal and transcript blobs are encrypted with the first key, and read with any (env "+codec.EnvKeysFile+")")
+	var web webFlags
+	web.bind(fs, getenv)
 	sandbox := fs.String("sandbox", or(getenv("LONGRUN_SANDBOX"), string(tools.SandboxAuto)), "run shell commands in bubblewrap: auto, on or off (env LONGRUN_SANDBOX)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -189,6 +191,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 			return nil, fmt.Errorf("--encryption-keys: %w", err)
 		}
 	}
+	if m.Tools.Web, err = web.config(getenv, m.Model.DefaultModel); err != nil {
+		return nil, err
+	}
 	mode, err := tools.ParseSandboxMode(*sandbox)
 	if err != nil {
 		return nil, fmt.Errorf("--sandbox: %w", err)
@@ -231,6 +236,7 @@ func (m *Main) Run() error {
 	default:
 		logger.Warn("no sandbox: no shell command runs without a person's approval (or a rule a person wrote), approved commands run unconfined, and profile auto sessions refuse to start", "reason", why)
 	}
+	logWeb(logger, m.Tools.Web)
 	if m.Scripted == "demo" {
 		srv := scriptedmodel.NewResponder(scriptedmodel.Demo())
 		defer srv.Close()

@@ -29,8 +29,9 @@ func TestPlanProfileHidesWriteTools(t *testing.T) {
 	}, nil)
 	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: permission.ProfilePlan})
 	require.NoError(t, h.env.GetWorkflowError())
-	// The job tools only read (or stop the session's own jobs), so plan shows them.
-	require.Equal(t, []string{"glob", "grep", "list", "read", "todo", "tool_search", "task"}, toolNamesSent(h.requests[0]))
+	// The job tools only read (or stop the session's own jobs), so plan shows them;
+	// web_fetch only reads too, and asks.
+	require.Equal(t, []string{"glob", "grep", "list", "read", "web_fetch", "todo", "tool_search", "task"}, toolNamesSent(h.requests[0]))
 	require.Empty(t, h.ran)
 	require.Equal(t, conversation.ReasonDeniedByPolicy, byID(h.conversation(t), "w").Reason)
 }

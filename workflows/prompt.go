@@ -99,6 +99,9 @@ func (s *driver) promptEnv(ctx workflow.Context, wc activities.WorkspaceConfig) 
 		case spec.Server != "" || spec.Exposure == tools.ExposureDeferred || slices.Contains(own, d.Name):
 			// MCP tools, tools sent only once found (the job tools) and
 			// the session's own are left out of the two lists.
+		case spec.Web:
+			// A web tool only reads but asks: neither list fits, and
+			// its description says so.
 		case spec.ReadOnly:
 			env.ReadTools = append(env.ReadTools, d.Name)
 		default:
