@@ -458,3 +458,17 @@ func (t *tailBuffer) String() string {
 	defer t.mu.Unlock()
 	return t.buf.String()
 }
+
+// Diagnose returns the diagnostics of file (already synced) for the
+// version the server holds, waiting until deadline for the server to
+// publish them; missing reports that it did not.
+func (c *Client) Diagnose(ctx context.Context, file string, deadline time.Time) ([]Diagnostic, bool) {
+	c.mu.Lock()
+	v := 0
+	if d := c.docs[file]; d != nil {
+		v = d.version
+	}
+	c.mu.Unlock()
+	diags, missing := c.WaitDiagnostics(ctx, map[string]int{file: v}, 0, deadline)
+	return diags[file], len(missing) > 0
+}

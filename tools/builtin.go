@@ -1,5 +1,7 @@
 package tools
 
+import "github.com/longrun/longrun/lsp"
+
 // Config configures the built-in tools; the worker fills it from its own
 // configuration.
 type Config struct {
@@ -19,6 +21,8 @@ type Config struct {
 	// hidden inside every sandbox, so no command reads the worker's rules
 	// or the secrets an mcp.json may hold. Empty: none to hide.
 	ConfigDir string
+	// LSP holds the worker's language servers; nil: no lsp_* tools.
+	LSP *lsp.Manager
 }
 
 // DefaultConfig returns the configuration used when the worker sets none.
@@ -40,7 +44,7 @@ func Builtin(cfg Config) []Tool {
 	shell.state = newStateDir(cfg.StateDir)
 	shell.stateDir = cfg.StateDir
 	shell.configDir = cfg.ConfigDir
-	return []Tool{
+	out := []Tool{
 		NewRead(),
 		NewList(),
 		NewGlob(),
@@ -53,4 +57,8 @@ func Builtin(cfg Config) []Tool {
 		NewJobList(jobs),
 		NewJobKill(jobs),
 	}
+	if cfg.LSP != nil {
+		out = append(out, LSPTools(cfg.LSP)...)
+	}
+	return out
 }
