@@ -57,6 +57,9 @@ func (m *Manager) Config() Config { return m.cfg }
 // DiagnosticsWait is the cap on an edit's wait for diagnostics.
 func (m *Manager) DiagnosticsWait() time.Duration { return m.cfg.wait }
 
+// IdleTimeout is how long an unused server is kept.
+func (m *Manager) IdleTimeout() time.Duration { return m.cfg.idle }
+
 // Servers are the names of the servers that are on.
 func (m *Manager) Servers() []string { return m.cfg.Names() }
 

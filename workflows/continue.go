@@ -41,6 +41,8 @@ func (s *driver) canCarryBatch() bool {
 	for _, c := range s.batch {
 		switch {
 		case c.state == stateDone:
+		case c.preparing:
+			return false // its preparation is an activity in flight
 		case c.state == stateWaiting:
 			waiting = true
 		case c.started, c.state == stateReviewing:
