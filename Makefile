@@ -5,7 +5,7 @@
 BIN      := $(CURDIR)/.longrun-bin
 DEVSERVER := $(BIN)/devserver
 
-.PHONY: all build devserver temporal-cli test demo vet fuzz clean record-histories install
+.PHONY: all build devserver temporal-cli gopls test demo vet fuzz clean record-histories install
 
 # Every parser and matcher has a fuzz target; CI runs each for a bounded
 # number of executions (package:target:count). Counts, not durations: a
@@ -66,9 +66,21 @@ temporal-cli:
 	@test -x $(TEMPORAL_CLI) || GOBIN=$(BIN) go install github.com/temporalio/cli/cmd/temporal@v1.5.1 || \
 		echo "temporal CLI v1.5.1 did not build" >&2
 
-test: devserver vet temporal-cli
-	@LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) ./scripts/check-test-deps.sh
-	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) go test -race -count=1 ./...
+# gopls serves the language-server tests (lsp, tools, e2e
+# TestLanguageServerOnAGoModule). v0.23.0 is the last release that builds
+# with Go 1.26; built once into .longrun-bin, where the tests find it
+# without PATH changes. A failed build says so and the tests skip loudly
+# (LONGRUN_REQUIRE_GOPLS=1, as in .ci/run, makes them fail).
+GOPLS := $(BIN)/gopls
+.PHONY: gopls
+gopls:
+	@mkdir -p $(BIN)
+	@test -x $(GOPLS) || GOBIN=$(BIN) go install golang.org/x/tools/gopls@v0.23.0 || \
+		echo "gopls v0.23.0 did not build" >&2
+
+test: devserver vet temporal-cli gopls
+	@LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) LONGRUN_GOPLS=$(GOPLS) ./scripts/check-test-deps.sh
+	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) LONGRUN_GOPLS=$(GOPLS) go test -race -count=1 ./...
 	$(MAKE) test-postgres
 	$(MAKE) fuzz
 
