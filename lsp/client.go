@@ -345,7 +345,24 @@ func (c *Client) seqNow() int64 {
 // deadline. It returns the diagnostics per file and the files the server
 // did not answer for in time.
 func (c *Client) WaitDiagnostics(ctx context.Context, want map[string]int, since int64, deadline time.Time) (map[string][]Diagnostic, []string) {
-	const quiet = 150 * time.Millisecond
+	return c.waitDiagnostics(ctx, want, since, deadline, Quiet)
+}
+
+// Quiet is how long a wait for diagnostics goes on once every file has
+// some, for a server that publishes in passes (gopls: type errors, then
+// its analyzers).
+const Quiet = 150 * time.Millisecond
+
+// FirstDiagnostics is WaitDiagnostics without the quiet spell: it returns
+// as soon as every file has diagnostics for its version (benchmarks).
+func (c *Client) FirstDiagnostics(ctx context.Context, want map[string]int, since int64, deadline time.Time) (map[string][]Diagnostic, []string) {
+	return c.waitDiagnostics(ctx, want, since, deadline, 0)
+}
+
+// SeqNow is the publication count, to give FirstDiagnostics as since.
+func (c *Client) SeqNow() int64 { return c.seqNow() }
+
+func (c *Client) waitDiagnostics(ctx context.Context, want map[string]int, since int64, deadline time.Time, quiet time.Duration) (map[string][]Diagnostic, []string) {
 	arrivedAt := time.Time{}
 	for {
 		c.mu.Lock()
