@@ -25,6 +25,13 @@ func main() {
 	files := flag.Int("files", 100, "files in the package")
 	runs := flag.Int("runs", 15, "edits measured per row")
 	flag.Parse()
+	if strings.Contains(*gopls, "/") {
+		// The server runs in the generated module, not here.
+		abs, err := filepath.Abs(*gopls)
+		if err == nil {
+			*gopls = abs
+		}
+	}
 	if err := run(*gopls, *files, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "lspbench:", err)
 		os.Exit(1)
