@@ -44,8 +44,11 @@ type Client struct {
 	stderr *tailBuffer
 	exited chan struct{}
 
-	mu   sync.Mutex
-	docs map[string]*document // by absolute path
+	// syncMu makes each Sync whole: two calls on one file must not both
+	// open it.
+	syncMu sync.Mutex
+	mu     sync.Mutex
+	docs   map[string]*document // by absolute path
 	// diags are the server's last diagnostics per document URI; seq
 	// counts publications, so a waiter knows one came after its change.
 	diags   map[string]published
@@ -271,6 +274,8 @@ func (c *Client) stderrNote() string {
 // server has. It returns the version the server now has, and whether it
 // changed. A file that no longer exists is closed.
 func (c *Client) Sync(ctx context.Context, file string) (int, bool, error) {
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
 	raw, err := os.ReadFile(file)
 	uri := FileURI(file)
 	c.mu.Lock()

@@ -2,7 +2,9 @@ package lsp
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -52,13 +54,23 @@ func (m *Manager) diagnose(ctx context.Context, root, n string, files []string, 
 	}
 	since := c.seqNow()
 	want := map[string]int{}
+	var kept []string
 	for _, f := range files {
+		if _, err := os.Stat(f); errors.Is(err, os.ErrNotExist) {
+			_, _, _ = c.Sync(cctx, f) // deleted: closed if it was open, nothing to report
+			continue
+		}
 		v, _, err := c.Sync(cctx, f)
 		if err != nil {
 			return fmt.Sprintf("Diagnostics not available for %s: %v", strings.Join(rels, ", "), err)
 		}
 		want[f] = v
+		kept = append(kept, f)
 	}
+	if len(want) == 0 {
+		return ""
+	}
+	rels = relAll(root, kept)
 	diags, missing := c.WaitDiagnostics(cctx, want, since, deadline)
 	out := Format(root, diags, SeverityWarning)
 	if len(missing) > 0 {

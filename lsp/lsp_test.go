@@ -72,6 +72,11 @@ func TestGoplsDiagnosticsDefinitionRename(t *testing.T) {
 	require.NotContains(t, out, "error:")
 	require.Contains(t, out, "no errors")
 
+	// A deleted file is closed and not waited for.
+	require.NoError(t, os.Remove(filepath.Join(root, "c.go")))
+	require.Equal(t, "", m.AfterEdit(ctx, root, []string{filepath.Join(root, "c.go")}))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "c.go"), []byte("package m\n\nvar _ = Greet\n"), 0o644))
+
 	c, _, err := m.ForFile(ctx, root, b)
 	require.NoError(t, err)
 	text, _ := os.ReadFile(b)
