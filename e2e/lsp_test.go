@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -146,4 +147,62 @@ func TestLanguageServerOnAGoModule(t *testing.T) {
 	build.Dir = e.workspace
 	bout, err := build.CombinedOutput()
 	require.NoError(t, err, "go build after the rename: %s", bout)
+}
+
+// goplsIn lists the gopls processes whose working directory (the root
+// the worker started them with) is under dir.
+func goplsIn(gopls, dir string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		exe, err := os.Readlink(filepath.Join(p, "exe"))
+		if err != nil || exe != gopls {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join(p, "cwd"))
+		if err == nil && strings.HasPrefix(cwd, dir) {
+			out = append(out, p+" "+cwd)
+		}
+	}
+	return out
+}
+
+// An isolated session gets its own gopls, rooted in its checkout, which
+// reports the type error of an edit there and stops when the session
+// ends and its checkout is closed.
+func TestLanguageServerPerCheckoutStopsWithTheSession(t *testing.T) {
+	t.Parallel()
+	gopls, err := filepath.EvalSymlinks(goplsBinary(t))
+	require.NoError(t, err)
+	e := isolationEnv(t, func(string) map[string][]sm.Reply {
+		return map[string][]sm.Reply{"break it": {
+			sm.Tools(sm.Call{ID: "c1", Name: "write", Arguments: lspArgs(map[string]string{"path": "b.go", "content": "package m\n\nvar n int = \"x\"\n"})}),
+			sm.Text("broke it"),
+		}}
+	})
+	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, "go.mod"), []byte("module example.com/m\n\ngo 1.22\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, "a.go"), []byte("package m\n"), 0o644))
+	git(t, e.workspace, "add", "go.mod", "a.go")
+	git(t, e.workspace, "commit", "-qm", "go module")
+	require.NoError(t, os.WriteFile(filepath.Join(e.configDir, "lsp.json"), []byte(lspArgs(map[string]any{
+		"servers":          map[string]any{"gopls": map[string]any{"command": gopls, "patterns": []string{"*.go"}}},
+		"diagnostics_wait": "20s",
+	})), 0o600))
+	e.stopWorker()
+	e.startWorker() // with the language server configured
+
+	id := "e2e-lsp-iso-" + randHex(3)
+	out, err := e.starter("start", "--id", id, "--profile", "auto", "break it")
+	require.NoError(t, err, out)
+	r := result(t, id)
+	require.Equal(t, workflows.ResultCompleted, r.Status, r.Error)
+	res := resultFor(e.checkSession(id), "c1")
+	require.NotNil(t, res)
+	require.Contains(t, res.Content, `b.go:3:13: error: cannot use "x" (untyped string constant) as int value in variable declaration`,
+		"the checkout's own server reports the edit's error")
+	checkouts := filepath.Join(e.stateDir, "checkouts")
+	waitFor(t, "the session's gopls to stop with its checkout", 20*time.Second, func() bool {
+		return len(goplsIn(gopls, checkouts)) == 0
+	})
+	require.Empty(t, goplsIn(gopls, e.workspace), "no server ran in the person's own checkout")
 }
