@@ -14,7 +14,7 @@ DEVSERVER := $(BIN)/devserver
 # exceeded" and no crasher. FuzzApplyPatch writes files, so it gets fewer.
 # FUZZTIME=30s (or 1000000x) overrides every target's budget.
 FUZZ_TARGETS := tools:FuzzResolve:50000x tools:FuzzParsePatch:50000x tools:FuzzApplyPatch:15000x \
-	tools:FuzzGitignore:50000x tools:FuzzUnifiedDiff:50000x tools:FuzzEditMatch:50000x \
+	tools:FuzzGitignore:50000x tools:FuzzUnifiedDiff:50000x tools:FuzzEditMatch:50000x tools:FuzzMakePatch:10000x \
 	shellcmd:FuzzAnalyze:50000x toolcalls:FuzzParse:50000x transcript:FuzzParseS3URL:50000x \
 	guardian:FuzzParse:50000x scriptedmodel:FuzzDecodeResponsesRequest:20000x \
 	activities:FuzzFromResponse:20000x activities:FuzzChatReasoning:20000x
