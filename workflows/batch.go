@@ -172,6 +172,11 @@ func (s *driver) driveBatch(ctx workflow.Context) error {
 	for i, deps := range session.Plan(plan) {
 		s.batch[i].deps = deps
 	}
+	for _, cs := range s.batch {
+		// Shown for approval (and notified) only once its tool has
+		// completed it: see prepare.
+		cs.preparing = cs.spec.Prepares && cs.state != stateDone
+	}
 	s.afterDecision(ctx)
 	for _, cs := range s.batch {
 		if cs.state == stateDone {

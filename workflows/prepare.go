@@ -16,9 +16,10 @@ import (
 // name.
 func (s *driver) prepare(ctx workflow.Context, cs *callState) bool {
 	if !cs.spec.Prepares || cs.state == stateDone {
+		cs.preparing = false
 		return true
 	}
-	cs.preparing = true
+	cs.preparing = true // driveBatch set it already; a resumed call too
 	req := activities.ToolRequest{
 		CallID: cs.call.ID, Name: cs.call.Name, Arguments: []byte(cs.call.Arguments), WorkDir: s.in.WorkDir,
 		Prepare: true,
