@@ -115,6 +115,7 @@ func TestLanguageServerOnAGoModule(t *testing.T) {
 	out, err := e.starter("approve", id, "c_rename")
 	require.NoError(t, err, out)
 	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
+	recordHistory(t, id, "lsp_rename_prepared")
 
 	msgs := e.checkSession(id)
 	broke := resultFor(msgs, "c_break")
