@@ -114,9 +114,16 @@ func Format(root string, diags map[string][]Diagnostic, worst int) string {
 		file string
 		sev  int
 		d    Diagnostic
+		at   Point
 	}
 	var all []line
+	texts := map[string]string{}
 	for f, ds := range diags {
+		// Columns are given in characters, as the tools take them; the
+		// protocol counts UTF-16 units.
+		if raw, err := os.ReadFile(f); err == nil {
+			texts[f] = string(raw)
+		}
 		seen := map[string]bool{}
 		for _, d := range ds {
 			sev := d.Severity
@@ -131,7 +138,7 @@ func Format(root string, diags map[string][]Diagnostic, worst int) string {
 				continue
 			}
 			seen[k] = true
-			all = append(all, line{Rel(root, f), sev, d})
+			all = append(all, line{Rel(root, f), sev, d, ToPoint(texts[f], d.Range.Start)})
 		}
 	}
 	sort.SliceStable(all, func(i, j int) bool {
@@ -160,7 +167,7 @@ func Format(root string, diags map[string][]Diagnostic, worst int) string {
 			src = " [" + l.d.Source + "]"
 		}
 		msg := strings.ReplaceAll(strings.TrimSpace(l.d.Message), "\n", " ")
-		fmt.Fprintf(&sb, "%s:%d:%d: %s: %s%s\n", l.file, l.d.Range.Start.Line+1, l.d.Range.Start.Character+1, severityName(l.sev), msg, src)
+		fmt.Fprintf(&sb, "%s:%d:%d: %s: %s%s\n", l.file, l.at.Line, l.at.Column, severityName(l.sev), msg, src)
 	}
 	if left := len(all) - shown; left > 0 {
 		fmt.Fprintf(&sb, "(%d more not shown)\n", left)
