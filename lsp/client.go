@@ -494,3 +494,27 @@ func (c *Client) Diagnose(ctx context.Context, file string, deadline time.Time) 
 	diags, missing := c.WaitDiagnostics(ctx, map[string]int{file: v}, 0, deadline)
 	return diags[file], len(missing) > 0
 }
+
+// ErrorsSince are the errors the server published after publication
+// number since for files other than those in skip: what an edit broke
+// elsewhere (a caller in another file).
+func (c *Client) ErrorsSince(since int64, skip map[string]int) map[string][]Diagnostic {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string][]Diagnostic{}
+	for uri, p := range c.diags {
+		f, ok := URIPath(uri)
+		if !ok || p.seq <= since {
+			continue
+		}
+		if _, own := skip[f]; own {
+			continue
+		}
+		for _, d := range p.diags {
+			if d.Severity == SeverityError || d.Severity == 0 {
+				out[f] = append(out[f], d)
+			}
+		}
+	}
+	return out
+}

@@ -73,6 +73,17 @@ func (m *Manager) diagnose(ctx context.Context, root, n string, files []string, 
 	rels = relAll(root, kept)
 	diags, missing := c.WaitDiagnostics(cctx, want, since, deadline)
 	out := Format(root, diags, SeverityWarning)
+	if others := insideRoot(root, c.ErrorsSince(since, want)); len(others) > 0 {
+		// Published by the time the changed files' were: what the edit
+		// broke elsewhere, errors only.
+		elsewhere := "errors in other files now:\n" + Format(root, others, SeverityError)
+		if out == "" {
+			out = fmt.Sprintf("%s reports no errors or warnings in %s; %s", n, strings.Join(rels, ", "), elsewhere)
+			rels = nil
+		} else {
+			out += "\n" + elsewhere
+		}
+	}
 	if len(missing) > 0 {
 		note := fmt.Sprintf("Diagnostics not available for %s: %s did not report within %s; the lsp_diagnostics tool asks again.",
 			strings.Join(relAll(root, missing), ", "), n, m.cfg.wait)
@@ -81,8 +92,11 @@ func (m *Manager) diagnose(ctx context.Context, root, n string, files []string, 
 		}
 		return out + "\n" + note
 	}
-	if out == "" {
+	switch {
+	case out == "":
 		return fmt.Sprintf("%s reports no errors or warnings in %s.", n, strings.Join(rels, ", "))
+	case rels == nil:
+		return out
 	}
 	return fmt.Sprintf("%s diagnostics:\n%s", n, out)
 }
@@ -185,4 +199,15 @@ func severityName(s int) string {
 		return "info"
 	}
 	return "hint"
+}
+
+// insideRoot keeps the files under root: a server may report on files of
+// the module cache or the standard library, which are not the session's.
+func insideRoot(root string, diags map[string][]Diagnostic) map[string][]Diagnostic {
+	for f := range diags {
+		if r, err := filepath.Rel(root, f); err != nil || strings.HasPrefix(r, "..") {
+			delete(diags, f)
+		}
+	}
+	return diags
 }

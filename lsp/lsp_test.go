@@ -72,6 +72,17 @@ func TestGoplsDiagnosticsDefinitionRename(t *testing.T) {
 	require.NotContains(t, out, "error:")
 	require.Contains(t, out, "no errors")
 
+	// What an edit breaks in other files is reported too (errors only).
+	a := filepath.Join(root, "a.go")
+	aText, _ := os.ReadFile(a)
+	require.NoError(t, os.WriteFile(a, []byte(strings.Replace(string(aText), "func Greet", "func Hail", 1)), 0o644))
+	out = m.AfterEdit(ctx, root, []string{a})
+	require.Contains(t, out, "gopls reports no errors or warnings in a.go; errors in other files now:\n", out)
+	require.Contains(t, out, "b.go:3:30: error: undefined: Greet")
+	require.Contains(t, out, "c.go:3:9: error: undefined: Greet")
+	require.NoError(t, os.WriteFile(a, aText, 0o644))
+	require.NotContains(t, m.AfterEdit(ctx, root, []string{a}), "error:")
+
 	// A deleted file is closed and not waited for.
 	require.NoError(t, os.Remove(filepath.Join(root, "c.go")))
 	require.Equal(t, "", m.AfterEdit(ctx, root, []string{filepath.Join(root, "c.go")}))
