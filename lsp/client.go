@@ -93,7 +93,10 @@ func Start(ctx context.Context, name string, cfg ServerConfig, root string) (*Cl
 		docs: map[string]*document{}, diags: map[string]published{}, changed: make(chan struct{}), lastUse: time.Now()}
 	go func() { _ = cmd.Wait(); close(c.exited) }()
 	stream := jsonrpc2.NewBufferedStream(stdio{stdout, stdin}, jsonrpc2.VSCodeObjectCodec{})
-	c.conn = jsonrpc2.NewConn(context.Background(), stream, jsonrpc2.AsyncHandler(jsonrpc2.HandlerWithError(c.handle)))
+	// Handled in the order they come (not AsyncHandler): two
+	// publications for one file must not swap. The handler never waits on
+	// the server, so the read loop is never stuck.
+	c.conn = jsonrpc2.NewConn(context.Background(), stream, jsonrpc2.HandlerWithError(c.handle))
 	if err := c.initialize(ctx); err != nil {
 		c.kill()
 		return nil, fmt.Errorf("initialize %s: %w%s", name, err, c.stderrNote())
@@ -187,6 +190,9 @@ func (c *Client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 func (c *Client) publish(p publishDiagnosticsParams) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if old, ok := c.diags[p.URI]; ok && old.version != nil && p.Version != nil && *p.Version < *old.version {
+		return // about a version older than the one already reported
+	}
 	c.seq++
 	c.diags[p.URI] = published{seq: c.seq, version: p.Version, diags: p.Diagnostics}
 	close(c.changed)
@@ -285,6 +291,7 @@ func (c *Client) Sync(ctx context.Context, file string) (int, bool, error) {
 		if errors.Is(err, os.ErrNotExist) && d != nil {
 			c.mu.Lock()
 			delete(c.docs, file)
+			delete(c.diags, uri) // a file opened again starts at version 1
 			c.mu.Unlock()
 			return 0, true, c.conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": textDocumentIdentifier{URI: uri}})
 		}
