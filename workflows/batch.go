@@ -211,8 +211,9 @@ func (s *driver) driveBatch(ctx workflow.Context) error {
 	return nil
 }
 
-// runCall is one call's goroutine: wait for its decision if it needs one,
-// wait for its turn in the plan, run it, record its result.
+// runCall is one call's goroutine: have its tool prepare it if it says
+// so, wait for its decision if it needs one, wait for its turn in the
+// plan, run it, record its result.
 func (s *driver) runCall(ctx workflow.Context, cs *callState) {
 	if !s.prepare(ctx, cs) {
 		return

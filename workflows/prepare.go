@@ -20,6 +20,14 @@ func (s *driver) prepare(ctx workflow.Context, cs *callState) bool {
 		return true
 	}
 	cs.preparing = true // driveBatch set it already; a resumed call too
+	// The calls before it in the plan finish first: a rename computed
+	// before an earlier edit of the same files lands would be stale.
+	if err := workflow.Await(ctx, func() bool { return s.depsDone(cs) }); err != nil {
+		cs.preparing = false
+		cs.finish(s.notRun("waited for the calls before it"))
+		s.afterDecision(ctx)
+		return false
+	}
 	req := activities.ToolRequest{
 		CallID: cs.call.ID, Name: cs.call.Name, Arguments: []byte(cs.call.Arguments), WorkDir: s.in.WorkDir,
 		Prepare: true,
@@ -39,5 +47,15 @@ func (s *driver) prepare(ctx workflow.Context, cs *callState) bool {
 	}
 	cs.call.Arguments = string(res.Prepared)
 	s.afterDecision(ctx)
+	return true
+}
+
+// depsDone reports whether every call cs waits for in the plan is done.
+func (s *driver) depsDone(cs *callState) bool {
+	for _, d := range cs.deps {
+		if s.batch[d].state != stateDone {
+			return false
+		}
+	}
 	return true
 }

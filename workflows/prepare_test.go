@@ -84,3 +84,56 @@ type testUpdateCallback struct{ onReject func(error) }
 func (c *testUpdateCallback) Accept()             {}
 func (c *testUpdateCallback) Reject(err error)    { c.onReject(err) }
 func (c *testUpdateCallback) Complete(any, error) {}
+
+// A rename after an edit in the same reply is prepared once the edit is
+// done: computed before it, its patch would be stale on arrival.
+func TestPreparationWaitsForTheCallsBeforeIt(t *testing.T) {
+	t.Parallel()
+	replies := []activities.ModelResponse{
+		toolReply(call("w", "write", `{"path":"a.go","content":"package m"}`),
+			call("rn", tools.LSPRenameName, `{"path":"a.go","symbol":"m","new_name":"n"}`)),
+		textReply("done"),
+	}
+	h := &harness{env: newSessionEnv(&Sessions{})}
+	specs := append(catalog().Tools, tools.NewRegistry(tools.LSPTools(nil)...).Specs()...)
+	h.env.OnActivity(a.ListTools, mock.Anything).Return(activities.Catalog{Tools: specs}, nil)
+	h.env.OnActivity(a.LoadWorkspaceConfig, mock.Anything, mock.Anything).Return(activities.WorkspaceConfig{}, nil)
+	i := 0
+	h.env.OnActivity(a.CallModel, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, _ activities.ModelRequest) (activities.ModelResponse, error) {
+			i++
+			return replies[i-1], nil
+		})
+	var mu sync.Mutex
+	var order []string
+	h.env.OnActivity(a.RunTool, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if r.Prepare {
+				order = append(order, "prepare "+r.CallID)
+				return tools.Result{Prepared: json.RawMessage(`{"path":"a.go","symbol":"m","new_name":"n","patch":"*** Begin Patch\n*** End Patch\n"}`)}, nil
+			}
+			order = append(order, "run "+r.CallID)
+			return tools.Result{Content: "ok"}, nil
+		})
+	h.env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{"w"}, pendingIDs(h.pending(t)), "the rename is not shown before the write it follows is done")
+		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "w", Decision: "approve"})
+	}, time.Minute)
+	h.env.RegisterDelayedCallback(func() {
+		require.Equal(t, []string{"rn"}, pendingIDs(h.pending(t)))
+		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "rn", Decision: "approve"})
+	}, 2*time.Minute)
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "edit then rename"})
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Equal(t, []string{"run w", "prepare rn", "run rn"}, order)
+}
+
+func pendingIDs(ps []PendingApproval) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.CallID)
+	}
+	return out
+}
