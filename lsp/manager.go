@@ -151,7 +151,8 @@ func (m *Manager) CloseRoot(root string) {
 	})
 }
 
-// stopWhere stops the started servers for which pick says so.
+// stopWhere stops the servers for which pick says so; pick gets a nil
+// client for a server still starting.
 func (m *Manager) stopWhere(pick func(key, *Client) bool) {
 	m.mu.Lock()
 	var stop []*Client
@@ -159,7 +160,16 @@ func (m *Manager) stopWhere(pick func(key, *Client) bool) {
 		select {
 		case <-s.ready:
 		default:
-			continue // still starting: the next round takes it
+			if pick(k, nil) {
+				// Still starting: stopped once started, never handed out.
+				delete(m.clients, k)
+				go func() {
+					if <-s.ready; s.err == nil {
+						s.client.Stop()
+					}
+				}()
+			}
+			continue
 		}
 		if s.err != nil || !s.client.Alive() {
 			delete(m.clients, k)
@@ -190,7 +200,7 @@ func (m *Manager) reapIdle() {
 		case <-m.stop:
 			return
 		case now := <-tick.C:
-			m.stopWhere(func(_ key, c *Client) bool { return now.Sub(c.idleSince()) > m.cfg.idle })
+			m.stopWhere(func(_ key, c *Client) bool { return c != nil && now.Sub(c.idleSince()) > m.cfg.idle })
 		}
 	}
 }
