@@ -5,7 +5,7 @@
 BIN      := $(CURDIR)/.longrun-bin
 DEVSERVER := $(BIN)/devserver
 
-.PHONY: all build devserver temporal-cli test demo vet fuzz clean record-histories install
+.PHONY: all build devserver temporal-cli gopls test demo vet fuzz clean record-histories install
 
 # Every parser and matcher has a fuzz target; CI runs each for a bounded
 # number of executions (package:target:count). Counts, not durations: a
@@ -14,7 +14,7 @@ DEVSERVER := $(BIN)/devserver
 # exceeded" and no crasher. FuzzApplyPatch writes files, so it gets fewer.
 # FUZZTIME=30s (or 1000000x) overrides every target's budget.
 FUZZ_TARGETS := tools:FuzzResolve:50000x tools:FuzzParsePatch:50000x tools:FuzzApplyPatch:15000x \
-	tools:FuzzGitignore:50000x tools:FuzzUnifiedDiff:50000x tools:FuzzEditMatch:50000x \
+	tools:FuzzGitignore:50000x tools:FuzzUnifiedDiff:50000x tools:FuzzEditMatch:50000x tools:FuzzMakePatch:10000x \
 	shellcmd:FuzzAnalyze:50000x toolcalls:FuzzParse:50000x transcript:FuzzParseS3URL:50000x \
 	guardian:FuzzParse:50000x scriptedmodel:FuzzDecodeResponsesRequest:20000x \
 	activities:FuzzFromResponse:20000x activities:FuzzChatReasoning:20000x skills:FuzzParse:50000x
@@ -66,9 +66,21 @@ temporal-cli:
 	@test -x $(TEMPORAL_CLI) || GOBIN=$(BIN) go install github.com/temporalio/cli/cmd/temporal@v1.5.1 || \
 		echo "temporal CLI v1.5.1 did not build" >&2
 
-test: devserver vet temporal-cli
-	@LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) ./scripts/check-test-deps.sh
-	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) go test -race -count=1 ./...
+# gopls serves the language-server tests (lsp, tools, e2e
+# TestLanguageServerOnAGoModule). v0.23.0 is the last release that builds
+# with Go 1.26; built once into .longrun-bin, where the tests find it
+# without PATH changes. A failed build says so and the tests skip loudly
+# (LONGRUN_REQUIRE_GOPLS=1, as in .ci/run, makes them fail).
+GOPLS := $(BIN)/gopls
+.PHONY: gopls
+gopls:
+	@mkdir -p $(BIN)
+	@test -x $(GOPLS) || GOBIN=$(BIN) go install golang.org/x/tools/gopls@v0.23.0 || \
+		echo "gopls v0.23.0 did not build" >&2
+
+test: devserver vet temporal-cli gopls
+	@LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) LONGRUN_GOPLS=$(GOPLS) ./scripts/check-test-deps.sh
+	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) LONGRUN_GOPLS=$(GOPLS) go test -race -count=1 ./...
 	$(MAKE) test-postgres
 	$(MAKE) fuzz
 
@@ -97,7 +109,7 @@ fuzz:
 # Old histories stay: they prove sessions started by earlier code replay.
 record-histories: devserver
 	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_RECORD_HISTORIES=$(CURDIR)/workflows/testdata \
-		go test -count=1 -run 'TestBatchReadsOverlapAndBarrierWaits|TestStaleWriteGuardAcrossWorkerRestart|TestCancelWhileShellRuns|TestBackgroundJobAcrossTurnsKilledOnCancel|TestSubagentCancelledWithItsParent|TestReadWriteShellWithApproval|TestDenyWithFeedback|TestApprovalTimeout|TestInterruptWhileShellRuns|TestTwoThousandTurnsContinueAsNew|TestCompactionFitsTheWindow|TestLocalReadsSaveAWorkflowTaskPerTurn|TestLocalModelTakesAtMostOneWorkflowTaskPerTurn|TestUISummariesAndCurrentDetails|TestFastTurnsUpsertCountersSparingly|TestForgedAndMalformedSignalsAreRejected|TestNotificationsOncePerEventAcrossWorkerKills|TestGuardianE2E|TestIsolatedSessionsOnOneRepository|TestSkillsListedAndLoaded' ./e2e
+		go test -count=1 -run 'TestBatchReadsOverlapAndBarrierWaits|TestStaleWriteGuardAcrossWorkerRestart|TestCancelWhileShellRuns|TestBackgroundJobAcrossTurnsKilledOnCancel|TestSubagentCancelledWithItsParent|TestReadWriteShellWithApproval|TestDenyWithFeedback|TestApprovalTimeout|TestInterruptWhileShellRuns|TestTwoThousandTurnsContinueAsNew|TestCompactionFitsTheWindow|TestLocalReadsSaveAWorkflowTaskPerTurn|TestLocalModelTakesAtMostOneWorkflowTaskPerTurn|TestUISummariesAndCurrentDetails|TestFastTurnsUpsertCountersSparingly|TestForgedAndMalformedSignalsAreRejected|TestNotificationsOncePerEventAcrossWorkerKills|TestGuardianE2E|TestIsolatedSessionsOnOneRepository|TestSkillsListedAndLoaded|TestLanguageServerOnAGoModule' ./e2e
 
 # The long chaos run: CHAOS_SESSIONS sessions whose worker is SIGKILLed at
 # random points, and the Temporal server restart (see e2e/chaos_test.go). Each

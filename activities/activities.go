@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/longrun/longrun/lsp"
 	"github.com/longrun/longrun/mcp"
 	"github.com/longrun/longrun/notify"
 	"github.com/longrun/longrun/tools"
@@ -71,6 +72,8 @@ type Activities struct {
 	guardian GuardianConfig
 	// stateDir holds sessions' own checkouts (SetCheckouts); "": none.
 	stateDir string
+	// lsp holds the worker's language servers (SetLSP); nil: none.
+	lsp *lsp.Manager
 }
 
 // New returns activities that call the model described by mc and run the

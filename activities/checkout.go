@@ -87,6 +87,7 @@ func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest
 		return "", temporal.NewNonRetryableApplicationError(err.Error(), "BadCheckout", nil)
 	}
 	req.Checkout.Dir = in
+	a.stopServers(in)
 	return checkout.Finish(ctx, req.Checkout, req.Message)
 }
 

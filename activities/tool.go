@@ -54,6 +54,9 @@ type ToolRequest struct {
 	// (checkout.Info.Name); WorkDir is then relative to it. Empty: the
 	// session runs in place, in the worker's workspace.
 	Checkout string `json:"checkout,omitempty"`
+	// Prepare asks the tool to complete the call's arguments rather than
+	// run it (tools.Preparer, Spec.Prepares).
+	Prepare bool `json:"prepare,omitempty"`
 }
 
 // RunTool runs one tool call in the session's working directory. Failures
@@ -108,9 +111,17 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 			mu.Unlock()
 		},
 	}
-	res, err := t.Run(ctx, env, req.Arguments)
+	var res tools.Result
+	if req.Prepare {
+		res, err = prepare(ctx, t, env, req)
+	} else {
+		res, err = t.Run(ctx, env, req.Arguments)
+	}
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("run tool %s: %w", req.Name, err)
+	}
+	if t.Spec().EditsFiles && !req.Prepare && ctx.Err() == nil {
+		res = a.withDiagnostics(ctx, ws, res)
 	}
 	if ctx.Err() != nil {
 		// Report the cancellation to Temporal; the workflow writes the

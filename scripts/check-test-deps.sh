@@ -36,4 +36,7 @@ fi
 if [ -n "${LONGRUN_TEMPORAL_CLI:-}" ] && [ ! -x "$LONGRUN_TEMPORAL_CLI" ]; then
 	loud "the temporal CLI ($LONGRUN_TEMPORAL_CLI) did not build: the test that decodes history through the codec server with it DOES NOT RUN (go install github.com/temporalio/cli/cmd/temporal@v1.5.1)."
 fi
+if [ -n "${LONGRUN_GOPLS:-}" ] && [ ! -x "$LONGRUN_GOPLS" ]; then
+	loud "gopls ($LONGRUN_GOPLS) did not build: the language-server tests (lsp, tools TestLSP*, e2e TestLanguageServerOnAGoModule) DO NOT RUN (GOBIN=\$PWD/.longrun-bin go install golang.org/x/tools/gopls@v0.23.0)."
+fi
 exit 0

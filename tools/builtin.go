@@ -1,5 +1,7 @@
 package tools
 
+import "github.com/longrun/longrun/lsp"
+
 // Config configures the built-in tools; the worker fills it from its own
 // configuration.
 type Config struct {
@@ -24,6 +26,8 @@ type Config struct {
 	// Web configures web_fetch and web_search (absent without a search
 	// provider).
 	Web WebConfig
+	// LSP holds the worker's language servers; nil: no lsp_* tools.
+	LSP *lsp.Manager
 }
 
 // DefaultConfig returns the configuration used when the worker sets none.
@@ -62,6 +66,9 @@ func Builtin(cfg Config) []Tool {
 	}
 	if cfg.Web.Search.URL != "" {
 		ts = append(ts, NewWebSearch(cfg.Web))
+	}
+	if cfg.LSP != nil {
+		ts = append(ts, LSPTools(cfg.LSP)...)
 	}
 	return ts
 }

@@ -27,6 +27,10 @@ type Spec struct {
 	// EditsFiles marks tools that change files by path (write, edit,
 	// apply_patch): the session hands them the stale-write guard's hashes.
 	EditsFiles bool `json:"edits_files,omitempty"`
+	// Prepares marks tools whose calls are completed by the tool before
+	// they are decided (Preparer): lsp_rename computes its patch, so the
+	// person approves the patch itself and the call applies exactly it.
+	Prepares bool `json:"prepares,omitempty"`
 	// Concurrency is how the tool's calls share a batch with others:
 	// ConcurrencyShared or ConcurrencyExclusive. Empty means shared for a
 	// read-only tool and exclusive otherwise, which is also how specs
@@ -136,6 +140,9 @@ type Result struct {
 	// a 20 KB read then costs the history a reference, not 20 KB.
 	ContentRef   string `json:"content_ref,omitempty"`
 	ContentBytes int    `json:"content_bytes,omitempty"`
+	// Prepared is set by a Preparer: the call's completed arguments,
+	// which replace the model's for the approval and the run.
+	Prepared json.RawMessage `json:"prepared,omitempty"`
 }
 
 // Env is what a running tool needs from its caller.
@@ -183,6 +190,13 @@ type Tool interface {
 	// system is broken (worth a retry); failures the model can fix are a
 	// Result with IsError.
 	Run(ctx context.Context, env Env, args json.RawMessage) (Result, error)
+}
+
+// Preparer is a tool that completes a call's arguments before the call is
+// decided (Spec.Prepares). A result with IsError ends the call with it,
+// unasked; its Files count as read, as a tool run's do.
+type Preparer interface {
+	Prepare(ctx context.Context, env Env, args json.RawMessage) (json.RawMessage, Result, error)
 }
 
 // Errorf builds an error result for the model.

@@ -274,6 +274,14 @@ func (m *Main) Run() error {
 	jobs := tools.NewJobs()
 	defer jobs.Close()
 	m.Tools.Jobs = jobs
+	languageServers, err := openLSP(m.ConfigDir, logger)
+	if err != nil {
+		return err
+	}
+	if languageServers != nil {
+		defer languageServers.Close()
+		m.Tools.LSP = languageServers
+	}
 	acts := activities.New(m.Model, tools.NewRegistry(tools.Builtin(m.Tools)...), ws)
 	activities.SetWorkerConfig(acts, activities.WorkerConfig{Rules: cfg.Rules, TrustWorkspace: cfg.Trusted, Notes: cfg.Notes, Skills: m.Tools.Skills.Locations})
 	m.Guardian.Prompt = cfg.GuardianPrompt
@@ -312,6 +320,9 @@ func (m *Main) Run() error {
 	activities.SetJobs(acts, jobs, own)
 	activities.SetShell(acts, m.Tools.Shell)
 	activities.SetCheckouts(acts, m.StateDir)
+	if m.Tools.LSP != nil {
+		activities.SetLSP(acts, m.Tools.LSP)
+	}
 	servers, err := openMCP(cfg.MCP, ws.Root(), logger, m.Tools)
 	if err != nil {
 		return err

@@ -47,6 +47,9 @@ type callState struct {
 	// a person's decision on this very call.
 	released bool
 	verdict  *guardian.Verdict // the guardian's, when it judged the call
+	// preparing: its tool completes its arguments (prepare); nobody may
+	// decide it before they are shown.
+	preparing bool
 }
 
 // approvedByPerson reports whether a person approved this very call (one
@@ -169,6 +172,11 @@ func (s *driver) driveBatch(ctx workflow.Context) error {
 	for i, deps := range session.Plan(plan) {
 		s.batch[i].deps = deps
 	}
+	for _, cs := range s.batch {
+		// Shown for approval (and notified) only once its tool has
+		// completed it: see prepare.
+		cs.preparing = cs.spec.Prepares && cs.state != stateDone
+	}
 	s.afterDecision(ctx)
 	for _, cs := range s.batch {
 		if cs.state == stateDone {
@@ -203,9 +211,13 @@ func (s *driver) driveBatch(ctx workflow.Context) error {
 	return nil
 }
 
-// runCall is one call's goroutine: wait for its decision if it needs one,
-// wait for its turn in the plan, run it, record its result.
+// runCall is one call's goroutine: have its tool prepare it if it says
+// so, wait for its decision if it needs one, wait for its turn in the
+// plan, run it, record its result.
 func (s *driver) runCall(ctx workflow.Context, cs *callState) {
+	if !s.prepare(ctx, cs) {
+		return
+	}
 	if cs.state == stateReviewing && s.review(ctx, cs) {
 		return // the guardian denied it
 	}
@@ -370,7 +382,7 @@ func (s *driver) batchDone() bool {
 
 func (s *driver) hasWaiting() bool {
 	for _, c := range s.batch {
-		if c.state == stateWaiting {
+		if c.state == stateWaiting && !c.preparing {
 			return true
 		}
 	}

@@ -41,6 +41,11 @@ func (s *driver) canCarryBatch() bool {
 	for _, c := range s.batch {
 		switch {
 		case c.state == stateDone:
+		case c.preparing && s.depsDone(c):
+			return false // its preparation is an activity in flight
+		case c.preparing:
+			// Its preparation waits for the calls before it, which the
+			// next run carries; it is prepared there.
 		case c.state == stateWaiting:
 			waiting = true
 		case c.started, c.state == stateReviewing:

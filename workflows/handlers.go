@@ -85,7 +85,7 @@ func (s *driver) checkApproval(ap Approval) ([]*callState, error) {
 	}
 	waiting := []*callState{}
 	for _, c := range s.batch {
-		if c.state == stateWaiting && c.decision == nil {
+		if c.state == stateWaiting && c.decision == nil && !c.preparing {
 			waiting = append(waiting, c)
 		}
 	}
@@ -104,6 +104,9 @@ func (s *driver) checkApproval(ap Approval) ([]*callState, error) {
 	for _, c := range s.batch {
 		if c.call.ID != ap.CallID {
 			continue
+		}
+		if c.preparing {
+			return nil, fmt.Errorf("call %q is being prepared (its tool computes what it will change); decide it once it is shown", ap.CallID)
 		}
 		if c.state == stateReviewing {
 			return nil, fmt.Errorf("call %q is being reviewed by the guardian; it waits for a person only if the guardian does not decide it", ap.CallID)
@@ -171,7 +174,7 @@ func (s *driver) reject(ctx workflow.Context, msg string) {
 func (s *driver) pending() []PendingApproval {
 	out := []PendingApproval{}
 	for _, c := range s.batch {
-		if c.state == stateWaiting && c.decision == nil {
+		if c.state == stateWaiting && c.decision == nil && !c.preparing {
 			out = append(out, PendingApproval{
 				CallID: c.call.ID, Tool: c.call.Name, Arguments: c.call.Arguments,
 				Reason: c.why, Turn: s.Turn, RequestedAt: c.requestedAt, Guardian: c.verdict,

@@ -1,0 +1,84 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestLoadConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(s string) string {
+		p := filepath.Join(dir, ConfigFile)
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
+		return p
+	}
+	_, err := LoadConfig(filepath.Join(dir, "none.json"))
+	require.ErrorIs(t, err, ErrNoConfig)
+
+	for name, tc := range map[string]struct{ json, err string }{
+		"no command":   {`{"servers": {"ts": {"patterns": ["*.ts"]}}}`, `server ts: "command" is empty`},
+		"no patterns":  {`{"servers": {"ts": {"command": "tsls"}}}`, `server ts: "patterns" is empty`},
+		"bad pattern":  {`{"servers": {"ts": {"command": "tsls", "patterns": ["[*.ts"]}}}`, `pattern "[*.ts"`},
+		"unknown key":  {`{"servers": {"ts": {"command": "tsls", "patterns": ["*.ts"], "cmd": "x"}}}`, `unknown field "cmd"`},
+		"bad duration": {`{"servers": {}, "diagnostics_wait": "soon"}`, `diagnostics_wait`},
+	} {
+		_, err := LoadConfig(write(tc.json))
+		require.ErrorContains(t, err, tc.err, name)
+	}
+
+	c, err := LoadConfig(write(`{"servers": {"ts": {"command": "typescript-language-server", "args": ["--stdio"], "patterns": ["*.ts", "web/*.js"]},
+		"gopls": {"disabled": true}}, "diagnostics_wait": "1s"}`))
+	require.NoError(t, err)
+	c, err = c.WithDefaults(func(string) (string, error) { return "/usr/bin/gopls", nil })
+	require.NoError(t, err)
+	require.Equal(t, []string{"ts"}, c.Names(), "a disabled gopls stays off even when it is on the PATH")
+	require.Equal(t, "ts", c.serverFor("src/a.ts"))
+	require.Equal(t, "ts", c.serverFor("web/x.js"), "a pattern with a slash matches the path from the root")
+	require.Equal(t, "", c.serverFor("lib/x.js"))
+	require.Equal(t, time.Second, c.wait)
+
+	c, err = Config{}.WithDefaults(func(string) (string, error) { return "/opt/gopls", nil })
+	require.NoError(t, err)
+	require.Equal(t, "/opt/gopls", c.Servers[GoplsName].Command, "gopls from the PATH is built in")
+	require.Equal(t, GoplsName, c.serverFor("x/y.go"))
+	c, err = Config{}.WithDefaults(func(string) (string, error) { return "", errors.New("not found") })
+	require.NoError(t, err)
+	require.Empty(t, c.Names())
+}
+
+func TestServerEnvironmentHasNoSecretsAndNoNetworkForGo(t *testing.T) {
+	t.Parallel()
+	env := Environ([]string{"PATH=/bin", "OPENAI_API_KEY=sk-1", "GITHUB_TOKEN=g", "LONGRUN_MODEL=m", "GOPROXY=https://proxy", "HOME=/h", "DB_PASSWORD=p"},
+		ServerConfig{Env: map[string]string{"GOFLAGS": "-tags=x"}})
+	joined := strings.Join(env, "\n")
+	for _, gone := range []string{"sk-1", "GITHUB_TOKEN", "LONGRUN_MODEL", "https://proxy", "DB_PASSWORD"} {
+		require.NotContains(t, joined, gone)
+	}
+	require.Equal(t, []string{"PATH=/bin", "HOME=/h", "GOPROXY=off", "GOTOOLCHAIN=local", "GOFLAGS=-tags=x"}, env)
+	env = Environ(nil, ServerConfig{Env: map[string]string{"GOPROXY": "https://proxy.golang.org"}})
+	require.Equal(t, "GOPROXY=https://proxy.golang.org", env[len(env)-1], "the server's own env may allow the proxy again")
+}
+
+func TestIdleServerIsStopped(t *testing.T) {
+	gopls := goplsPath(t)
+	root := goModule(t, map[string]string{"a.go": "package m\n"})
+	m := NewManager(Config{Servers: map[string]ServerConfig{GoplsName: Gopls(gopls)}, IdleTimeout: "300ms"})
+	defer m.Close()
+	c, _, err := m.ForFile(context.Background(), root, filepath.Join(root, "a.go"))
+	require.NoError(t, err)
+	require.Len(t, m.Running(root), 1)
+	require.Eventually(t, func() bool { return !c.Alive() && len(m.Running(root)) == 0 }, 20*time.Second, 50*time.Millisecond,
+		"a server nobody used for idle_timeout is stopped")
+	// The next use starts it again.
+	c2, _, err := m.ForFile(context.Background(), root, filepath.Join(root, "a.go"))
+	require.NoError(t, err)
+	require.True(t, c2.Alive())
+}
