@@ -71,6 +71,9 @@ type Activities struct {
 	guardian GuardianConfig
 	// stateDir holds sessions' own checkouts (SetCheckouts); "": none.
 	stateDir string
+	// checkpointRemote is where checkpoints are pushed
+	// (SetCheckpointRemote); "": they stay in the repository.
+	checkpointRemote string
 }
 
 // New returns activities that call the model described by mc and run the

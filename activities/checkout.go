@@ -86,8 +86,11 @@ func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest
 	if err != nil {
 		return "", temporal.NewNonRetryableApplicationError(err.Error(), "BadCheckout", nil)
 	}
+	if req.Checkout.Repo == req.Checkout.Dir {
+		req.Checkout.Repo = in // restored on this worker (checkpoint.go)
+	}
 	req.Checkout.Dir = in
-	return checkout.Finish(ctx, req.Checkout, req.Message)
+	return checkout.Close(ctx, req.Checkout, req.Message, a.checkpointRemote)
 }
 
 // ownCheckout is the directory of this worker's checkout name: a name the
