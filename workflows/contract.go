@@ -156,6 +156,11 @@ type SessionInput struct {
 	// Checkout is set on a sub-agent session: its parent's checkout, which
 	// it works in (and leaves to its parent to commit).
 	Checkout *session.Checkout `json:"checkout,omitempty"`
+	// WorkerLostAfter is how long a call waits for the worker holding the
+	// session's checkout to take it before that worker counts as lost and
+	// the checkout is restored on another from its last checkpoint
+	// (checkpoint.go); zero: 5 minutes.
+	WorkerLostAfter Duration `json:"worker_lost_after,omitempty"`
 }
 
 // Approvers a session can have.

@@ -131,7 +131,7 @@ func (s *driver) childInput(cs *callState, p TaskParams) SessionInput {
 		Profile: p.Profile, Rules: s.in.Rules, Network: s.in.Network, MaxParallelTools: s.in.MaxParallelTools,
 		ContextWindow: s.in.ContextWindow, MaxTurns: 200, LocalReads: s.in.LocalReads, LocalModel: s.in.LocalModel,
 		Parent:   &ParentRef{WorkflowID: s.workflowID, CallID: cs.call.ID, Depth: s.depth() + 1},
-		Checkout: s.Checkout, InPlace: !s.isolated(),
+		Checkout: s.Checkout, InPlace: !s.isolated(), WorkerLostAfter: s.in.WorkerLostAfter,
 	}
 }
 

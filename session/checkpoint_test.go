@@ -1,0 +1,37 @@
+package session
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/longrun/longrun/tools"
+)
+
+func TestMayChangeFilesFollowsWhatTheToolDeclares(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		spec                tools.Spec
+		sandboxRO, timedOut bool
+		want                bool
+	}{
+		"read-only tool":              {spec: tools.Spec{Name: "anything", ReadOnly: true}, want: false},
+		"mutating tool":               {spec: tools.Spec{Name: "anything"}, want: true},
+		"in the read-only sandbox":    {spec: tools.Spec{Name: "shell"}, sandboxRO: true, want: false},
+		"a read whose worker is gone": {spec: tools.Spec{ReadOnly: true}, timedOut: true, want: true},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			require.Equal(t, c.want, MayChangeFiles(c.spec, c.sandboxRO, c.timedOut))
+		})
+	}
+}
+
+func TestWorkerLostTextNamesTheLostCallsAndTheCheckpoint(t *testing.T) {
+	t.Parallel()
+	s := WorkerLostText([]string{"shell c3"}, "0123456789abcdef", "/b/checkouts/s", "longrun/s")
+	for _, want := range []string{"was lost", "shell c3", "worker_lost", "/b/checkouts/s", "longrun/s", "0123456789ab", "gone"} {
+		require.Contains(t, s, want)
+	}
+	require.Contains(t, WorkspaceLostText("q-own", "no remote"), "workspace_lost")
+}

@@ -1,0 +1,118 @@
+package workflows
+
+import (
+	"errors"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/checkout"
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/session"
+)
+
+// Checkpoints and a lost worker. After every batch whose calls may have
+// changed files (what the tools declare, session.MayChangeFiles), the
+// session records its checkout as a checkpoint commit on the worker
+// holding it, which pushes it to the checkpoint remote; the history holds
+// its id. When nobody polls that worker's queue for WorkerLostAfter, the
+// worker is lost: its calls in flight were answered worker_lost, and the
+// checkout is restored from the last checkpoint on any other worker, the
+// session pinned there, and the model told. When it cannot be restored
+// the session says workspace_lost and waits for a person.
+
+// workerWait is how long a call waits for the worker holding the
+// checkout before that worker counts as lost.
+func (s *driver) workerWait() time.Duration {
+	if d := time.Duration(s.in.WorkerLostAfter); d > 0 {
+		return d
+	}
+	return checkoutWorkerWait
+}
+
+// noteCall records what a finished call means for the next checkpoint:
+// due when it may have changed files, and a call its worker never
+// answered (a timeout) is one the worker may have taken with it.
+func (s *driver) noteCall(cs *callState, err error) {
+	if !s.isolated() {
+		return
+	}
+	var timeoutErr *temporal.TimeoutError
+	timedOut := errors.As(err, &timeoutErr)
+	if timedOut {
+		s.Checkout.Lost = append(s.Checkout.Lost, cs.call.Name+" "+cs.call.ID)
+	}
+	if session.MayChangeFiles(cs.spec, cs.readOnlySandbox, timedOut) {
+		s.Checkout.Due = true
+	}
+}
+
+// checkpoint records the checkout after a batch that may have changed
+// it. A sub-agent leaves it to its parent, whose task call changed files
+// too. A checkpoint that fails otherwise is logged and tried again after
+// the next batch: the session goes on either way.
+func (s *driver) checkpoint(ctx workflow.Context) outcome {
+	if !s.isolated() || s.in.Checkout != nil || !s.Checkout.Due {
+		return proceed
+	}
+	res, err := s.checkpointCall(ctx)
+	var timeoutErr *temporal.TimeoutError
+	switch {
+	case err == nil:
+		s.Checkout.Due, s.Checkout.Lost, s.Checkout.Checkpoint = false, nil, res.Commit
+		if res.Remote != "" {
+			s.Checkout.Remote = res.Remote
+		}
+		s.logger(ctx).Info("checkpoint", "commit", res.Commit, "remote", s.Checkout.Remote)
+	case errors.As(err, &timeoutErr) && timeoutErr.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
+		return s.workerLost(ctx)
+	case ctx.Err() == nil:
+		s.logger(ctx).Warn("checkpoint failed", "checkout", s.Checkout.Dir, "error", err)
+	}
+	return proceed
+}
+
+// workerLost restores the lost worker's checkout on another worker and
+// tells the model; when it cannot, it reports workspace_lost and waits
+// for a person, whose next message tries again.
+func (s *driver) workerLost(ctx workflow.Context) outcome {
+	lostQueue := s.Checkout.Queue
+	s.logger(ctx).Warn("the worker holding the checkout is lost", "queue", lostQueue, "checkpoint", s.Checkout.Checkpoint)
+	for {
+		res, err := s.restoreCheckoutCall(ctx)
+		if err == nil && res.Checkout != nil {
+			s.restored(res.Checkout, res.WorkerQueue)
+			return proceed
+		}
+		if ctx.Err() != nil {
+			return end(SessionResult{}, ctx.Err())
+		}
+		why := "no worker could restore it"
+		if err != nil {
+			why = rootMessage(err)
+		}
+		s.LastError, s.LastErrorType = session.WorkspaceLostText(lostQueue, why), session.ReasonWorkspaceLost
+		s.logger(ctx).Error("workspace lost", "error", s.LastError)
+		if ok, werr := s.waitForInput(ctx); werr != nil || !ok {
+			return end(s.result(ResultFailed, s.LastError), werr)
+		}
+	}
+}
+
+// restored pins the session to the worker that restored its checkout and
+// tells the model what happened.
+func (s *driver) restored(in *checkout.Info, queue string) {
+	old := s.Checkout
+	origin := old.Origin
+	if origin == "" {
+		origin = old.Repo
+	}
+	s.Checkout = &session.Checkout{Info: *in, Queue: queue, Checkpoint: old.Checkpoint, Remote: old.Remote, Origin: origin}
+	s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleUser,
+		Content: session.WorkerLostText(old.Lost, old.Checkpoint, in.Dir, in.Branch)})
+	if s.LastErrorType == session.ReasonWorkspaceLost {
+		s.LastError, s.LastErrorType = "", "" // a person's message restored it
+	}
+}
