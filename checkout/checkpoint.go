@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // CheckpointPrefix is where a session's checkpoints live, in its
@@ -22,21 +23,36 @@ func CheckpointRef(name string) string { return CheckpointPrefix + name }
 // Checkpoint records the checkout's files as they are now (untracked files
 // included, ignored ones not) as a commit whose parent is the checkout's
 // HEAD, on CheckpointRef(in.Name), without touching the checkout's index,
-// its branch or its working tree: the tree is written through a temporary
-// index (a copy of the real one, so only changed files are hashed). When
-// the tree and HEAD are those of prev, the last checkpoint, nothing is
-// made and prev is returned.
+// its branch or its working tree: the tree is written through an index of
+// the checkpoints' own (checkpointIndex). When the tree and HEAD are those
+// of prev, the last checkpoint, nothing is made and prev is returned.
 func Checkpoint(ctx context.Context, in Info, prev string) (string, error) {
-	tree, head, err := snapshotTree(ctx, in.Dir)
+	st, err := checkpointState(ctx, in.Dir, prev)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint %s: %w", in.Dir, err)
 	}
-	if prev != "" {
-		if got, err := git(ctx, in.Dir, nil, "rev-parse", prev+"^{tree}", prev+"^"); err == nil && got == tree+"\n"+head {
-			return prev, nil
+	if fi, err := os.Stat(st.index + ".lock"); err == nil && time.Since(fi.ModTime()) > 5*time.Minute {
+		os.Remove(st.index + ".lock") // left by a worker killed mid-checkpoint
+	}
+	if _, err := os.Stat(st.index); errors.Is(err, os.ErrNotExist) {
+		if err := copyIndex(st.realIndex, st.index); err != nil {
+			return "", fmt.Errorf("checkpoint %s: %w", in.Dir, err)
 		}
 	}
-	commit, err := git(ctx, in.Dir, nil, "commit-tree", tree, "-p", head, "-m", "longrun checkpoint of "+in.Branch)
+	env := []string{"GIT_INDEX_FILE=" + st.index}
+	// The untracked cache (kept in the checkpoints' index) spares reading
+	// directories that did not change when looking for new files.
+	if _, err := git(ctx, in.Dir, env, "-c", "core.untrackedCache=true", "add", "--all"); err != nil {
+		return "", fmt.Errorf("checkpoint %s: %w", in.Dir, err)
+	}
+	tree, err := git(ctx, in.Dir, env, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("checkpoint %s: %w", in.Dir, err)
+	}
+	if prev != "" && tree == st.prevTree && st.head == st.prevParent {
+		return prev, nil
+	}
+	commit, err := git(ctx, in.Dir, nil, "commit-tree", tree, "-p", st.head, "-m", "longrun checkpoint of "+in.Branch)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint %s: %w", in.Dir, err)
 	}
@@ -46,43 +62,55 @@ func Checkpoint(ctx context.Context, in Info, prev string) (string, error) {
 	return commit, nil
 }
 
-// snapshotTree writes the tree of dir's working tree as git add --all sees
-// it, through a copy of its index, and returns it with HEAD.
-func snapshotTree(ctx context.Context, dir string) (tree, head string, err error) {
-	head, err = git(ctx, dir, nil, "rev-parse", "--verify", "HEAD^{commit}")
+// checkpointIndex is the checkout's own index for checkpoints, in its git
+// directory (out of the sandbox's reach, and not the checkout's index):
+// kept between checkpoints, so each hashes only the files changed since
+// the last one.
+const checkpointIndex = "longrun-checkpoint-index"
+
+// ckptState is what a checkpoint reads before it writes: HEAD, the
+// previous checkpoint's tree and parent, and where the indexes are.
+type ckptState struct {
+	head, prevTree, prevParent string
+	realIndex, index           string
+}
+
+// checkpointState reads it with one git process (a checkpoint runs after
+// every batch: each process costs milliseconds).
+func checkpointState(ctx context.Context, dir, prev string) (ckptState, error) {
+	args := []string{"rev-parse", "--path-format=absolute", "--git-path", "index", "--git-path", checkpointIndex, "HEAD^{commit}"}
+	if prev != "" {
+		args = append(args, prev+"^{tree}", prev+"^")
+	}
+	out, err := git(ctx, dir, nil, args...)
+	if err != nil && prev != "" {
+		return checkpointState(ctx, dir, "") // the previous one is not here
+	}
 	if err != nil {
-		return "", "", err
+		return ckptState{}, err
 	}
-	real, err := git(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--git-path", "index")
+	l := append(strings.Split(out, "\n"), "", "")[:5]
+	if l[2] == "" || (prev != "" && l[4] == "") {
+		return ckptState{}, fmt.Errorf("git rev-parse: unexpected output %q", out)
+	}
+	return ckptState{realIndex: l[0], index: l[1], head: l[2], prevTree: l[3], prevParent: l[4]}, nil
+}
+
+// copyIndex copies the index at from to to (none: none), keeping its file
+// stats so the first checkpoint hashes only what changed.
+func copyIndex(from, to string) error {
+	b, err := os.ReadFile(from)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
-		return "", "", err
+		return err
 	}
-	idx, err := os.CreateTemp("", "longrun-checkpoint-index-")
-	if err != nil {
-		return "", "", err
+	tmp := to + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
 	}
-	defer os.Remove(idx.Name())
-	b, err := os.ReadFile(real)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		idx.Close()
-		return "", "", err
-	}
-	_, werr := idx.Write(b)
-	if cerr := idx.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return "", "", werr
-	}
-	if len(b) == 0 {
-		os.Remove(idx.Name()) // an empty file is not an index; git makes one
-	}
-	env := []string{"GIT_INDEX_FILE=" + idx.Name()}
-	if _, err := git(ctx, dir, env, "add", "--all"); err != nil {
-		return "", "", err
-	}
-	tree, err = git(ctx, dir, env, "write-tree")
-	return tree, head, err
+	return os.Rename(tmp, to)
 }
 
 // PushCheckpoint stores the checkpoint commit in the remote (any git URL
