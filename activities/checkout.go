@@ -39,6 +39,9 @@ type CheckoutResult struct {
 	// WorkerQueue is the task queue only the worker holding the checkout
 	// polls: every call that touches the checkout goes there.
 	WorkerQueue string `json:"worker_queue,omitempty"`
+	// Kept (RestoreCheckout): the checkout was still on this worker's
+	// disk and is taken up as it is, not restored from a checkpoint.
+	Kept bool `json:"kept,omitempty"`
 }
 
 // OpenCheckout makes the session's own checkout on this worker: a git

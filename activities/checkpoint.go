@@ -75,11 +75,17 @@ type RestoreRequest struct {
 // RestoreCheckout makes the session's checkout again on this worker, from
 // its last checkpoint in the checkpoint remote (checkout.Restore), and
 // names this worker's own queue, where the session's calls go from then
-// on. It runs on the session's general queue: any worker may take it.
+// on. It runs on the session's general queue: any worker may take it. A
+// worker whose state directory still holds the checkout (the lost worker
+// restarted: same disk, new queue) takes it up as it is (Kept), remote or
+// not.
 func (a *Activities) RestoreCheckout(ctx context.Context, req RestoreRequest) (CheckoutResult, error) {
+	if in, ok := checkout.Adopt(ctx, req.Checkout, a.stateDir); ok {
+		return CheckoutResult{Checkout: &in, WorkerQueue: a.workerQueue, Kept: true}, nil
+	}
 	if a.checkpointRemote == "" {
 		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
-			"the worker that took the restore has no --checkpoint-remote: a checkout can be restored only from one", ErrTypeWorkspaceLost, nil)
+			"the worker that took the restore has neither the checkout on its disk nor a --checkpoint-remote to restore it from", ErrTypeWorkspaceLost, nil)
 	}
 	in, err := checkout.Restore(ctx, req.Checkout, a.stateDir, a.checkpointRemote, req.Checkpoint)
 	if errors.Is(err, checkout.ErrNoCheckpoint) {

@@ -54,6 +54,13 @@ func TestCheckpointAndRestoreActivities(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, CheckpointResult{Commit: cp.Commit}, again, "unchanged: no new commit, no push")
 
+	restarted, _ := newActs(t, nil) // A again, same disk, no remote
+	SetCheckouts(restarted, a.stateDir)
+	kept, err := restarted.RestoreCheckout(ctx, RestoreRequest{Checkout: co, Checkpoint: cp.Commit})
+	require.NoError(t, err)
+	require.True(t, kept.Kept, "the checkout on its disk is taken up as it is")
+	require.Equal(t, co, *kept.Checkout)
+
 	_, err = b.RestoreCheckout(ctx, RestoreRequest{Checkout: co, Checkpoint: cp.Commit})
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(err, &appErr), "%v", err)

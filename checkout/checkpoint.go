@@ -252,3 +252,27 @@ func FetchBranch(ctx context.Context, repo, remote, branch string) error {
 	}
 	return nil
 }
+
+// Adopt finds the session's checkout still on this machine's disk, under
+// stateDir, on its branch: a worker restarted with the same state
+// directory (its task queue is new) takes it up as it is, with no remote
+// and nothing lost but the calls in flight. ok is false when it is not
+// there.
+func Adopt(ctx context.Context, in Info, stateDir string) (Info, bool) {
+	if stateDir == "" || in.Name == "" || Sanitize(in.Name) != in.Name {
+		return Info{}, false
+	}
+	dir := filepath.Join(stateDir, Dir, in.Name)
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
+		return Info{}, false
+	}
+	if b, err := git(ctx, dir, nil, "symbolic-ref", "--quiet", "HEAD"); err != nil || b != "refs/heads/"+in.Branch {
+		return Info{}, false
+	}
+	out := in
+	if restored(in) {
+		out.Repo = dir
+	}
+	out.Dir = dir
+	return out, true
+}

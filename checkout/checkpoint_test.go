@@ -96,6 +96,12 @@ func TestRestoreFromTheRemoteOnAnotherMachine(t *testing.T) {
 	status, _ := git(ctx, out.Dir, nil, "status", "--porcelain")
 	require.Equal(t, "M f.txt\n?? untracked.txt", status)
 
+	_, ok := Adopt(ctx, in, stateA)
+	require.False(t, ok, "A's disk is gone")
+	kept, ok := Adopt(ctx, out, stateB)
+	require.True(t, ok, "B restarted finds its restored checkout")
+	require.Equal(t, out, kept)
+
 	again, err := Restore(ctx, in, stateB, remote, c)
 	require.NoError(t, err, "a retry makes it afresh")
 	require.Equal(t, out, again)

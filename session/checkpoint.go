@@ -25,11 +25,15 @@ func MayChangeFiles(spec tools.Spec, readOnlySandbox, timedOut bool) bool {
 // WorkerLostText is the message the model gets once the session's
 // checkout was restored on another worker: what happened, which calls
 // were lost, and that the files are those of the last checkpoint.
-func WorkerLostText(lost []string, checkpoint, dir, branch string) string {
+func WorkerLostText(lost []string, checkpoint, dir, branch string, kept bool) string {
 	var b strings.Builder
 	b.WriteString("[longrun] The machine that held this session's checkout was lost (nobody polled its queue). ")
 	if len(lost) > 0 {
 		fmt.Fprintf(&b, "The calls running on it were lost and answered worker_lost: %s. ", strings.Join(lost, ", "))
+	}
+	if kept {
+		fmt.Fprintf(&b, "Another worker on the same disk took up the checkout as it was, at %s (branch %s): files are as the lost calls left them (each may or may not have run to the end), and background jobs on the lost worker are gone. Check the files you rely on before you go on.", dir, branch)
+		return b.String()
 	}
 	fmt.Fprintf(&b, "The checkout was restored on another machine at %s (branch %s) from the last checkpoint, %s, taken after the last batch of calls that finished: any change made after it, by the lost calls included, is gone, and background jobs on the lost machine are gone. Check the files you rely on before you go on.", dir, branch, short(checkpoint))
 	return b.String()

@@ -29,9 +29,10 @@ func TestMayChangeFilesFollowsWhatTheToolDeclares(t *testing.T) {
 
 func TestWorkerLostTextNamesTheLostCallsAndTheCheckpoint(t *testing.T) {
 	t.Parallel()
-	s := WorkerLostText([]string{"shell c3"}, "0123456789abcdef", "/b/checkouts/s", "longrun/s")
+	s := WorkerLostText([]string{"shell c3"}, "0123456789abcdef", "/b/checkouts/s", "longrun/s", false)
 	for _, want := range []string{"was lost", "shell c3", "worker_lost", "/b/checkouts/s", "longrun/s", "0123456789ab", "gone"} {
 		require.Contains(t, s, want)
 	}
+	require.Contains(t, WorkerLostText(nil, "", "/a/checkouts/s", "longrun/s", true), "as the lost calls left them")
 	require.Contains(t, WorkspaceLostText("q-own", "no remote"), "workspace_lost")
 }

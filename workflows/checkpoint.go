@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/longrun/longrun/checkout"
+	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/session"
 )
@@ -83,7 +83,7 @@ func (s *driver) workerLost(ctx workflow.Context) outcome {
 	for {
 		res, err := s.restoreCheckoutCall(ctx)
 		if err == nil && res.Checkout != nil {
-			s.restored(res.Checkout, res.WorkerQueue)
+			s.restored(res)
 			return proceed
 		}
 		if ctx.Err() != nil {
@@ -103,15 +103,19 @@ func (s *driver) workerLost(ctx workflow.Context) outcome {
 
 // restored pins the session to the worker that restored its checkout and
 // tells the model what happened.
-func (s *driver) restored(in *checkout.Info, queue string) {
+func (s *driver) restored(res activities.CheckoutResult) {
+	in := res.Checkout
 	old := s.Checkout
 	origin := old.Origin
 	if origin == "" {
 		origin = old.Repo
 	}
-	s.Checkout = &session.Checkout{Info: *in, Queue: queue, Checkpoint: old.Checkpoint, Remote: old.Remote, Origin: origin}
+	if in.Repo == origin {
+		origin = "" // kept in place: still a worktree of the person's repository
+	}
+	s.Checkout = &session.Checkout{Info: *in, Queue: res.WorkerQueue, Checkpoint: old.Checkpoint, Remote: old.Remote, Origin: origin}
 	s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleUser,
-		Content: session.WorkerLostText(old.Lost, old.Checkpoint, in.Dir, in.Branch)})
+		Content: session.WorkerLostText(old.Lost, old.Checkpoint, in.Dir, in.Branch, res.Kept)})
 	if s.LastErrorType == session.ReasonWorkspaceLost {
 		s.LastError, s.LastErrorType = "", "" // a person's message restored it
 	}
