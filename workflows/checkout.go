@@ -96,6 +96,7 @@ func (s *driver) checkoutEnvironment(workDir, gitRoot, branch, head *string) {
 // checkout is then still there for starter diff.
 func (s *driver) closeCheckout(ctx workflow.Context, res *SessionResult) {
 	if !s.isolated() || s.in.Checkout != nil {
+		s.childChanges(res)
 		return
 	}
 	commit, err := s.closeCheckoutCall(ctx)

@@ -120,3 +120,21 @@ func (s *driver) restored(res activities.CheckoutResult) {
 		s.LastError, s.LastErrorType = "", "" // a person's message restored it
 	}
 }
+
+// childChanges tells the parent, through a sub-agent's result, that the
+// sub-agent's calls may have changed the checkout they share: the task
+// tool declares itself read-only (its child's calls are decided by the
+// child), so the parent would not know otherwise.
+func (s *driver) childChanges(res *SessionResult) {
+	if res != nil && s.in.Checkout != nil && s.Checkout.Due {
+		res.CheckpointDue = true
+	}
+}
+
+// afterChild takes a sub-agent's result in: its changes make a checkpoint
+// due after the parent's batch.
+func (s *driver) afterChild(res SessionResult) {
+	if s.isolated() && res.CheckpointDue {
+		s.Checkout.Due = true
+	}
+}

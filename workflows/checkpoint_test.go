@@ -175,3 +175,26 @@ func resultOf(msgs []conversation.Message, callID string) conversation.ToolResul
 	}
 	return conversation.ToolResult{}
 }
+
+// A sub-agent that changed files in its parent's checkout makes the
+// parent checkpoint after its task call's batch, though the task tool
+// declares itself read-only; the sub-agent itself never checkpoints.
+func TestSubagentChangesMakeTheParentCheckpoint(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("t1", TaskName, `{"description":"d","prompt":"write a","profile":"auto"}`)),
+		toolReply(call("w1", "write", `{"path":"a","content":"x"}`)),
+		textReply("child done"),
+		textReply("parent done"),
+	}, nil)
+	var cps checkpoints
+	cps.mock(h)
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return("c0ffee", nil)
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
+	require.NoError(t, h.env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+	require.Equal(t, ResultCompleted, r.Status, r.Error)
+	require.Contains(t, h.ran, "w1", "the child's write ran")
+	require.Len(t, cps.reqs, 1, "one checkpoint: the parent's, after the task call")
+}

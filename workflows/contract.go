@@ -325,6 +325,10 @@ type SessionResult struct {
 	// its changes (Commit is empty when it changed nothing).
 	Branch string `json:"branch,omitempty"`
 	Commit string `json:"commit,omitempty"`
+	// CheckpointDue: a sub-agent working in its parent's checkout ran
+	// calls that may have changed files, so the parent checkpoints after
+	// the batch of its task call (checkpoint.go).
+	CheckpointDue bool `json:"checkpoint_due,omitempty"`
 }
 
 // System prompt modes (SessionInput.SystemPromptMode).

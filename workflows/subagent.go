@@ -93,6 +93,7 @@ func (taskTool) answer(ctx workflow.Context, s *driver, cs *callState) (tools.Re
 		fmt.Sprintf("Sub-agent of `%s` (call `%s`), profile %s.\n\n%s", s.workflowID, cs.call.ID, p.Profile, truncate(p.Prompt, 2000)))
 	delete(s.children, id)
 	delete(s.childPending, id)
+	s.afterChild(res)
 	if err != nil {
 		return tools.Result{}, err
 	}
