@@ -1,12 +1,10 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/conversation"
@@ -265,8 +263,7 @@ func (s *driver) recordRun(ctx workflow.Context, cs *callState, res tools.Result
 		cs.settle(session.AnswerCancelledWhileRunning, session.Facts{})
 	default:
 		answer := session.AnswerFailed
-		var timeoutErr *temporal.TimeoutError
-		if errors.As(err, &timeoutErr) && !cs.spec.ReadOnly {
+		if s.workerGone(cs, err) {
 			answer = session.AnswerWorkerLost
 		}
 		cs.settle(answer, session.Facts{Tool: cs.call.Name, Detail: rootMessage(err)})

@@ -138,3 +138,15 @@ func (s *driver) afterChild(res SessionResult) {
 		s.Checkout.Due = true
 	}
 }
+
+// workerGone reports whether a call's error means the worker that was to
+// run it is gone (worker_lost): a call that changes things and timed out,
+// or, in an isolated session, any call nobody took or whose heartbeat
+// stopped: it could run only on the worker holding the checkout.
+func (s *driver) workerGone(cs *callState, err error) bool {
+	var timeoutErr *temporal.TimeoutError
+	if !errors.As(err, &timeoutErr) {
+		return false
+	}
+	return !cs.spec.ReadOnly || (s.isolated() && timeoutErr.TimeoutType() != enumspb.TIMEOUT_TYPE_START_TO_CLOSE)
+}

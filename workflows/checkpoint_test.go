@@ -85,10 +85,13 @@ func TestLostWorkerRestoresTheCheckout(t *testing.T) {
 	var cps checkpoints
 	h := newHarness(t, []activities.ModelResponse{
 		toolReply(call("w1", "write", `{"path":"a","content":"x"}`)),
-		toolReply(call("s1", "shell", `{"command":"sleep 100"}`)),
+		toolReply(call("s1", "shell", `{"command":"sleep 100"}`), call("r0", "read", `{"path":"b"}`)),
 		toolReply(call("r1", "read", `{"path":"a"}`)),
 		textReply("done"),
 	}, func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
+		if r.CallID == "r0" { // nobody takes the read after it
+			return tools.Result{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+		}
 		if r.CallID == "s1" { // the worker dies while it runs
 			cps.mu.Lock()
 			cps.gone = true
@@ -126,9 +129,10 @@ func TestLostWorkerRestoresTheCheckout(t *testing.T) {
 
 	msgs := h.conversation(t)
 	require.Equal(t, conversation.ReasonWorkerLost, resultOf(msgs, "s1").Reason)
+	require.Equal(t, conversation.ReasonWorkerLost, resultOf(msgs, "r0").Reason, "a read pinned to the lost worker too")
 	require.Equal(t, "cp1", restoreReq.Checkpoint, "restored from the last checkpoint")
 	require.Equal(t, testCheckout, restoreReq.Checkout)
-	require.Equal(t, []string{testCheckoutQueue, testCheckoutQueue, "w2-own"}, queues["RunTool"], "pinned to the new worker")
+	require.Equal(t, []string{testCheckoutQueue, testCheckoutQueue, testCheckoutQueue, "w2-own"}, queues["RunTool"], "pinned to the new worker")
 	require.NotEqual(t, testCheckoutQueue, queues["RestoreCheckout"][0], "any worker restores")
 	require.Equal(t, []string{"w2-own"}, queues["CloseCheckout"])
 	require.Equal(t, restored, closed.Checkout)
@@ -137,6 +141,7 @@ func TestLostWorkerRestoresTheCheckout(t *testing.T) {
 	require.Equal(t, conversation.RoleUser, last.Role)
 	require.Contains(t, last.Content, "was lost")
 	require.Contains(t, last.Content, "shell s1")
+	require.Contains(t, last.Content, "read r0")
 	require.Contains(t, last.Content, "/b/checkouts/s1")
 
 	v, err := h.env.QueryWorkflow(QueryCheckout)
