@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/tools"
 )
 
@@ -43,6 +44,21 @@ func WorkerLostText(lost []string, checkpoint, dir, branch string, kept bool) st
 // a person can do.
 func WorkspaceLostText(queue, why string) string {
 	return fmt.Sprintf("%s: the worker holding the session's checkout (queue %s) is gone and the checkout could not be restored on another worker: %s. Start a worker with --checkpoint-remote (the session's checkpoints are pushed there) or bring the lost one back, then send a message to try again; or cancel the session.", ReasonWorkspaceLost, queue, why)
+}
+
+// MovedTo is the checkout once another worker restored it (in, on that
+// worker's queue): its checkpoint and remote stay, and Origin names the
+// person's repository when in is a repository of its own (restored from
+// the remote) rather than a worktree of it (taken up as it was).
+func (c *Checkout) MovedTo(in checkout.Info, queue string) *Checkout {
+	origin := c.Origin
+	if origin == "" {
+		origin = c.Repo
+	}
+	if in.Repo == origin {
+		origin = ""
+	}
+	return &Checkout{Info: in, Queue: queue, Checkpoint: c.Checkpoint, Remote: c.Remote, Origin: origin}
 }
 
 func short(commit string) string {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/tools"
 )
 
@@ -35,4 +36,13 @@ func TestWorkerLostTextNamesTheLostCallsAndTheCheckpoint(t *testing.T) {
 	}
 	require.Contains(t, WorkerLostText(nil, "", "/a/checkouts/s", "longrun/s", true), "as the lost calls left them")
 	require.Contains(t, WorkspaceLostText("q-own", "no remote"), "workspace_lost")
+}
+
+func TestMovedToKeepsTheCheckpointAndNamesTheOrigin(t *testing.T) {
+	t.Parallel()
+	c := &Checkout{Info: checkout.Info{Repo: "/repo", Dir: "/a/checkouts/s", Name: "s"}, Queue: "a-own", Checkpoint: "cp", Remote: "/remote", Due: true, Lost: []string{"shell c3"}}
+	b := c.MovedTo(checkout.Info{Repo: "/b/checkouts/s", Dir: "/b/checkouts/s", Name: "s"}, "b-own")
+	require.Equal(t, &Checkout{Info: checkout.Info{Repo: "/b/checkouts/s", Dir: "/b/checkouts/s", Name: "s"}, Queue: "b-own", Checkpoint: "cp", Remote: "/remote", Origin: "/repo"}, b)
+	require.Equal(t, "/repo", b.MovedTo(checkout.Info{Repo: "/c/checkouts/s", Dir: "/c/checkouts/s"}, "c-own").Origin, "the origin stays the person's")
+	require.Empty(t, c.MovedTo(checkout.Info{Repo: "/repo", Dir: "/a/checkouts/s"}, "a2-own").Origin, "taken up as it was: still a worktree of /repo")
 }

@@ -263,7 +263,7 @@ func (s *driver) openCheckoutCall(ctx workflow.Context) (activities.CheckoutResu
 func (s *driver) closeCheckoutCall(ctx workflow.Context) (string, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              s.Checkout.Queue,
-		ScheduleToStartTimeout: jobWorkerWait,
+		ScheduleToStartTimeout: s.workerWait(), // past it the worker is lost (checkpoint.go)
 		StartToCloseTimeout:    10 * time.Minute,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
 		Summary:                "commit the checkout on " + s.Checkout.Branch,

@@ -100,6 +100,9 @@ func (s *driver) closeCheckout(ctx workflow.Context, res *SessionResult) {
 		return
 	}
 	commit, err := s.closeCheckoutCall(ctx)
+	if nobodyPolls(err) {
+		commit, err = s.closeOnAnother(ctx)
+	}
 	if err != nil {
 		s.logger(ctx).Warn("could not commit the session's checkout", "checkout", s.Checkout.Dir, "error", err)
 	}

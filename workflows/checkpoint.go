@@ -58,7 +58,6 @@ func (s *driver) checkpoint(ctx workflow.Context) outcome {
 		return proceed
 	}
 	res, err := s.checkpointCall(ctx)
-	var timeoutErr *temporal.TimeoutError
 	switch {
 	case err == nil:
 		s.Checkout.Due, s.Checkout.Lost, s.Checkout.Checkpoint = false, nil, res.Commit
@@ -66,7 +65,7 @@ func (s *driver) checkpoint(ctx workflow.Context) outcome {
 			s.Checkout.Remote = res.Remote
 		}
 		s.logger(ctx).Info("checkpoint", "commit", res.Commit, "remote", s.Checkout.Remote)
-	case errors.As(err, &timeoutErr) && timeoutErr.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
+	case nobodyPolls(err):
 		return s.workerLost(ctx)
 	case ctx.Err() == nil:
 		s.logger(ctx).Warn("checkpoint failed", "checkout", s.Checkout.Dir, "error", err)
@@ -106,14 +105,7 @@ func (s *driver) workerLost(ctx workflow.Context) outcome {
 func (s *driver) restored(res activities.CheckoutResult) {
 	in := res.Checkout
 	old := s.Checkout
-	origin := old.Origin
-	if origin == "" {
-		origin = old.Repo
-	}
-	if in.Repo == origin {
-		origin = "" // kept in place: still a worktree of the person's repository
-	}
-	s.Checkout = &session.Checkout{Info: *in, Queue: res.WorkerQueue, Checkpoint: old.Checkpoint, Remote: old.Remote, Origin: origin}
+	s.Checkout = old.MovedTo(*in, res.WorkerQueue)
 	s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleUser,
 		Content: session.WorkerLostText(old.Lost, old.Checkpoint, in.Dir, in.Branch, res.Kept)})
 	if s.LastErrorType == session.ReasonWorkspaceLost {
@@ -149,4 +141,25 @@ func (s *driver) workerGone(cs *callState, err error) bool {
 		return false
 	}
 	return !cs.spec.ReadOnly || (s.isolated() && timeoutErr.TimeoutType() != enumspb.TIMEOUT_TYPE_START_TO_CLOSE)
+}
+
+// nobodyPolls reports whether an activity failed because nobody took it
+// from its queue in time: the worker that polls it is gone.
+func nobodyPolls(err error) bool {
+	var timeoutErr *temporal.TimeoutError
+	return errors.As(err, &timeoutErr) && timeoutErr.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START
+}
+
+// closeOnAnother ends the session's checkout when the worker holding it
+// was lost after the last checkpoint: the checkout is restored on another
+// worker (the last checkpoint holds every batch's files) and committed
+// there. The session is ending: the model is not told.
+func (s *driver) closeOnAnother(ctx workflow.Context) (string, error) {
+	s.logger(ctx).Warn("the worker holding the checkout is lost at the end", "queue", s.Checkout.Queue, "checkpoint", s.Checkout.Checkpoint)
+	res, err := s.restoreCheckoutCall(ctx)
+	if err != nil {
+		return "", err
+	}
+	s.Checkout = s.Checkout.MovedTo(*res.Checkout, res.WorkerQueue)
+	return s.closeCheckoutCall(ctx)
 }

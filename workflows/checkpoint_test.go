@@ -203,3 +203,32 @@ func TestSubagentChangesMakeTheParentCheckpoint(t *testing.T) {
 	require.Contains(t, h.ran, "w1", "the child's write ran")
 	require.Len(t, cps.reqs, 1, "one checkpoint: the parent's, after the task call")
 }
+
+// A worker lost after the last checkpoint is found when the checkout is
+// to be committed at the end: it is restored on another worker from that
+// checkpoint and committed there.
+func TestLostWorkerAtTheEndCommitsOnAnother(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{toolReply(call("w1", "write", `{"path":"a","content":"x"}`)), textReply("done")}, nil)
+	var cps checkpoints
+	cps.mock(h)
+	restored := checkout.Info{Repo: "/b/checkouts/s1", Dir: "/b/checkouts/s1", Name: "s1", Branch: "longrun/s1", Base: "abc"}
+	h.env.OnActivity(a.RestoreCheckout, mock.Anything, mock.Anything).Return(activities.CheckoutResult{Checkout: &restored, WorkerQueue: "w2-own"}, nil)
+	var closedOn []string
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, r activities.CloseCheckoutRequest) (string, error) {
+			q := activity.GetInfo(ctx).TaskQueue
+			closedOn = append(closedOn, q)
+			if q == testCheckoutQueue {
+				return "", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+			}
+			return "c0ffee", nil
+		})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
+	require.NoError(t, h.env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+	require.Equal(t, []string{testCheckoutQueue, "w2-own"}, closedOn)
+	require.Equal(t, "c0ffee", r.Commit)
+	require.Equal(t, "longrun/s1", r.Branch)
+}
