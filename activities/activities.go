@@ -74,6 +74,9 @@ type Activities struct {
 	stateDir string
 	// lsp holds the worker's language servers (SetLSP); nil: none.
 	lsp *lsp.Manager
+	// checkpointRemote is where checkpoints are pushed
+	// (SetCheckpointRemote); "": they stay in the repository.
+	checkpointRemote string
 }
 
 // New returns activities that call the model described by mc and run the

@@ -39,6 +39,9 @@ type CheckoutResult struct {
 	// WorkerQueue is the task queue only the worker holding the checkout
 	// polls: every call that touches the checkout goes there.
 	WorkerQueue string `json:"worker_queue,omitempty"`
+	// Kept (RestoreCheckout): the checkout was still on this worker's
+	// disk and is taken up as it is, not restored from a checkpoint.
+	Kept bool `json:"kept,omitempty"`
 }
 
 // OpenCheckout makes the session's own checkout on this worker: a git
@@ -86,9 +89,12 @@ func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest
 	if err != nil {
 		return "", temporal.NewNonRetryableApplicationError(err.Error(), "BadCheckout", nil)
 	}
+	if req.Checkout.Repo == req.Checkout.Dir {
+		req.Checkout.Repo = in // restored on this worker (checkpoint.go)
+	}
 	req.Checkout.Dir = in
 	a.stopServers(in)
-	return checkout.Finish(ctx, req.Checkout, req.Message)
+	return checkout.Close(ctx, req.Checkout, req.Message, a.checkpointRemote)
 }
 
 // ownCheckout is the directory of this worker's checkout name: a name the

@@ -9,7 +9,7 @@ missing=0
 loud() { printf '\n!!! make test: %s\n\n' "$*" >&2; missing=1; }
 
 if ! command -v bwrap >/dev/null 2>&1; then
-	loud "bwrap (bubblewrap) is not installed: the sandbox tests (tools) and the hostile-model suite with the sandbox on and the isolation tests (e2e) DO NOT RUN. Install the bubblewrap package (.ci/run does)."
+	loud "bwrap (bubblewrap) is not installed: the sandbox tests (tools) and the hostile-model suite with the sandbox on and the isolation tests and the lost-worker checkpoint test (e2e) DO NOT RUN. Install the bubblewrap package (.ci/run does)."
 elif ! bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net true >/dev/null 2>&1; then
 	loud "bwrap is installed but cannot create namespaces here: the sandbox tests and the hostile-model suite with the sandbox on DO NOT RUN, and a worker here refuses unapproved shell commands."
 fi

@@ -12,6 +12,19 @@ import (
 type Checkout struct {
 	checkout.Info
 	Queue string `json:"queue"`
+	// Checkpoint is the commit of the checkout's last checkpoint (""
+	// none yet), and Remote the checkpoint remote it was stored in (""
+	// only on the worker's disk): see checkpoint.go.
+	Checkpoint string `json:"checkpoint,omitempty"`
+	Remote     string `json:"remote,omitempty"`
+	// Origin is the person's repository when the checkout was restored on
+	// another worker (Repo is then the restored checkout itself).
+	Origin string `json:"origin,omitempty"`
+	// Due: calls since the last checkpoint may have changed files. Lost
+	// are the calls (name and id) a lost worker took with it, told to
+	// the model once the checkout is restored.
+	Due  bool     `json:"checkpoint_due,omitempty"`
+	Lost []string `json:"lost_calls,omitempty"`
 }
 
 // Isolated reports whether the session works in a checkout of its own

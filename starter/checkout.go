@@ -28,6 +28,9 @@ func (a *app) sessionCheckout(ctx context.Context, c sessionClient, id string) (
 	if !co.Isolated() {
 		return checkout.Info{}, exitError{exitFailure, fmt.Sprintf("session %s ran in place, in the worker's workspace: it has no branch of its own (its changes are in the workspace already)", id)}
 	}
+	if co.Origin != "" {
+		return restoredCheckout(ctx, co)
+	}
 	if _, err := os.Stat(co.Repo); err != nil {
 		return checkout.Info{}, exitError{exitFailure, fmt.Sprintf("the repository of session %s, %s, is not on this machine (%v): run %s where the worker that holds it runs", id, co.Repo, err, progName)}
 	}
@@ -60,8 +63,11 @@ func (a *app) cmdApply(ctx context.Context, fs *flag.FlagSet, args []string) err
 			return err
 		}
 		dir := in.Repo
-		if *to != "" {
+		switch {
+		case *to != "":
 			dir = *to
+		case in.Dir == in.Repo:
+			return exitError{exitFailure, fmt.Sprintf("session %s was restored on this machine from its checkpoint: name the checkout to apply to with --to", id)}
 		}
 		d, err := checkout.Diff(ctx, in)
 		if err != nil {
@@ -102,6 +108,29 @@ func (a *app) cmdDiscard(ctx context.Context, fs *flag.FlagSet, args []string) e
 		fmt.Fprintf(a.stdout, "discarded session %s: branch %s and its checkout are gone\n", id, in.Branch)
 		return nil
 	})
+}
+
+// restoredCheckout is the checkout of a session restored on another worker
+// after its own was lost (session.Checkout.Origin): the branch is read in
+// the person's repository, fetched there from the checkpoint remote where
+// the session pushed it, unless the restored checkout itself is on this
+// machine.
+func restoredCheckout(ctx context.Context, co *session.Checkout) (checkout.Info, error) {
+	if _, err := os.Stat(co.Dir); err == nil {
+		return co.Info, nil
+	}
+	in := co.Info
+	in.Repo = co.Origin
+	if _, err := os.Stat(in.Repo); err != nil {
+		return checkout.Info{}, exitError{exitFailure, fmt.Sprintf("the session's repository %s is not on this machine (%v): fetch its branch yourself: git fetch %s %s", in.Repo, err, shellQuote(co.Remote), in.Branch)}
+	}
+	if co.Remote == "" {
+		return in, nil
+	}
+	if err := checkout.FetchBranch(ctx, in.Repo, co.Remote, in.Branch); err != nil {
+		return checkout.Info{}, fmt.Errorf("the session's branch was pushed to its checkpoint remote: %w", err)
+	}
+	return in, nil
 }
 
 // short is a commit id cut to 12 characters.

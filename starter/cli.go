@@ -98,7 +98,7 @@ type command struct {
 // commands is the explicit list of subcommands, in the order usage shows them.
 func commands() []command {
 	return []command{
-		{"start", "start [--profile P] [--allow TOOL:PATTERN] [--model M] [--system S] [--max-turns N] [--workdir DIR] [--base REF | --in-place] [--idle-timeout D|forever] [--local-reads] [--local-model] [--token-budget N] [--cost-budget USD] [--approval person|guardian|none] [--approval-timeout D] [--id ID] [--wait [--no-interactive] [--no-color]] PROMPT...", "start a session and print its id", (*app).cmdStart},
+		{"start", "start [--profile P] [--allow TOOL:PATTERN] [--model M] [--system S] [--max-turns N] [--workdir DIR] [--base REF | --in-place] [--idle-timeout D|forever] [--local-reads] [--local-model] [--token-budget N] [--cost-budget USD] [--approval person|guardian|none] [--approval-timeout D] [--worker-lost-after D] [--id ID] [--wait [--no-interactive] [--no-color]] PROMPT...", "start a session and print its id", (*app).cmdStart},
 		{"send", "send SESSION TEXT...", "send the session a user message", (*app).cmdSend},
 		{"approve", "approve SESSION [CALL_ID...] [--all] [--feedback F]", "approve pending tool calls", (*app).cmdApprove},
 		{"deny", "deny SESSION [CALL_ID...] [--all] --feedback F", "deny pending tool calls, telling the model why", (*app).cmdDeny},

@@ -79,9 +79,10 @@ func TestParseStart(t *testing.T) {
 
 	fs = flag.NewFlagSet("start", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	o, err = parseStart(fs, []string{"--approval", "guardian", "p"})
+	o, err = parseStart(fs, []string{"--approval", "guardian", "--worker-lost-after", "30s", "p"})
 	require.NoError(t, err)
 	require.Equal(t, workflows.ApproverGuardian, o.input.Approval)
+	require.Equal(t, workflows.Duration(30*time.Second), o.input.WorkerLostAfter)
 }
 
 func TestParseStartErrors(t *testing.T) {
@@ -96,6 +97,7 @@ func TestParseStartErrors(t *testing.T) {
 		"max-turns not int": {"--max-turns", "many", "p"},
 		"bad approver":      {"--approval", "robot", "p"},
 		"negative approval": {"--approval-timeout", "-1m", "p"},
+		"worker lost at 0":  {"--worker-lost-after", "0s", "p"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

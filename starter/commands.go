@@ -86,6 +86,14 @@ func bindSessionFlags(fs *flag.FlagSet) *sessionFlags {
 		return addRule(&sf.in, v, permission.Deny)
 	})
 	fs.DurationVar(&sf.approvalTimeout, "approval-timeout", 0, "how long one call waits for a decision before it times out (0 = forever)")
+	fs.Func("worker-lost-after", "how long a call waits for the worker holding the session's checkout before that worker counts as lost and the checkout is restored on another from its last checkpoint (default 5m)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want a positive duration like 5m")
+		}
+		sf.in.WorkerLostAfter = workflows.Duration(d)
+		return nil
+	})
 	return sf
 }
 

@@ -315,3 +315,18 @@ func TestGuardianConfig(t *testing.T) {
 	_, err = loadConfig(conf, ws, false)
 	require.ErrorContains(t, err, "guardian.md is empty")
 }
+
+// --checkpoint-remote, else LONGRUN_CHECKPOINT_REMOTE, names the remote
+// checkpoints are pushed to; none by default.
+func TestCheckpointRemoteFlag(t *testing.T) {
+	t.Parallel()
+	m, err := ParseFlags(nil, env(nil))
+	require.NoError(t, err)
+	require.Empty(t, m.CheckpointRemote)
+	m, err = ParseFlags(nil, env(map[string]string{"LONGRUN_CHECKPOINT_REMOTE": "/srv/checkpoints.git"}))
+	require.NoError(t, err)
+	require.Equal(t, "/srv/checkpoints.git", m.CheckpointRemote)
+	m, err = ParseFlags([]string{"--checkpoint-remote", "ssh://git@host/c.git"}, env(map[string]string{"LONGRUN_CHECKPOINT_REMOTE": "/srv/checkpoints.git"}))
+	require.NoError(t, err)
+	require.Equal(t, "ssh://git@host/c.git", m.CheckpointRemote, "the flag wins")
+}

@@ -44,6 +44,11 @@ type Main struct {
 	// output), outside every workspace: --state-dir, LONGRUN_STATE_DIR,
 	// else $XDG_STATE_HOME/longrun or ~/.local/state/longrun.
 	StateDir string
+	// CheckpointRemote is where sessions' checkpoints and, at the end,
+	// their branches are pushed (any git URL or a shared bare
+	// repository's path), and whence a lost worker's checkout is
+	// restored: --checkpoint-remote, LONGRUN_CHECKPOINT_REMOTE.
+	CheckpointRemote string
 	// ConfigDir is the worker's own configuration (mcp.json,
 	// permissions.json, prices.json, trusted.json): --config,
 	// LONGRUN_CONFIG_DIR, else $XDG_CONFIG_HOME/longrun or ~/.config/longrun.
@@ -82,6 +87,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	fs.StringVar(&m.Workspace, "workspace", or(getenv("LONGRUN_WORKSPACE"), "."), "workspace root every tool is confined to (env LONGRUN_WORKSPACE)")
 	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
 	fs.StringVar(&m.StateDir, "state-dir", getenv("LONGRUN_STATE_DIR"), "directory of the worker's own state (transcripts, job logs, spilled output), outside every workspace; made 0700 (default $XDG_STATE_HOME/longrun or ~/.local/state/longrun; env LONGRUN_STATE_DIR)")
+	fs.StringVar(&m.CheckpointRemote, "checkpoint-remote", getenv("LONGRUN_CHECKPOINT_REMOTE"), "git repository every worker reaches (a URL, or the path of a shared bare repository) where each session's checkpoints and, at its end, its branch longrun/<session> are pushed; a session whose worker is lost is restored from there on another worker. Without it checkpoints stay in the session's repository and a lost worker's session waits for a person (env LONGRUN_CHECKPOINT_REMOTE)")
 	fs.StringVar(&m.ConfigDir, "config", getenv("LONGRUN_CONFIG_DIR"), "directory of the worker's own configuration: mcp.json, permissions.json, prices.json, trusted.json, guardian.md (default $XDG_CONFIG_HOME/longrun or ~/.config/longrun; env LONGRUN_CONFIG_DIR)")
 	trust, err := parseOnOff(or(getenv("LONGRUN_TRUST_WORKSPACE"), "off"))
 	if err != nil {
@@ -323,6 +329,7 @@ func (m *Main) Run() error {
 	if m.Tools.LSP != nil {
 		activities.SetLSP(acts, m.Tools.LSP)
 	}
+	activities.SetCheckpointRemote(acts, m.CheckpointRemote)
 	servers, err := openMCP(cfg.MCP, ws.Root(), logger, m.Tools)
 	if err != nil {
 		return err

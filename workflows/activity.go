@@ -263,7 +263,7 @@ func (s *driver) openCheckoutCall(ctx workflow.Context) (activities.CheckoutResu
 func (s *driver) closeCheckoutCall(ctx workflow.Context) (string, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              s.Checkout.Queue,
-		ScheduleToStartTimeout: jobWorkerWait,
+		ScheduleToStartTimeout: s.workerWait(), // past it the worker is lost (checkpoint.go)
 		StartToCloseTimeout:    10 * time.Minute,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
 		Summary:                "commit the checkout on " + s.Checkout.Branch,
@@ -272,4 +272,40 @@ func (s *driver) closeCheckoutCall(ctx workflow.Context) (string, error) {
 	var commit string
 	err := workflow.ExecuteActivity(actx, a.CloseCheckout, req).Get(ctx, &commit)
 	return commit, err
+}
+
+// checkpointCall records the checkout as a checkpoint and pushes it to the
+// checkpoint remote, on the worker holding it (checkpoint.go). It waits
+// for that worker as long as a tool call does: a schedule-to-start
+// timeout here is how the session finds the worker lost.
+func (s *driver) checkpointCall(ctx workflow.Context) (activities.CheckpointResult, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              s.Checkout.Queue,
+		ScheduleToStartTimeout: s.workerWait(),
+		StartToCloseTimeout:    5 * time.Minute, // the first push sends the base's objects
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{"BadCheckout"}},
+		Summary:                "checkpoint " + s.Checkout.Branch,
+	})
+	req := activities.CheckpointRequest{Checkout: s.Checkout.Info, Previous: s.Checkout.Checkpoint}
+	var res activities.CheckpointResult
+	err := workflow.ExecuteActivity(actx, a.Checkpoint, req).Get(ctx, &res)
+	return res, err
+}
+
+// restoreCheckoutCall restores the lost worker's checkout from its last
+// checkpoint on whichever worker of the session's own queue takes it
+// (checkpoint.go).
+func (s *driver) restoreCheckoutCall(ctx workflow.Context) (activities.CheckoutResult, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute, // fetching a large repository
+		RetryPolicy: &temporal.RetryPolicy{
+			MaximumAttempts:        3,
+			NonRetryableErrorTypes: []string{activities.ErrTypeWorkspaceLost},
+		},
+		Summary: "restore the checkout of " + s.Checkout.Branch + " from checkpoint " + s.Checkout.Checkpoint,
+	})
+	req := activities.RestoreRequest{Checkout: s.Checkout.Info, Checkpoint: s.Checkout.Checkpoint}
+	var res activities.CheckoutResult
+	err := workflow.ExecuteActivity(actx, a.RestoreCheckout, req).Get(ctx, &res)
+	return res, err
 }

@@ -1,12 +1,10 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/conversation"
@@ -232,6 +230,7 @@ func (s *driver) runCall(ctx workflow.Context, cs *callState) {
 	cs.started = true
 	s.lastTool = s.callSummary(cs)
 	res, err := s.dispatch(ctx, cs)
+	s.noteCall(cs, err)
 	if err == nil {
 		s.recordFiles(res.Files)
 	}
@@ -276,8 +275,7 @@ func (s *driver) recordRun(ctx workflow.Context, cs *callState, res tools.Result
 		cs.settle(session.AnswerCancelledWhileRunning, session.Facts{})
 	default:
 		answer := session.AnswerFailed
-		var timeoutErr *temporal.TimeoutError
-		if errors.As(err, &timeoutErr) && !cs.spec.ReadOnly {
+		if s.workerGone(cs, err) {
 			answer = session.AnswerWorkerLost
 		}
 		cs.settle(answer, session.Facts{Tool: cs.call.Name, Detail: rootMessage(err)})

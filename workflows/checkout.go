@@ -62,14 +62,15 @@ func (s *driver) inCheckout(req *activities.ToolRequest) {
 // the session's checkout to pick it up before it fails (worker_lost for a
 // call that changes things). Longer than jobWorkerWait: every call of an
 // isolated session waits in that one worker's queue, and a busy worker
-// that is alive must not look lost. Restoring the checkout on another
-// worker is not built yet.
+// that is alive must not look lost. SessionInput.WorkerLostAfter sets it
+// per session (s.workerWait); past it the checkout is restored on another
+// worker (checkpoint.go).
 const checkoutWorkerWait = 5 * time.Minute
 
 // pin sends a tool activity to the worker holding the checkout.
 func (s *driver) pin(o *workflow.ActivityOptions) {
 	if s.isolated() && o.TaskQueue == "" {
-		o.TaskQueue, o.ScheduleToStartTimeout = s.Checkout.Queue, checkoutWorkerWait
+		o.TaskQueue, o.ScheduleToStartTimeout = s.Checkout.Queue, s.workerWait()
 	}
 }
 
@@ -95,9 +96,13 @@ func (s *driver) checkoutEnvironment(workDir, gitRoot, branch, head *string) {
 // checkout is then still there for starter diff.
 func (s *driver) closeCheckout(ctx workflow.Context, res *SessionResult) {
 	if !s.isolated() || s.in.Checkout != nil {
+		s.childChanges(res)
 		return
 	}
 	commit, err := s.closeCheckoutCall(ctx)
+	if nobodyPolls(err) {
+		commit, err = s.closeOnAnother(ctx)
+	}
 	if err != nil {
 		s.logger(ctx).Warn("could not commit the session's checkout", "checkout", s.Checkout.Dir, "error", err)
 	}

@@ -156,6 +156,11 @@ type SessionInput struct {
 	// Checkout is set on a sub-agent session: its parent's checkout, which
 	// it works in (and leaves to its parent to commit).
 	Checkout *session.Checkout `json:"checkout,omitempty"`
+	// WorkerLostAfter is how long a call waits for the worker holding the
+	// session's checkout to take it before that worker counts as lost and
+	// the checkout is restored on another from its last checkpoint
+	// (checkpoint.go); zero: 5 minutes.
+	WorkerLostAfter Duration `json:"worker_lost_after,omitempty"`
 }
 
 // Approvers a session can have.
@@ -320,6 +325,10 @@ type SessionResult struct {
 	// its changes (Commit is empty when it changed nothing).
 	Branch string `json:"branch,omitempty"`
 	Commit string `json:"commit,omitempty"`
+	// CheckpointDue: a sub-agent working in its parent's checkout ran
+	// calls that may have changed files, so the parent checkpoints after
+	// the batch of its task call (checkpoint.go).
+	CheckpointDue bool `json:"checkpoint_due,omitempty"`
 }
 
 // System prompt modes (SessionInput.SystemPromptMode).

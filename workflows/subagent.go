@@ -93,6 +93,7 @@ func (taskTool) answer(ctx workflow.Context, s *driver, cs *callState) (tools.Re
 		fmt.Sprintf("Sub-agent of `%s` (call `%s`), profile %s.\n\n%s", s.workflowID, cs.call.ID, p.Profile, truncate(p.Prompt, 2000)))
 	delete(s.children, id)
 	delete(s.childPending, id)
+	s.afterChild(res)
 	if err != nil {
 		return tools.Result{}, err
 	}
@@ -131,7 +132,7 @@ func (s *driver) childInput(cs *callState, p TaskParams) SessionInput {
 		Profile: p.Profile, Rules: s.in.Rules, Network: s.in.Network, MaxParallelTools: s.in.MaxParallelTools,
 		ContextWindow: s.in.ContextWindow, MaxTurns: 200, LocalReads: s.in.LocalReads, LocalModel: s.in.LocalModel,
 		Parent:   &ParentRef{WorkflowID: s.workflowID, CallID: cs.call.ID, Depth: s.depth() + 1},
-		Checkout: s.Checkout, InPlace: !s.isolated(),
+		Checkout: s.Checkout, InPlace: !s.isolated(), WorkerLostAfter: s.in.WorkerLostAfter,
 	}
 }
 

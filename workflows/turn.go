@@ -154,6 +154,9 @@ func (s *driver) afterBatch(ctx workflow.Context, err error) outcome {
 	if errors.Is(err, errSwitch) || (err != nil && ctx.Err() != nil) {
 		return end(SessionResult{}, err)
 	}
+	if o := s.checkpoint(ctx); o.done {
+		return o
+	}
 	// An interrupt may land after every call already finished, so the
 	// flag, not the error, decides.
 	if s.interrupted {

@@ -1,0 +1,101 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/longrun/longrun/checkout"
+)
+
+// ErrTypeWorkspaceLost fails a restore that cannot succeed on any retry:
+// no checkpoint, or no checkpoint remote on this worker.
+const ErrTypeWorkspaceLost = "WorkspaceLost"
+
+// SetCheckpointRemote gives the activities the checkpoint remote (any git
+// URL, or the path of a bare repository every worker reaches): each
+// checkpoint and, at the end, the session's branch are pushed there, and a
+// lost worker's checkout is restored from there. Without one a checkpoint
+// stays in the session's repository, and restoring it works only on a
+// worker that shares that repository and state directory (in practice:
+// the same machine).
+func SetCheckpointRemote(a *Activities, remote string) { a.checkpointRemote = remote }
+
+// CheckpointRequest asks for a checkpoint of the session's checkout;
+// Previous is its last one.
+type CheckpointRequest struct {
+	Checkout checkout.Info `json:"checkout"`
+	Previous string        `json:"previous,omitempty"`
+}
+
+// CheckpointResult is the checkpoint commit (Previous when nothing
+// changed) and the remote it was pushed to ("" when it was not pushed:
+// no remote, or unchanged).
+type CheckpointResult struct {
+	Commit string `json:"commit"`
+	Remote string `json:"remote,omitempty"`
+}
+
+// Checkpoint records the session's checkout as a commit on its private
+// ref (checkout.Checkpoint) and pushes it to the checkpoint remote. It
+// runs on the worker holding the checkout. A push that fails is an error,
+// so the activity retries; the commit is made once (same tree, same id).
+func (a *Activities) Checkpoint(ctx context.Context, req CheckpointRequest) (CheckpointResult, error) {
+	dir, err := a.ownCheckout(req.Checkout.Name)
+	if err != nil {
+		return CheckpointResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "BadCheckout", nil)
+	}
+	in := req.Checkout
+	in.Dir = dir
+	commit, err := checkout.Checkpoint(ctx, in, req.Previous)
+	if err != nil {
+		return CheckpointResult{}, err
+	}
+	res := CheckpointResult{Commit: commit}
+	if a.checkpointRemote == "" || commit == req.Previous {
+		return res, nil
+	}
+	if err := checkout.PushCheckpoint(ctx, dir, a.checkpointRemote, in.Name, commit); err != nil {
+		return CheckpointResult{}, err
+	}
+	res.Remote = a.checkpointRemote
+	return res, nil
+}
+
+// RestoreRequest asks a worker to restore a lost worker's checkout from
+// its last checkpoint.
+type RestoreRequest struct {
+	Checkout   checkout.Info `json:"checkout"`
+	Checkpoint string        `json:"checkpoint"`
+}
+
+// RestoreCheckout makes the session's checkout again on this worker, from
+// its last checkpoint in the checkpoint remote (checkout.Restore), and
+// names this worker's own queue, where the session's calls go from then
+// on. It runs on the session's general queue: any worker may take it. A
+// worker whose state directory still holds the checkout (the lost worker
+// restarted: same disk, new queue) takes it up as it is (Kept), remote or
+// not.
+func (a *Activities) RestoreCheckout(ctx context.Context, req RestoreRequest) (CheckoutResult, error) {
+	if in, ok := checkout.Adopt(ctx, req.Checkout, a.stateDir); ok {
+		return CheckoutResult{Checkout: &in, WorkerQueue: a.workerQueue, Kept: true}, nil
+	}
+	if a.checkpointRemote == "" {
+		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
+			"the worker that took the restore has neither the checkout on its disk nor a --checkpoint-remote to restore it from", ErrTypeWorkspaceLost, nil)
+	}
+	in, err := checkout.Restore(ctx, req.Checkout, a.stateDir, a.checkpointRemote, req.Checkpoint)
+	if errors.Is(err, checkout.ErrNoCheckpoint) {
+		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWorkspaceLost, err)
+	}
+	if err != nil {
+		return CheckoutResult{}, fmt.Errorf("restore checkout: %w", err)
+	}
+	if activity.IsActivity(ctx) {
+		activity.GetLogger(ctx).Warn("restored a lost worker's checkout", "dir", in.Dir, "checkpoint", req.Checkpoint)
+	}
+	return CheckoutResult{Checkout: &in, WorkerQueue: a.workerQueue}, nil
+}

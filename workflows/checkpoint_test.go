@@ -1,0 +1,234 @@
+package workflows
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/checkout"
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/session"
+	"github.com/longrun/longrun/tools"
+)
+
+// The checkpoint activity a test scripts: each call's request, and
+// whether it finds the worker gone (nobody polls its queue).
+type checkpoints struct {
+	mu    sync.Mutex
+	reqs  []activities.CheckpointRequest
+	queue []string
+	gone  bool
+}
+
+func (c *checkpoints) mock(h *harness) {
+	h.env.OnActivity(a.Checkpoint, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, r activities.CheckpointRequest) (activities.CheckpointResult, error) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.reqs = append(c.reqs, r)
+			c.queue = append(c.queue, activity.GetInfo(ctx).TaskQueue)
+			if c.gone {
+				c.gone = false
+				return activities.CheckpointResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+			}
+			return activities.CheckpointResult{Commit: "cp" + strings.Repeat("1", len(c.reqs)), Remote: "/remote"}, nil
+		}).Maybe()
+}
+
+// A batch with a call that may change files is followed by a checkpoint
+// on the worker holding the checkout, given the previous one; a batch of
+// reads is not; the checkout query holds the last checkpoint's id.
+func TestCheckpointAfterABatchThatMayChangeFiles(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("w1", "write", `{"path":"a","content":"x"}`)),
+		toolReply(call("r1", "read", `{"path":"a"}`)),
+		toolReply(call("w2", "write", `{"path":"b","content":"y"}`)),
+		textReply("done"),
+	}, nil)
+	var cps checkpoints
+	cps.mock(h)
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return("c0ffee", nil)
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
+	require.NoError(t, h.env.GetWorkflowError())
+
+	require.Len(t, cps.reqs, 2, "after each write's batch, not after the read's")
+	require.Equal(t, "", cps.reqs[0].Previous)
+	require.Equal(t, "cp1", cps.reqs[1].Previous)
+	require.Equal(t, []string{testCheckoutQueue, testCheckoutQueue}, cps.queue)
+	require.Equal(t, testCheckout, cps.reqs[0].Checkout)
+	v, err := h.env.QueryWorkflow(QueryCheckout)
+	require.NoError(t, err)
+	var co *session.Checkout
+	require.NoError(t, v.Get(&co))
+	require.Equal(t, "cp11", co.Checkpoint)
+	require.Equal(t, "/remote", co.Remote)
+	require.False(t, co.Due)
+}
+
+// When the worker holding the checkout is gone, the call in flight is
+// worker_lost, the checkpoint finds nobody polling its queue, the
+// checkout is restored on another worker from the last checkpoint, the
+// model is told, and every later call (and the close) goes to the new
+// worker.
+func TestLostWorkerRestoresTheCheckout(t *testing.T) {
+	t.Parallel()
+	var cps checkpoints
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("w1", "write", `{"path":"a","content":"x"}`)),
+		toolReply(call("s1", "shell", `{"command":"sleep 100"}`), call("r0", "read", `{"path":"b"}`)),
+		toolReply(call("r1", "read", `{"path":"a"}`)),
+		textReply("done"),
+	}, func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
+		if r.CallID == "r0" { // nobody takes the read after it
+			return tools.Result{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+		}
+		if r.CallID == "s1" { // the worker dies while it runs
+			cps.mu.Lock()
+			cps.gone = true
+			cps.mu.Unlock()
+			return tools.Result{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+		}
+		return tools.Result{Content: "ok " + r.CallID}, nil
+	})
+	queues := map[string][]string{}
+	var mu sync.Mutex
+	h.env.SetOnActivityStartedListener(func(i *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		mu.Lock()
+		queues[i.ActivityType.Name] = append(queues[i.ActivityType.Name], i.TaskQueue)
+		mu.Unlock()
+	})
+	cps.mock(h)
+	restored := checkout.Info{Repo: "/b/checkouts/s1", Dir: "/b/checkouts/s1", Name: "s1", Branch: "longrun/s1", Base: "abc", Sub: "pkg"}
+	var restoreReq activities.RestoreRequest
+	h.env.OnActivity(a.RestoreCheckout, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.RestoreRequest) (activities.CheckoutResult, error) {
+			restoreReq = r
+			return activities.CheckoutResult{Checkout: &restored, WorkerQueue: "w2-own"}, nil
+		})
+	var closed activities.CloseCheckoutRequest
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.CloseCheckoutRequest) (string, error) {
+			closed = r
+			return "c0ffee", nil
+		})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase, WorkerLostAfter: Duration(3e9)})
+	require.NoError(t, h.env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+	require.Equal(t, ResultCompleted, r.Status)
+
+	msgs := h.conversation(t)
+	require.Equal(t, conversation.ReasonWorkerLost, resultOf(msgs, "s1").Reason)
+	require.Equal(t, conversation.ReasonWorkerLost, resultOf(msgs, "r0").Reason, "a read pinned to the lost worker too")
+	require.Equal(t, "cp1", restoreReq.Checkpoint, "restored from the last checkpoint")
+	require.Equal(t, testCheckout, restoreReq.Checkout)
+	require.Equal(t, []string{testCheckoutQueue, testCheckoutQueue, testCheckoutQueue, "w2-own"}, queues["RunTool"], "pinned to the new worker")
+	require.NotEqual(t, testCheckoutQueue, queues["RestoreCheckout"][0], "any worker restores")
+	require.Equal(t, []string{"w2-own"}, queues["CloseCheckout"])
+	require.Equal(t, restored, closed.Checkout)
+	told := h.requests[2].Messages
+	last := told[len(told)-1]
+	require.Equal(t, conversation.RoleUser, last.Role)
+	require.Contains(t, last.Content, "was lost")
+	require.Contains(t, last.Content, "shell s1")
+	require.Contains(t, last.Content, "read r0")
+	require.Contains(t, last.Content, "/b/checkouts/s1")
+
+	v, err := h.env.QueryWorkflow(QueryCheckout)
+	require.NoError(t, err)
+	var co *session.Checkout
+	require.NoError(t, v.Get(&co))
+	require.Equal(t, "/repo", co.Origin)
+	require.Equal(t, "w2-own", co.Queue)
+}
+
+// A checkout that cannot be restored is workspace_lost: the session says
+// so and waits for a person (here: nobody comes, so it ends failed).
+func TestWorkspaceLostWaitsForAPerson(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{toolReply(call("w1", "write", `{"path":"a","content":"x"}`))}, nil)
+	cps := checkpoints{gone: true}
+	cps.mock(h)
+	h.env.OnActivity(a.RestoreCheckout, mock.Anything, mock.Anything).Return(activities.CheckoutResult{},
+		temporal.NewNonRetryableApplicationError("no checkpoint to restore", activities.ErrTypeWorkspaceLost, nil))
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return("", nil).Maybe()
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase, IdleTimeout: Duration(3600e9)})
+	require.NoError(t, h.env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+	require.Equal(t, ResultFailed, r.Status)
+	require.Contains(t, r.Error, "workspace_lost")
+	require.Contains(t, r.Error, "no checkpoint to restore")
+	require.Len(t, h.requests, 1, "the model is not called on a lost workspace")
+}
+
+func resultOf(msgs []conversation.Message, callID string) conversation.ToolResult {
+	for _, m := range msgs {
+		if m.Result != nil && m.Result.CallID == callID {
+			return *m.Result
+		}
+	}
+	return conversation.ToolResult{}
+}
+
+// A sub-agent that changed files in its parent's checkout makes the
+// parent checkpoint after its task call's batch, though the task tool
+// declares itself read-only; the sub-agent itself never checkpoints.
+func TestSubagentChangesMakeTheParentCheckpoint(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("t1", TaskName, `{"description":"d","prompt":"write a","profile":"auto"}`)),
+		toolReply(call("w1", "write", `{"path":"a","content":"x"}`)),
+		textReply("child done"),
+		textReply("parent done"),
+	}, nil)
+	var cps checkpoints
+	cps.mock(h)
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return("c0ffee", nil)
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
+	require.NoError(t, h.env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+	require.Equal(t, ResultCompleted, r.Status, r.Error)
+	require.Contains(t, h.ran, "w1", "the child's write ran")
+	require.Len(t, cps.reqs, 1, "one checkpoint: the parent's, after the task call")
+}
+
+// A worker lost after the last checkpoint is found when the checkout is
+// to be committed at the end: it is restored on another worker from that
+// checkpoint and committed there.
+func TestLostWorkerAtTheEndCommitsOnAnother(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{toolReply(call("w1", "write", `{"path":"a","content":"x"}`)), textReply("done")}, nil)
+	var cps checkpoints
+	cps.mock(h)
+	restored := checkout.Info{Repo: "/b/checkouts/s1", Dir: "/b/checkouts/s1", Name: "s1", Branch: "longrun/s1", Base: "abc"}
+	h.env.OnActivity(a.RestoreCheckout, mock.Anything, mock.Anything).Return(activities.CheckoutResult{Checkout: &restored, WorkerQueue: "w2-own"}, nil)
+	var closedOn []string
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, r activities.CloseCheckoutRequest) (string, error) {
+			q := activity.GetInfo(ctx).TaskQueue
+			closedOn = append(closedOn, q)
+			if q == testCheckoutQueue {
+				return "", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+			}
+			return "c0ffee", nil
+		})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
+	require.NoError(t, h.env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+	require.Equal(t, []string{testCheckoutQueue, "w2-own"}, closedOn)
+	require.Equal(t, "c0ffee", r.Commit)
+	require.Equal(t, "longrun/s1", r.Branch)
+}
