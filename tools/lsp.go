@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -121,6 +122,27 @@ func lspPlace(ctx context.Context, m *lsp.Manager, env Env, p LSPPositionParams)
 	}
 	t.pos = lsp.ToPosition(t.text, pt)
 	return t, nil
+}
+
+// atPosition runs ask at the place a position tool's arguments name, in
+// the file's server, within the tools' time cap: the part lsp_definition,
+// lsp_references and lsp_hover share (a bad argument or a place that is
+// not there is the model's to fix, so it is a result, not an error).
+func atPosition(ctx context.Context, m *lsp.Manager, env Env, args json.RawMessage, tool string, ask func(context.Context, *lspTarget) (Result, error)) (Result, error) {
+	if env.Workspace == nil {
+		return Result{}, fmt.Errorf("tool %s: no workspace", tool)
+	}
+	var p LSPPositionParams
+	if err := unmarshalArgs(args, &p); err != nil {
+		return Errorf("%v", err), nil
+	}
+	ctx, cancel := lspContext(ctx)
+	defer cancel()
+	at, bad := lspPlace(ctx, m, env, p)
+	if bad != nil {
+		return *bad, nil
+	}
+	return ask(ctx, at)
 }
 
 // lspContext bounds one request.

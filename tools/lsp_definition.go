@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 
 	"github.com/longrun/longrun/lsp"
 )
@@ -23,25 +22,14 @@ func (*LSPDefinition) Spec() Spec {
 
 // Run asks the server.
 func (t *LSPDefinition) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
-	if env.Workspace == nil {
-		return Result{}, errors.New("tool lsp_definition: no workspace")
-	}
-	var p LSPPositionParams
-	if err := unmarshalArgs(args, &p); err != nil {
-		return Errorf("%v", err), nil
-	}
-	ctx, cancel := lspContext(ctx)
-	defer cancel()
-	at, bad := lspPlace(ctx, t.m, env, p)
-	if bad != nil {
-		return *bad, nil
-	}
-	locs, err := at.client.Definition(ctx, at.file, at.pos)
-	if err != nil {
-		return Errorf("%s: %v", at.server, err), nil
-	}
-	if len(locs) == 0 {
-		return Result{Content: "no definition found at that place"}, nil
-	}
-	return Result{Content: formatLocations(at.root, locs)}, nil
+	return atPosition(ctx, t.m, env, args, LSPDefinitionName, func(ctx context.Context, at *lspTarget) (Result, error) {
+		locs, err := at.client.Definition(ctx, at.file, at.pos)
+		if err != nil {
+			return Errorf("%s: %v", at.server, err), nil
+		}
+		if len(locs) == 0 {
+			return Result{Content: "no definition found at that place"}, nil
+		}
+		return Result{Content: formatLocations(at.root, locs)}, nil
+	})
 }

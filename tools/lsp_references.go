@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/longrun/longrun/lsp"
@@ -23,25 +22,14 @@ func (*LSPReferences) Spec() Spec {
 
 // Run asks the server.
 func (t *LSPReferences) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
-	if env.Workspace == nil {
-		return Result{}, errors.New("tool lsp_references: no workspace")
-	}
-	var p LSPPositionParams
-	if err := unmarshalArgs(args, &p); err != nil {
-		return Errorf("%v", err), nil
-	}
-	ctx, cancel := lspContext(ctx)
-	defer cancel()
-	at, bad := lspPlace(ctx, t.m, env, p)
-	if bad != nil {
-		return *bad, nil
-	}
-	locs, err := at.client.References(ctx, at.file, at.pos)
-	if err != nil {
-		return Errorf("%s: %v", at.server, err), nil
-	}
-	if len(locs) == 0 {
-		return Result{Content: "no references found at that place"}, nil
-	}
-	return Result{Content: fmt.Sprintf("%d references:\n%s", len(locs), formatLocations(at.root, locs))}, nil
+	return atPosition(ctx, t.m, env, args, LSPReferencesName, func(ctx context.Context, at *lspTarget) (Result, error) {
+		locs, err := at.client.References(ctx, at.file, at.pos)
+		if err != nil {
+			return Errorf("%s: %v", at.server, err), nil
+		}
+		if len(locs) == 0 {
+			return Result{Content: "no references found at that place"}, nil
+		}
+		return Result{Content: fmt.Sprintf("%d references:\n%s", len(locs), formatLocations(at.root, locs))}, nil
+	})
 }
