@@ -11,34 +11,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/longrun/longrun/lsp/lsptest"
+
 	"github.com/longrun/longrun/conversation"
 	sm "github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/workflows"
 )
-
-// goplsBinary finds gopls as make test installs it (.longrun-bin), or
-// LONGRUN_GOPLS, or on the PATH. Without it the test skips loudly;
-// LONGRUN_REQUIRE_GOPLS=1 (.ci/run) makes that a failure.
-func goplsBinary(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("LONGRUN_GOPLS"); p != "" {
-		return p
-	}
-	if p, err := filepath.Abs("../.longrun-bin/gopls"); err == nil {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("gopls"); err == nil {
-		return p
-	}
-	msg := "gopls is not installed: the language-server test DOES NOT RUN (make test installs it: GOBIN=$PWD/.longrun-bin go install golang.org/x/tools/gopls@v0.23.0)"
-	if os.Getenv("LONGRUN_REQUIRE_GOPLS") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip("SKIPPED LOUDLY: " + msg)
-	return ""
-}
 
 func lspArgs(v any) string {
 	b, _ := json.Marshal(v)
@@ -52,7 +30,7 @@ func lspArgs(v any) string {
 // approval and then applies to all three at once.
 func TestLanguageServerOnAGoModule(t *testing.T) {
 	t.Parallel()
-	gopls := goplsBinary(t)
+	gopls := lsptest.Gopls(t)
 	const broken = `return "many"`
 	script := []sm.Reply{
 		sm.Tools(sm.Call{ID: "c_read", Name: "read", Arguments: `{"path": "b.go"}`}),
@@ -173,7 +151,7 @@ func goplsIn(gopls, dir string) []string {
 // ends and its checkout is closed.
 func TestLanguageServerPerCheckoutStopsWithTheSession(t *testing.T) {
 	t.Parallel()
-	gopls, err := filepath.EvalSymlinks(goplsBinary(t))
+	gopls, err := filepath.EvalSymlinks(lsptest.Gopls(t))
 	require.NoError(t, err)
 	e := isolationEnv(t, func(string) map[string][]sm.Reply {
 		return map[string][]sm.Reply{"break it": {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/longrun/longrun/lsp/lsptest"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -68,7 +70,7 @@ func TestServerEnvironmentHasNoSecretsAndNoNetworkForGo(t *testing.T) {
 }
 
 func TestIdleServerIsStopped(t *testing.T) {
-	gopls := goplsPath(t)
+	gopls := lsptest.Gopls(t)
 	root := goModule(t, map[string]string{"a.go": "package m\n"})
 	m := NewManager(Config{Servers: map[string]ServerConfig{GoplsName: Gopls(gopls)}, IdleTimeout: "300ms"})
 	defer m.Close()

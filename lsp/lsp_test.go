@@ -3,38 +3,15 @@ package lsp
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-)
 
-// goplsPath finds gopls: LONGRUN_GOPLS, the repository's .longrun-bin
-// (where make test installs it), then the PATH. Without one the test
-// skips loudly, or fails when LONGRUN_REQUIRE_GOPLS=1 (.ci/run).
-func goplsPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("LONGRUN_GOPLS"); p != "" {
-		return p
-	}
-	if p, err := filepath.Abs("../.longrun-bin/gopls"); err == nil {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("gopls"); err == nil {
-		return p
-	}
-	msg := "gopls is not installed (make test installs it into .longrun-bin: GOBIN=$PWD/.longrun-bin go install golang.org/x/tools/gopls@v0.23.0)"
-	if os.Getenv("LONGRUN_REQUIRE_GOPLS") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip("SKIPPED LOUDLY: " + msg)
-	return ""
-}
+	"github.com/longrun/longrun/lsp/lsptest"
+)
 
 // goModule writes a module of files into a new directory.
 func goModule(t *testing.T, files map[string]string) string {
@@ -50,7 +27,7 @@ func goModule(t *testing.T, files map[string]string) string {
 }
 
 func TestGoplsDiagnosticsDefinitionRename(t *testing.T) {
-	gopls := goplsPath(t)
+	gopls := lsptest.Gopls(t)
 	root := goModule(t, map[string]string{
 		"a.go": "package m\n\n// Greet says hello.\nfunc Greet(name string) string { return \"hi \" + name }\n",
 		"b.go": "package m\n\nfunc twice() string { return Greet(\"a\") + Greet(\"b\") }\n",

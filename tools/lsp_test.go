@@ -11,31 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/longrun/longrun/lsp/lsptest"
+
 	"github.com/longrun/longrun/lsp"
 )
-
-// goplsForTest finds gopls as make test installs it; without one the
-// test skips loudly, or fails under LONGRUN_REQUIRE_GOPLS=1 (.ci/run).
-func goplsForTest(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("LONGRUN_GOPLS"); p != "" {
-		return p
-	}
-	if p, err := filepath.Abs("../.longrun-bin/gopls"); err == nil {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("gopls"); err == nil {
-		return p
-	}
-	msg := "gopls is not installed (make test installs it into .longrun-bin)"
-	if os.Getenv("LONGRUN_REQUIRE_GOPLS") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip("SKIPPED LOUDLY: " + msg)
-	return ""
-}
 
 func lspCall(t *testing.T, tl Tool, env Env, args any) Result {
 	t.Helper()
@@ -46,7 +25,7 @@ func lspCall(t *testing.T, tl Tool, env Env, args any) Result {
 }
 
 func TestLSPToolsOnAGoModule(t *testing.T) {
-	gopls := goplsForTest(t)
+	gopls := lsptest.Gopls(t)
 	ws := testWorkspace(t, map[string]string{
 		"go.mod": "module example.com/m\n\ngo 1.22\n",
 		"a.go":   "package m\n\n// Total adds.\nfunc Total(a, b int) int { return a + b }\n",
@@ -113,7 +92,7 @@ func TestLSPToolsOnAGoModule(t *testing.T) {
 }
 
 func TestLSPRenameRefusesFilesChangedSincePrepared(t *testing.T) {
-	gopls := goplsForTest(t)
+	gopls := lsptest.Gopls(t)
 	ws := testWorkspace(t, map[string]string{
 		"go.mod": "module example.com/m\n\ngo 1.22\n",
 		"a.go":   "package m\n\nfunc Old() {}\n",
