@@ -25,10 +25,13 @@ const ErrTypeWorkspaceLost = "WorkspaceLost"
 func SetCheckpointRemote(a *Activities, remote string) { a.checkpointRemote = remote }
 
 // CheckpointRequest asks for a checkpoint of the session's checkout;
-// Previous is its last one.
+// Previous is its last one. Paths, when not nil, are the only files
+// (relative to the checkout's Sub) that can have changed since Previous
+// (checkout.CheckpointPaths); nil: look at every file.
 type CheckpointRequest struct {
 	Checkout checkout.Info `json:"checkout"`
 	Previous string        `json:"previous,omitempty"`
+	Paths    []string      `json:"paths,omitempty"`
 }
 
 // CheckpointResult is the checkpoint commit (Previous when nothing
@@ -50,7 +53,7 @@ func (a *Activities) Checkpoint(ctx context.Context, req CheckpointRequest) (Che
 	}
 	in := req.Checkout
 	in.Dir = dir
-	commit, err := checkout.Checkpoint(ctx, in, req.Previous)
+	commit, err := checkout.CheckpointPaths(ctx, in, req.Previous, req.Paths)
 	if err != nil {
 		return CheckpointResult{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -27,39 +28,107 @@ func CheckpointRef(name string) string { return CheckpointPrefix + name }
 // the checkpoints' own (checkpointIndex). When the tree and HEAD are those
 // of prev, the last checkpoint, nothing is made and prev is returned.
 func Checkpoint(ctx context.Context, in Info, prev string) (string, error) {
-	st, err := checkpointState(ctx, in.Dir, prev)
+	return CheckpointPaths(ctx, in, prev, nil)
+}
+
+// CheckpointPaths is Checkpoint when the caller knows every file that can
+// have changed since prev: paths (relative to in.Sub, slash-separated; an
+// empty non-nil list: none), the files its tools wrote or deleted. Only
+// those are looked at instead of every file of the checkout (the walk is
+// most of a checkpoint's cost in a large repository). nil paths, no prev
+// or an index of the checkpoints' own made just now mean a full look; so
+// does any path git refuses (ignored, outside the checkout, gone and never
+// recorded), so the result is always the full look's.
+func CheckpointPaths(ctx context.Context, in Info, prev string, paths []string) (string, error) {
+	commit, err := checkpoint(ctx, in, prev, paths)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint %s: %w", in.Dir, err)
 	}
-	if fi, err := os.Stat(st.index + ".lock"); err == nil && time.Since(fi.ModTime()) > 5*time.Minute {
-		os.Remove(st.index + ".lock") // left by a worker killed mid-checkpoint
+	return commit, nil
+}
+
+// checkpointAdd is git add through the checkpoints' index; the untracked
+// cache (kept in that index) spares reading directories that did not
+// change when looking for new files.
+var checkpointAdd = []string{"-c", "core.untrackedCache=true", "add", "--all"}
+
+func checkpoint(ctx context.Context, in Info, prev string, paths []string) (string, error) {
+	dirs, err := gitDirs(ctx, in.Dir)
+	if err != nil {
+		return "", err
 	}
-	if _, err := os.Stat(st.index); errors.Is(err, os.ErrNotExist) {
-		if err := copyIndex(st.realIndex, st.index); err != nil {
-			return "", fmt.Errorf("checkpoint %s: %w", in.Dir, err)
+	index := filepath.Join(dirs.git, checkpointIndex)
+	if fi, err := os.Stat(index + ".lock"); err == nil && time.Since(fi.ModTime()) > 5*time.Minute {
+		os.Remove(index + ".lock") // left by a worker killed mid-checkpoint
+	}
+	if _, err := os.Stat(index); errors.Is(err, os.ErrNotExist) {
+		if err := copyIndex(filepath.Join(dirs.git, "index"), index); err != nil {
+			return "", err
 		}
+		paths = nil // its stats are the checkout index's: look at everything
 	}
-	env := []string{"GIT_INDEX_FILE=" + st.index}
-	// The untracked cache (kept in the checkpoints' index) spares reading
-	// directories that did not change when looking for new files.
-	if _, err := git(ctx, in.Dir, env, "-c", "core.untrackedCache=true", "add", "--all"); err != nil {
-		return "", fmt.Errorf("checkpoint %s: %w", in.Dir, err)
+	if prev == "" {
+		paths = nil
 	}
+	// HEAD and the previous checkpoint are read while git add runs: each
+	// git process costs milliseconds, and the two share nothing.
+	stc := make(chan stateOrErr, 1)
+	go func() {
+		st, err := checkpointState(ctx, in.Dir, prev)
+		stc <- stateOrErr{st, err}
+	}()
+	env := []string{"GIT_INDEX_FILE=" + index}
+	err = addPaths(ctx, in, env, paths)
+	got := <-stc
+	if err != nil {
+		return "", err
+	}
+	if got.err != nil {
+		return "", got.err
+	}
+	st := got.st
 	tree, err := git(ctx, in.Dir, env, "write-tree")
 	if err != nil {
-		return "", fmt.Errorf("checkpoint %s: %w", in.Dir, err)
+		return "", err
 	}
 	if prev != "" && tree == st.prevTree && st.head == st.prevParent {
 		return prev, nil
 	}
 	commit, err := git(ctx, in.Dir, nil, "commit-tree", tree, "-p", st.head, "-m", "longrun checkpoint of "+in.Branch)
 	if err != nil {
-		return "", fmt.Errorf("checkpoint %s: %w", in.Dir, err)
+		return "", err
 	}
-	if _, err := git(ctx, in.Dir, nil, "update-ref", CheckpointRef(in.Name), commit); err != nil {
-		return "", fmt.Errorf("checkpoint %s: %w", in.Dir, err)
+	if err := setRef(ctx, in.Dir, dirs.common, CheckpointRef(in.Name), commit); err != nil {
+		return "", err
 	}
 	return commit, nil
+}
+
+// addPaths brings the checkpoints' index up to the files: all of them
+// (paths nil), none (empty), or paths, with a full look when git refuses
+// one of them.
+func addPaths(ctx context.Context, in Info, env, paths []string) error {
+	if paths == nil {
+		_, err := git(ctx, in.Dir, env, checkpointAdd...)
+		return err
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	args := append(append([]string(nil), checkpointAdd...), "--")
+	for _, p := range paths {
+		args = append(args, ":(literal)"+path.Join(in.Sub, p))
+	}
+	if _, err := git(ctx, in.Dir, env, args...); err != nil {
+		_, err = git(ctx, in.Dir, env, checkpointAdd...)
+		return err
+	}
+	return nil
+}
+
+type stateOrErr struct {
+	st  ckptState
+	err error
 }
 
 // checkpointIndex is the checkout's own index for checkpoints, in its git
@@ -68,17 +137,16 @@ func Checkpoint(ctx context.Context, in Info, prev string) (string, error) {
 // the last one.
 const checkpointIndex = "longrun-checkpoint-index"
 
-// ckptState is what a checkpoint reads before it writes: HEAD, the
-// previous checkpoint's tree and parent, and where the indexes are.
+// ckptState is what a checkpoint reads besides the files: HEAD, and the
+// previous checkpoint's tree and parent.
 type ckptState struct {
 	head, prevTree, prevParent string
-	realIndex, index           string
 }
 
 // checkpointState reads it with one git process (a checkpoint runs after
 // every batch: each process costs milliseconds).
 func checkpointState(ctx context.Context, dir, prev string) (ckptState, error) {
-	args := []string{"rev-parse", "--path-format=absolute", "--git-path", "index", "--git-path", checkpointIndex, "HEAD^{commit}"}
+	args := []string{"rev-parse", "HEAD^{commit}"}
 	if prev != "" {
 		args = append(args, prev+"^{tree}", prev+"^")
 	}
@@ -89,11 +157,86 @@ func checkpointState(ctx context.Context, dir, prev string) (ckptState, error) {
 	if err != nil {
 		return ckptState{}, err
 	}
-	l := append(strings.Split(out, "\n"), "", "")[:5]
-	if l[2] == "" || (prev != "" && l[4] == "") {
+	l := append(strings.Split(out, "\n"), "", "")[:3]
+	if l[0] == "" || (prev != "" && l[2] == "") {
 		return ckptState{}, fmt.Errorf("git rev-parse: unexpected output %q", out)
 	}
-	return ckptState{realIndex: l[0], index: l[1], head: l[2], prevTree: l[3], prevParent: l[4]}, nil
+	return ckptState{head: l[0], prevTree: l[1], prevParent: l[2]}, nil
+}
+
+// repoDirs are a checkout's git directory (its index, HEAD) and the
+// repository's common one (its refs and objects): the same for a
+// repository of its own, not for a worktree.
+type repoDirs struct{ git, common string }
+
+// gitDirs finds them from the checkout's .git (a directory, or a worktree's
+// "gitdir:" file and its commondir) without a git process; any other
+// layout asks git.
+func gitDirs(ctx context.Context, dir string) (repoDirs, error) {
+	dotGit := filepath.Join(dir, ".git")
+	if fi, err := os.Stat(dotGit); err == nil && fi.IsDir() {
+		return repoDirs{dotGit, dotGit}, nil
+	}
+	if b, err := os.ReadFile(dotGit); err == nil {
+		if g, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); ok {
+			if !filepath.IsAbs(g) {
+				g = filepath.Join(dir, g)
+			}
+			d := repoDirs{g, g}
+			if c, err := os.ReadFile(filepath.Join(g, "commondir")); err == nil {
+				if d.common = strings.TrimSpace(string(c)); !filepath.IsAbs(d.common) {
+					d.common = filepath.Join(g, d.common)
+				}
+			}
+			return d, nil
+		}
+	}
+	out, err := git(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir")
+	if err != nil {
+		return repoDirs{}, err
+	}
+	l := strings.Split(out, "\n")
+	if len(l) != 2 {
+		return repoDirs{}, fmt.Errorf("git rev-parse: unexpected output %q", out)
+	}
+	return repoDirs{l[0], l[1]}, nil
+}
+
+// setRef points ref at commit as git update-ref does with loose refs,
+// without its process: ref.lock made exclusively, written, renamed over
+// the ref. A loose ref wins over a packed one, and git's own writers (gc
+// packing refs included) take the same lock. A repository whose refs are
+// not files (reftable) is left to git update-ref. Checkpoint refs keep no
+// reflog (core.logAllRefUpdates logs only branches, remote refs, notes).
+func setRef(ctx context.Context, dir, common, ref, commit string) error {
+	if _, err := os.Stat(filepath.Join(common, "reftable")); err == nil {
+		_, err := git(ctx, dir, nil, "update-ref", ref, commit)
+		return err
+	}
+	file := filepath.Join(common, filepath.FromSlash(ref))
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return fmt.Errorf("update %s: %w", ref, err)
+	}
+	lock := file + ".lock"
+	if fi, err := os.Stat(lock); err == nil && time.Since(fi.ModTime()) > 5*time.Minute {
+		os.Remove(lock) // left by a worker killed mid-checkpoint
+	}
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("update %s: %w", ref, err)
+	}
+	_, werr := f.WriteString(commit + "\n")
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(lock, file)
+	}
+	if werr != nil {
+		os.Remove(lock)
+		return fmt.Errorf("update %s: %w", ref, werr)
+	}
+	return nil
 }
 
 // copyIndex copies the index at from to to (none: none), keeping its file

@@ -59,8 +59,15 @@ func typicalChange(b *testing.B, dir string, i int) {
 	}
 }
 
+// typicalPaths are the files typicalChange(i) writes, as the file tools
+// report them.
+func typicalPaths(i int) []string {
+	return []string{"d001/f00001.go", "d050/f00050.go", "d199/f00199.go", fmt.Sprintf("new%d.go", i)}
+}
+
 // BenchmarkCheckpoint makes the repository once and measures, each in a
-// worktree of its own: a checkpoint, a checkpoint pushed to a bare
+// worktree of its own: a checkpoint, one given the changed paths (a batch
+// of file tools only, CheckpointPaths), a checkpoint pushed to a bare
 // repository on the same disk (what a worker with --checkpoint-remote
 // does; the first push, of the whole base, is before the timer), and the
 // baseline, git add -A && git commit as a person runs it.
@@ -82,6 +89,20 @@ func BenchmarkCheckpoint(b *testing.B) {
 			typicalChange(b, in.Dir, i)
 			var err error
 			if prev, err = Checkpoint(ctx, in, prev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("checkpoint-paths", func(b *testing.B) {
+		in := open(b, "paths-"+strconv.Itoa(b.N))
+		prev, err := Checkpoint(ctx, in, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			typicalChange(b, in.Dir, i)
+			if prev, err = CheckpointPaths(ctx, in, prev, typicalPaths(i)); err != nil {
 				b.Fatal(err)
 			}
 		}

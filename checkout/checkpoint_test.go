@@ -116,3 +116,70 @@ func TestRestoreFromTheRemoteOnAnotherMachine(t *testing.T) {
 	require.Contains(t, d, "+two")
 	require.Contains(t, d, "+u")
 }
+
+// A checkpoint given the paths the batch's file tools reported looks at
+// those only (relative to the session's working directory): a file a tool
+// created is in, one it deleted is out, and a change nobody reported is
+// not looked at. A path git refuses (an ignored file), a fresh index of
+// the checkpoints' own or no previous checkpoint mean a full look; no
+// paths, no change. The ref moves past a packed one.
+func TestCheckpointPathsLooksAtTheReportedFiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo, state := newRepo(t), t.TempDir()
+	in, err := Create(ctx, repo, state, "s3", "")
+	require.NoError(t, err)
+	write := func(name, body string) {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(in.Dir, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(in.Dir, name), []byte(body), 0o644))
+	}
+	files := func(c string) string {
+		t.Helper()
+		out, err := git(ctx, repo, nil, "ls-tree", "-r", "--name-only", c)
+		require.NoError(t, err)
+		return out
+	}
+	write(".gitignore", "*.log\n")
+	write("sub/a.txt", "a\n")
+	write("early.txt", "before the first checkpoint\n")
+	c1, err := CheckpointPaths(ctx, in, "", []string{"sub/a.txt"})
+	require.NoError(t, err)
+	require.Equal(t, ".gitignore\nearly.txt\nf.txt\nsub/a.txt", files(c1), "no previous checkpoint: a full look")
+
+	in.Sub = "sub"
+	write("sub/new.txt", "made by a tool\n")
+	require.NoError(t, os.Remove(filepath.Join(in.Dir, "sub/a.txt")))
+	write("unreported.txt", "made by nobody the session knows of\n")
+	c2, err := CheckpointPaths(ctx, in, c1, []string{"new.txt", "a.txt"})
+	require.NoError(t, err)
+	require.Equal(t, ".gitignore\nearly.txt\nf.txt\nsub/new.txt", files(c2), "the new file in, the deleted one out, the unreported one not looked at")
+	ref, _ := git(ctx, repo, nil, "rev-parse", CheckpointRef(in.Name))
+	require.Equal(t, c2, ref)
+
+	same, err := CheckpointPaths(ctx, in, c2, []string{})
+	require.NoError(t, err)
+	require.Equal(t, c2, same, "no paths: nothing changed")
+
+	_, err = git(ctx, repo, nil, "pack-refs", "--all")
+	require.NoError(t, err)
+	write("sub/noise.log", "ignored\n")
+	write("sub/new.txt", "changed\n")
+	c3, err := CheckpointPaths(ctx, in, c2, []string{"noise.log", "new.txt"})
+	require.NoError(t, err)
+	require.Equal(t, ".gitignore\nearly.txt\nf.txt\nsub/new.txt\nunreported.txt", files(c3), "an ignored path: a full look, still without it")
+	ref, _ = git(ctx, repo, nil, "rev-parse", CheckpointRef(in.Name))
+	require.Equal(t, c3, ref, "the loose ref wins over the packed one")
+	refs, _ := git(ctx, repo, nil, "for-each-ref", "--format=%(objectname) %(refname)", CheckpointPrefix)
+	require.Equal(t, c3+" "+CheckpointRef(in.Name), refs)
+
+	gitDir, err := git(ctx, in.Dir, nil, "rev-parse", "--path-format=absolute", "--git-path", checkpointIndex)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(gitDir))
+	write("late.txt", "unreported again\n")
+	c4, err := CheckpointPaths(ctx, in, c3, []string{})
+	require.NoError(t, err)
+	require.Contains(t, files(c4), "late.txt", "a fresh index of the checkpoints' own: a full look")
+	status, _ := git(ctx, in.Dir, nil, "status", "--porcelain")
+	require.Equal(t, "?? .gitignore\n?? early.txt\n?? late.txt\n?? sub/\n?? unreported.txt", status, "the checkout's index is untouched")
+}

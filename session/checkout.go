@@ -25,6 +25,12 @@ type Checkout struct {
 	// the model once the checkout is restored.
 	Due  bool     `json:"checkpoint_due,omitempty"`
 	Lost []string `json:"lost_calls,omitempty"`
+	// ByPath: every call that made the checkpoint due was a tool that
+	// changes files by path and said which (Paths, relative to Sub), so
+	// the checkpoint looks at those only. False (as in histories from
+	// before it) is a look at every file.
+	ByPath bool     `json:"checkpoint_by_path,omitempty"`
+	Paths  []string `json:"checkpoint_paths,omitempty"`
 }
 
 // Isolated reports whether the session works in a checkout of its own

@@ -286,7 +286,7 @@ func (s *driver) checkpointCall(ctx workflow.Context) (activities.CheckpointResu
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{"BadCheckout"}},
 		Summary:                "checkpoint " + s.Checkout.Branch,
 	})
-	req := activities.CheckpointRequest{Checkout: s.Checkout.Info, Previous: s.Checkout.Checkpoint}
+	req := activities.CheckpointRequest{Checkout: s.Checkout.Info, Previous: s.Checkout.Checkpoint, Paths: s.Checkout.CheckpointPaths(len(s.Jobs))}
 	var res activities.CheckpointResult
 	err := workflow.ExecuteActivity(actx, a.Checkpoint, req).Get(ctx, &res)
 	return res, err

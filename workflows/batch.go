@@ -230,7 +230,7 @@ func (s *driver) runCall(ctx workflow.Context, cs *callState) {
 	cs.started = true
 	s.lastTool = s.callSummary(cs)
 	res, err := s.dispatch(ctx, cs)
-	s.noteCall(cs, err)
+	s.noteCall(cs, res, err)
 	if err == nil {
 		s.recordFiles(res.Files)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/session"
+	"github.com/longrun/longrun/tools"
 )
 
 // Checkpoints and a lost worker. After every batch whose calls may have
@@ -35,7 +36,7 @@ func (s *driver) workerWait() time.Duration {
 // noteCall records what a finished call means for the next checkpoint:
 // due when it may have changed files, and a call its worker never
 // answered (a timeout) is one the worker may have taken with it.
-func (s *driver) noteCall(cs *callState, err error) {
+func (s *driver) noteCall(cs *callState, res tools.Result, err error) {
 	if !s.isolated() {
 		return
 	}
@@ -45,7 +46,7 @@ func (s *driver) noteCall(cs *callState, err error) {
 		s.Checkout.Lost = append(s.Checkout.Lost, cs.call.Name+" "+cs.call.ID)
 	}
 	if session.MayChangeFiles(cs.spec, cs.readOnlySandbox, timedOut) {
-		s.Checkout.Due = true
+		s.Checkout.NoteChange(cs.spec.EditsFiles && err == nil && !res.IsError, res.Files)
 	}
 }
 
@@ -60,7 +61,7 @@ func (s *driver) checkpoint(ctx workflow.Context) outcome {
 	res, err := s.checkpointCall(ctx)
 	switch {
 	case err == nil:
-		s.Checkout.Due, s.Checkout.Lost, s.Checkout.Checkpoint = false, nil, res.Commit
+		s.Checkout.Checkpointed(res.Commit)
 		if res.Remote != "" {
 			s.Checkout.Remote = res.Remote
 		}
@@ -127,7 +128,7 @@ func (s *driver) childChanges(res *SessionResult) {
 // due after the parent's batch.
 func (s *driver) afterChild(res SessionResult) {
 	if s.isolated() && res.CheckpointDue {
-		s.Checkout.Due = true
+		s.Checkout.NoteChange(false, nil)
 	}
 }
 
