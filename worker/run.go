@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -298,7 +297,11 @@ func (m *Main) Run() error {
 		logger.Info("notifications", "webhooks", len(m.Notify.Webhooks), "slack", len(m.Notify.Slack),
 			"signed", sender.Secret != nil, "inbox", m.Notify.ConsoleURL)
 	}
-	own := ownQueue(m.TaskQueue)
+	own, unlock, note := ownQueue(m.TaskQueue, m.StateDir)
+	defer unlock()
+	if note != "" {
+		logger.Warn(note)
+	}
 	activities.SetJobs(acts, jobs, own)
 	activities.SetShell(acts, m.Tools.Shell)
 	activities.SetCheckouts(acts, m.StateDir)
@@ -404,16 +407,6 @@ func openTranscript(flag, stateDir string, keys *codec.Keys) (*transcript.Cache,
 		return transcript.NewCache(sealed, transcriptCacheBytes), where + " (encrypted)", nil
 	}
 	return transcript.NewCache(s, transcriptCacheBytes), where, nil
-}
-
-// ownQueue names the task queue only this worker process polls: the
-// shared queue's name, the host and a random suffix, so two workers on one
-// host, or one restarted, never share it.
-func ownQueue(shared string) string {
-	host, _ := os.Hostname()
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%s-worker-%s-%x", shared, host, b)
 }
 
 // parsePassEnv reads --pass-env: NAME or NAME=value entries, comma
