@@ -78,16 +78,18 @@ type CloseCheckoutRequest struct {
 }
 
 // CloseCheckout commits what the session left in its checkout on its
-// branch and removes the checkout; the branch stays until the person
-// discards it (starter discard). It returns the commit, "" if nothing
-// changed. It runs on the worker holding the checkout.
-func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest) (string, error) {
+// branch, except control files (listed in the result: see
+// checkout.Close), and removes the checkout; the branch stays until the
+// person discards it (starter discard). It runs on the worker holding the
+// checkout.
+func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest) (CloseCheckoutResult, error) {
 	in, err := a.ownCheckout(req.Checkout.Name)
 	if err != nil {
-		return "", temporal.NewNonRetryableApplicationError(err.Error(), "BadCheckout", nil)
+		return CloseCheckoutResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "BadCheckout", nil)
 	}
 	req.Checkout.Dir = in
-	return checkout.Finish(ctx, req.Checkout, req.Message)
+	c, err := checkout.Close(ctx, req.Checkout, req.Message)
+	return CloseCheckoutResult(c), err
 }
 
 // ownCheckout is the directory of this worker's checkout name: a name the

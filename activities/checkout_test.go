@@ -53,9 +53,13 @@ func TestCheckoutActivities(t *testing.T) {
 	require.Equal(t, filepath.Join(state, checkout.Dir, co.Name), co.Dir)
 
 	args, _ := json.Marshal(map[string]string{"path": "new.txt", "content": "x\n"})
-	r, err := a.RunTool(ctx, ToolRequest{CallID: "w", Name: "write", Arguments: args, Checkout: co.Name, GuardWrites: true, Seen: map[string]string{}})
+	r, err := a.RunTool(ctx, ToolRequest{CallID: "w", Name: "write", Arguments: args, Checkout: co.Name, Base: co.Base, GuardWrites: true, Seen: map[string]string{}})
 	require.NoError(t, err)
 	require.False(t, r.IsError, r.Content)
+	require.Equal(t, &checkout.Stat{Files: 1, Insertions: 1, Paths: []string{"new.txt"}}, r.Changes, "a call that writes returns the checkout's size")
+	r, err = a.RunTool(ctx, ToolRequest{CallID: "r", Name: "read", Arguments: json.RawMessage(`{"path":"new.txt"}`), Checkout: co.Name, Base: co.Base})
+	require.NoError(t, err)
+	require.Nil(t, r.Changes, "a read measures nothing")
 	require.FileExists(t, filepath.Join(co.Dir, "new.txt"))
 	require.NoFileExists(t, filepath.Join(root, "new.txt"), "the workspace is untouched")
 
@@ -63,9 +67,21 @@ func TestCheckoutActivities(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, r.IsError, "a checkout name that is not one is refused")
 
-	commit, err := a.CloseCheckout(ctx, CloseCheckoutRequest{Checkout: co, Message: "add new.txt"})
+	closed, err := a.CloseCheckout(ctx, CloseCheckoutRequest{Checkout: co, Message: "add new.txt"})
 	require.NoError(t, err)
-	require.NotEmpty(t, commit)
+	require.NotEmpty(t, closed.Commit)
+	require.Equal(t, 1, closed.Changes.Files)
 	_, err = os.Stat(co.Dir)
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestCloseCheckoutResultReadsTheOldString: histories recorded when
+// CloseCheckout returned only the commit id still decode (and replay).
+func TestCloseCheckoutResultReadsTheOldString(t *testing.T) {
+	t.Parallel()
+	var r CloseCheckoutResult
+	require.NoError(t, json.Unmarshal([]byte(`"c0ffee"`), &r))
+	require.Equal(t, CloseCheckoutResult{Commit: "c0ffee"}, r)
+	require.NoError(t, json.Unmarshal([]byte(`{"commit":"abc","left_out":["AGENTS.md"]}`), &r))
+	require.Equal(t, CloseCheckoutResult{Commit: "abc", LeftOut: []string{"AGENTS.md"}}, r)
 }

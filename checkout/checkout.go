@@ -140,24 +140,10 @@ func Create(ctx context.Context, workDir, stateDir, session, base string) (Info,
 	return in, nil
 }
 
-// Finish commits everything the session left in its checkout (untracked
-// files included, ignored ones not) on its branch, with message, then
-// removes the checkout; the branch stays until Discard. It returns the
-// commit made, "" when nothing had changed. Running it again after the
-// checkout is gone does nothing.
+// Finish is Close for callers that want only the commit.
 func Finish(ctx context.Context, in Info, message string) (string, error) {
-	if _, err := os.Stat(in.Dir); errors.Is(err, os.ErrNotExist) {
-		_, _ = git(ctx, in.Repo, nil, "worktree", "prune")
-		return "", nil
-	}
-	commit, err := Commit(ctx, in.Dir, message)
-	if err != nil {
-		return "", err
-	}
-	if _, err := git(ctx, in.Repo, nil, "worktree", "remove", "--force", in.Dir); err != nil {
-		return commit, fmt.Errorf("remove checkout %s: %w", in.Dir, err)
-	}
-	return commit, nil
+	c, err := Close(ctx, in, message)
+	return c.Commit, err
 }
 
 // Commit records the checkout's changes as a commit on its branch, or
@@ -179,12 +165,13 @@ func Commit(ctx context.Context, dir, message string) (string, error) {
 }
 
 // Diff is what the session changed against its base, as a patch git apply
-// takes: the branch, and when the checkout is still there its changes not
+// takes (renames as a deletion and an addition, so PatchPaths sees both
+// names): the branch, and when the checkout is still there its changes not
 // yet committed (untracked files too), read through a temporary index so
 // the checkout's own is left as it is.
 func Diff(ctx context.Context, in Info) (string, error) {
 	if _, err := os.Stat(in.Dir); err != nil {
-		return gitRaw(ctx, in.Repo, nil, "diff", "--binary", in.Base, in.Branch, "--")
+		return gitRaw(ctx, in.Repo, nil, "diff", "--binary", "--no-renames", in.Base, in.Branch, "--")
 	}
 	idx, err := os.CreateTemp("", "longrun-diff-index-")
 	if err != nil {
@@ -200,7 +187,7 @@ func Diff(ctx context.Context, in Info) (string, error) {
 	if _, err := git(ctx, in.Dir, env, "add", "--all"); err != nil {
 		return "", fmt.Errorf("diff checkout: %w", err)
 	}
-	return gitRaw(ctx, in.Dir, env, "diff", "--binary", "--cached", in.Base, "--")
+	return gitRaw(ctx, in.Dir, env, "diff", "--binary", "--no-renames", "--cached", in.Base, "--")
 }
 
 // ErrConflict marks a diff that does not apply to the person's checkout

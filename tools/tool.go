@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/longrun/longrun/checkout"
 )
 
 // Spec is what describes a tool. Name, Description and Parameters are what
@@ -122,6 +124,10 @@ type Result struct {
 	// a 20 KB read then costs the history a reference, not 20 KB.
 	ContentRef   string `json:"content_ref,omitempty"`
 	ContentBytes int    `json:"content_bytes,omitempty"`
+	// Changes is, after a call that may have changed files in an isolated
+	// session, what its checkout now holds against its base; the activity
+	// sets it. Never sent to the model.
+	Changes *checkout.Stat `json:"changes,omitempty"`
 }
 
 // Env is what a running tool needs from its caller.
