@@ -71,6 +71,9 @@ type Activities struct {
 	guardian GuardianConfig
 	// stateDir holds sessions' own checkouts (SetCheckouts); "": none.
 	stateDir string
+	// maxCheckoutBytes bounds the disk the checkouts take
+	// (SetCheckoutLimit); 0: no bound.
+	maxCheckoutBytes int64
 }
 
 // New returns activities that call the model described by mc and run the

@@ -54,6 +54,9 @@ func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (Che
 		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("working directory %q: %v", req.WorkDir, err), ErrTypeBadBase, nil)
 	}
+	if err := a.checkDiskBound(ctx, ws.Root(), req.Base); err != nil {
+		return CheckoutResult{}, err
+	}
 	in, err := checkout.Create(ctx, ws.Root(), a.stateDir, sessionID(ctx), req.Base)
 	switch {
 	case errors.Is(err, checkout.ErrNotGit):

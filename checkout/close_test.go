@@ -98,3 +98,18 @@ func TestPatchPathsFindControlFiles(t *testing.T) {
 	require.Contains(t, paths, "notes.md")
 	require.ElementsMatch(t, []string{".longrun/mcp.json", "AGENTS.md"}, ControlPaths(paths), "a rename away from AGENTS.md touches it")
 }
+
+func TestParseSizeAndSize(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int64{"0": 0, "4096": 4096, "20G": 20 << 30, "500M": 500 << 20, "1.5K": 1536, "2GiB": 2 << 30, "3gb": 3 << 30, "1T": 1 << 40} {
+		got, err := ParseSize(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "lots", "-1G", "G"} {
+		_, err := ParseSize(bad)
+		require.Error(t, err, bad)
+	}
+	require.Equal(t, "512 B", Size(512))
+	require.Equal(t, "1.5 GiB", Size(3<<29))
+}

@@ -49,3 +49,21 @@ func TestApplyRefusesControlFilesNotNamed(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, controlRefusal(ctx, "s1", d, nil), "a diff of ordinary files applies")
 }
+
+// TestCheckoutsListsDiskUse: starter checkouts lists each checkout under
+// the state directory with its files and disk, and the total.
+func TestCheckoutsListsDiskUse(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	code, stdout, stderr := runFake(t, &fakeClient{}, "checkouts", "--state-dir", state)
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stdout, "no checkouts under "+filepath.Join(state, checkout.Dir))
+
+	dir := filepath.Join(state, checkout.Dir, "s1")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), make([]byte, 10000), 0o644))
+	code, stdout, stderr = runFake(t, &fakeClient{}, "checkouts", "--state-dir", state)
+	require.Equal(t, exitOK, code, stderr)
+	require.Regexp(t, `s1\s+longrun/s1\s+1\s+\d+\.\d KiB`, stdout)
+	require.Contains(t, stdout, "1 checkouts under "+filepath.Join(state, checkout.Dir)+" take")
+}

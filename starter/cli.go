@@ -112,6 +112,7 @@ func commands() []command {
 		{"diff", "diff SESSION", "print what a session changed in its own checkout (its branch and what it has not committed) against its base", (*app).cmdDiff},
 		{"apply", "apply SESSION [--to DIR] [--include-control PATH]", "apply a session's changes to your checkout (git apply --3way); refuses, changing nothing, on a conflict or a control file (.longrun/, AGENTS.md) not named by --include-control", (*app).cmdApply},
 		{"discard", "discard SESSION", "remove an ended session's branch and checkout", (*app).cmdDiscard},
+		{"checkouts", "checkouts [--state-dir DIR]", "list the sessions' checkouts a worker on this machine keeps, and the disk they take", (*app).cmdCheckouts},
 		{"list", "list [--waiting] [--running] [--phase P] [--query Q] [--limit N] [--quiet]", "list sessions with phase, turns and pending approvals (search attributes)", (*app).cmdList},
 		{"show", "show SESSION [--messages N]", "show a session: status, usage and its last messages", (*app).cmdShow},
 		{"history", "history SESSION [--json]", "print the session's Temporal event history (--json: protojson, replayable)", (*app).cmdHistory},

@@ -64,6 +64,8 @@ type Main struct {
 	// pricesFlag is --prices / LONGRUN_PRICES as given; without it the
 	// config directory's prices.json is used.
 	pricesFlag string
+	// checkouts bounds the disk sessions' checkouts take.
+	checkouts checkoutLimit
 }
 
 // ParseFlags reads flags, falling back to the environment (getenv) and
@@ -74,6 +76,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	m.Temporal.bind(fs, getenv, os.Environ)
 	m.Observe.bind(fs, getenv)
 	m.Notify.bind(fs, getenv)
+	m.checkouts.bind(fs, getenv)
 	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
 	fs.StringVar(&m.Workspace, "workspace", or(getenv("LONGRUN_WORKSPACE"), "."), "workspace root every tool is confined to (env LONGRUN_WORKSPACE)")
 	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
@@ -142,6 +145,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 		return nil, err
 	}
 	if err := m.Notify.validate(); err != nil {
+		return nil, err
+	}
+	if err := m.checkouts.parse(); err != nil {
 		return nil, err
 	}
 	if m.Guardian.Timeout <= 0 {
@@ -305,6 +311,7 @@ func (m *Main) Run() error {
 	activities.SetJobs(acts, jobs, own)
 	activities.SetShell(acts, m.Tools.Shell)
 	activities.SetCheckouts(acts, m.StateDir)
+	m.checkouts.apply(acts, m.StateDir, logger)
 	servers, err := openMCP(cfg.MCP, ws.Root(), logger, m.Tools)
 	if err != nil {
 		return err
