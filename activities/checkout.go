@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/longrun/longrun/checkout"
@@ -43,8 +42,10 @@ type CheckoutResult struct {
 
 // OpenCheckout makes the session's own checkout on this worker: a git
 // worktree on the branch longrun/<session> under the state directory. A
-// working directory outside git runs in place, and the result says so:
-// isolation needs git, and copying other directories is not built yet.
+// working directory outside git gets a copy there instead (a repository
+// of its own: checkout.CreateCopy), up to checkout.DefaultCopyLimit; a
+// larger one fails the session's start with ErrTypeCopyTooLarge, naming
+// --in-place and git init as the ways on.
 func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (CheckoutResult, error) {
 	if a.stateDir == "" || a.workspace == nil {
 		return CheckoutResult{Note: "this worker keeps no state directory, so the session runs in place, in the worker's workspace"}, nil
@@ -59,12 +60,11 @@ func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (Che
 	}
 	in, err := checkout.Create(ctx, ws.Root(), a.stateDir, sessionID(ctx), req.Base)
 	switch {
+	case errors.Is(err, checkout.ErrNotGit) && req.Base != "":
+		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("--base %s: %s is not in a git repository, so it has no commits to start from (without --base the session gets a copy of it)", req.Base, ws.Root()), ErrTypeBadBase, nil)
 	case errors.Is(err, checkout.ErrNotGit):
-		note := fmt.Sprintf("%s is not in a git repository: isolation needs git, so this session runs in place and edits the workspace itself (a copy for directories outside git is not built yet; start with --in-place to say you want this)", ws.Root())
-		if activity.IsActivity(ctx) {
-			activity.GetLogger(ctx).Warn("session runs in place", "why", note)
-		}
-		return CheckoutResult{Note: note}, nil
+		return a.openCopy(ctx, ws.Root())
 	case err != nil && req.Base != "":
 		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadBase, err)
 	case err != nil:

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,7 +46,9 @@ func (a *Activities) checkDiskBound(ctx context.Context, workDir, base string) e
 	}
 	need, err := checkout.TreeBytes(ctx, workDir, base)
 	if err != nil {
-		need = 0 // not a repository, or a bad base: Create says which
+		// Not a repository (a copy: its files), or a bad base (Create
+		// says so).
+		_, need, _ = checkout.MeasureCopy(workDir, checkout.DefaultCopyLimit)
 	}
 	if used+need <= a.maxCheckoutBytes {
 		if activity.IsActivity(ctx) {
@@ -58,4 +61,26 @@ func (a *Activities) checkDiskBound(ctx context.Context, workDir, base string) e
 		"The session does not start. Wait for other sessions to end (their checkouts are removed then), start this one elsewhere or --in-place, or raise %s",
 		checkout.Size(a.maxCheckoutBytes), len(uses), checkout.Size(used), filepath.Join(a.stateDir, checkout.Dir), checkout.Size(need), CheckoutLimitSetting)
 	return temporal.NewNonRetryableApplicationError(msg, ErrTypeCheckoutDiskFull, nil)
+}
+
+// ErrTypeCopyTooLarge fails a session outside git whose directory is past
+// checkout.DefaultCopyLimit: copying it would cost more than a session
+// start should, and retrying cannot make it smaller.
+const ErrTypeCopyTooLarge = "CopyTooLarge"
+
+// openCopy gives a session outside git a copy of its directory.
+func (a *Activities) openCopy(ctx context.Context, dir string) (CheckoutResult, error) {
+	in, err := checkout.CreateCopy(ctx, dir, a.stateDir, sessionID(ctx), checkout.DefaultCopyLimit)
+	switch {
+	case errors.Is(err, checkout.ErrTooLarge):
+		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%v. Make it a git repository (git init; a worktree costs no copy), start the session on a smaller --workdir, or start it --in-place to work in the directory itself", err),
+			ErrTypeCopyTooLarge, nil)
+	case err != nil:
+		return CheckoutResult{}, fmt.Errorf("open checkout: %w", err)
+	}
+	if activity.IsActivity(ctx) {
+		activity.GetLogger(ctx).Info("session outside git works in a copy", "dir", dir, "copy", in.Dir)
+	}
+	return CheckoutResult{Checkout: &in, WorkerQueue: a.workerQueue}, nil
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/longrun/longrun/checkout"
 )
 
-// OpenCheckout outside git runs in place and says why; on a repository it
+// OpenCheckout outside git makes a copy; on a repository it
 // makes the checkout under the state directory, RunTool with the
 // checkout's name writes there (not in the workspace), and CloseCheckout
 // commits it on the branch and removes it.
@@ -29,10 +29,14 @@ func TestCheckoutActivities(t *testing.T) {
 	require.Contains(t, res.Note, "no state directory")
 
 	SetCheckouts(a, state)
+	_, err = a.OpenCheckout(ctx, CheckoutRequest{Base: "HEAD~1"})
+	require.ErrorContains(t, err, "not in a git repository, so it has no commits")
 	res, err = a.OpenCheckout(ctx, CheckoutRequest{})
 	require.NoError(t, err)
-	require.Nil(t, res.Checkout)
-	require.Contains(t, res.Note, "isolation needs git")
+	require.NotNil(t, res.Checkout, "a directory outside git gets a copy")
+	require.True(t, res.Checkout.Copy)
+	require.Equal(t, root, res.Checkout.Repo)
+	require.NoError(t, checkout.Discard(ctx, *res.Checkout))
 
 	for _, args := range [][]string{
 		{"init", "-q", "."},

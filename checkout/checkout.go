@@ -28,8 +28,7 @@ const BranchPrefix = "longrun/"
 const Dir = "checkouts"
 
 // ErrNotGit marks a working directory that is not inside a git
-// repository: isolation needs git (a copy for other directories is not
-// built yet), so such a session runs in place.
+// repository: such a session gets a copy instead (CreateCopy).
 var ErrNotGit = errors.New("not a git repository")
 
 // Info is a session's checkout, as its history records it.
@@ -49,6 +48,10 @@ type Info struct {
 	// Sub is the session's working directory inside the checkout,
 	// slash-separated, "" for its top.
 	Sub string `json:"sub,omitempty"`
+	// Copy marks a copy of a directory outside git (CreateCopy): Repo is
+	// the directory copied, and Dir a repository of its own holding the
+	// branch, kept until Discard.
+	Copy bool `json:"copy,omitempty"`
 }
 
 // Sanitize makes a session id into one component that is a valid git ref
@@ -236,6 +239,17 @@ func Apply(ctx context.Context, dir, patch string) error {
 // Discard removes the session's checkout, if it is still there, and its
 // branch.
 func Discard(ctx context.Context, in Info) error {
+	if in.Copy {
+		// The copy is a repository of its own under the worker's
+		// checkouts: nothing of it is in the directory copied.
+		if filepath.Base(filepath.Dir(in.Dir)) != Dir || in.Name == "" || filepath.Base(in.Dir) != in.Name {
+			return fmt.Errorf("discard copy %s: not a checkout directory", in.Dir)
+		}
+		if err := os.RemoveAll(in.Dir); err != nil {
+			return fmt.Errorf("discard copy %s: %w", in.Dir, err)
+		}
+		return nil
+	}
 	if _, err := os.Stat(in.Dir); err == nil {
 		if _, err := git(ctx, in.Repo, nil, "worktree", "remove", "--force", in.Dir); err != nil {
 			return fmt.Errorf("discard checkout %s: %w", in.Dir, err)

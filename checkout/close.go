@@ -45,6 +45,9 @@ func Close(ctx context.Context, in Info, message string) (Closed, error) {
 			c.Changes = &st
 		}
 	}
+	if in.Copy {
+		return c, nil // the copy is where its branch lives: kept until Discard
+	}
 	if _, err := git(ctx, in.Repo, nil, "worktree", "remove", "--force", in.Dir); err != nil {
 		return c, fmt.Errorf("remove checkout %s: %w", in.Dir, err)
 	}

@@ -76,6 +76,9 @@ func (a *app) cmdApply(ctx context.Context, fs *flag.FlagSet, args []string) err
 		if err := controlRefusal(ctx, id, d, include); err != nil {
 			return err
 		}
+		if in.Copy {
+			return a.applyCopy(ctx, id, in, dir)
+		}
 		if err := checkout.Apply(ctx, dir, d); err != nil {
 			if errors.Is(err, checkout.ErrConflict) {
 				return exitError{exitFailure, fmt.Sprintf("the changes of session %s do not apply to %s as it is now; nothing was changed.\n%v\nMerge the branch yourself: git -C %s merge %s",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -48,4 +49,21 @@ func named(p string, include []string) bool {
 		}
 	}
 	return false
+}
+
+// applyCopy brings the changes of a session that worked in a copy (its
+// directory was not a git repository) back to the directory: the files it
+// changed are copied over, refusing when one of them changed there since
+// the copy was made.
+func (a *app) applyCopy(ctx context.Context, id string, in checkout.Info, dir string) error {
+	applied, err := checkout.ApplyCopy(ctx, in, dir)
+	if err != nil {
+		if errors.Is(err, checkout.ErrConflict) {
+			return exitError{exitFailure, fmt.Sprintf("the changes of session %s do not apply to %s as it is now; nothing was changed.\n%v\nCompare them yourself: %s diff %s, and the session's copy is %s",
+				id, dir, err, progName, shellQuote(id), in.Dir)}
+		}
+		return err
+	}
+	fmt.Fprintf(a.stdout, "applied the changes of session %s to %s: %d files written or removed (%s)\n", id, dir, len(applied), strings.Join(applied, ", "))
+	return nil
 }
