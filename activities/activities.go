@@ -74,6 +74,9 @@ type Activities struct {
 	// maxCheckoutBytes bounds the disk the checkouts take
 	// (SetCheckoutLimit); 0: no bound.
 	maxCheckoutBytes int64
+	// checkoutQueue is where calls pinned to a checkout go
+	// (SetCheckoutQueue); "": workerQueue.
+	checkoutQueue string
 }
 
 // New returns activities that call the model described by mc and run the

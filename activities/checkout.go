@@ -70,7 +70,16 @@ func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (Che
 	case err != nil:
 		return CheckoutResult{}, fmt.Errorf("open checkout: %w", err)
 	}
-	return CheckoutResult{Checkout: &in, WorkerQueue: a.workerQueue}, nil
+	return CheckoutResult{Checkout: &in, WorkerQueue: a.pinQueue()}, nil
+}
+
+// pinQueue is the queue a session's checkout calls go to: the one that
+// outlives a restart of this worker on its state directory.
+func (a *Activities) pinQueue() string {
+	if a.checkoutQueue != "" {
+		return a.checkoutQueue
+	}
+	return a.workerQueue
 }
 
 // CloseCheckoutRequest ends a session's checkout: its changes are

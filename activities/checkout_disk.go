@@ -82,5 +82,11 @@ func (a *Activities) openCopy(ctx context.Context, dir string) (CheckoutResult, 
 	if activity.IsActivity(ctx) {
 		activity.GetLogger(ctx).Info("session outside git works in a copy", "dir", dir, "copy", in.Dir)
 	}
-	return CheckoutResult{Checkout: &in, WorkerQueue: a.workerQueue}, nil
+	return CheckoutResult{Checkout: &in, WorkerQueue: a.pinQueue()}, nil
 }
+
+// SetCheckoutQueue names the task queue of the worker's checkouts: it
+// polls it for as long as it keeps its state directory, across restarts,
+// unlike its own queue (SetJobs), whose jobs die with the process. ""
+// uses the own queue.
+func SetCheckoutQueue(a *Activities, queue string) { a.checkoutQueue = queue }

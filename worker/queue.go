@@ -11,7 +11,7 @@ import (
 )
 
 // workerIDFile holds, in the state directory, the name of the worker that
-// keeps its state there: its own task queue is named after it.
+// keeps its state there: the queue of its checkouts is named after it.
 const workerIDFile = "worker-id"
 
 // workerLockFile is held (flock) by the worker process using the state
@@ -23,33 +23,40 @@ const workerLockFile = "worker.lock"
 // queue's name.
 var workerIDRe = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
 
-// ownQueue names the task queue only this worker polls: the shared
-// queue's name and the worker's id. The id is kept in the state directory
-// (made once, from the host name and a random suffix), so a worker
-// restarted on the same state directory, after a crash, a kill or a
-// deploy, polls the same queue: the calls its sessions pinned there (every
-// call that touches a session's checkout, which is in that state
-// directory) are picked up again instead of waiting for a worker that will
-// never come. A second process on a state directory another one holds
-// (release is the flock's, freed by the kernel when the holder dies, even
-// by SIGKILL) gets a random queue of its own, as before, and says so:
-// two processes must not serve one queue, since each holds its own
-// background jobs.
-func ownQueue(shared, stateDir string) (queue string, release func(), note string) {
+// ownQueue names the task queue only this worker process polls: the
+// shared queue's name, the host and a random suffix, so two workers on one
+// host, or one restarted, never share it. Calls about background jobs go
+// there: a job dies with its process, so a restarted worker must not be
+// asked about it (the call finds nobody and says the worker is gone).
+func ownQueue(shared string) string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-worker-%s-%s", shared, host, randomID())
+}
+
+// checkoutQueue names the task queue of the checkouts in this worker's
+// state directory: the shared queue's name and the id kept there (made
+// once, from the host name and a random suffix). Unlike ownQueue it is
+// the same after a restart on the same state directory (a crash, a kill,
+// a deploy), because the checkouts are still there: the calls sessions
+// pinned to their checkout are picked up again instead of waiting for a
+// worker that will never come. A second process on a state directory
+// another one holds (the flock, freed by the kernel when the holder dies,
+// even by SIGKILL) gets a random queue, as before, and says so.
+func checkoutQueue(shared, stateDir string) (queue string, release func(), note string) {
 	release = func() {}
 	if stateDir == "" {
-		return shared + "-worker-" + randomID(), release, "no state directory: this worker's own task queue is new at every start"
+		return shared + "-checkouts-" + randomID(), release, "no state directory: the queue of this worker's checkouts is new at every start"
 	}
 	unlock, err := lockStateDir(filepath.Join(stateDir, workerLockFile))
 	if err != nil {
-		return shared + "-worker-" + randomID(), release, fmt.Sprintf("another worker process uses the state directory %s (%v): this one gets a task queue of its own that is new at every start; give each worker a state directory of its own", stateDir, err)
+		return shared + "-checkouts-" + randomID(), release, fmt.Sprintf("another worker process uses the state directory %s (%v): this one gets a queue for its checkouts that is new at every start, so its sessions' calls are lost with it; give each worker a state directory of its own", stateDir, err)
 	}
 	id, err := workerID(filepath.Join(stateDir, workerIDFile))
 	if err != nil {
 		unlock()
-		return shared + "-worker-" + randomID(), release, fmt.Sprintf("worker id: %v: this worker's own task queue is new at every start", err)
+		return shared + "-checkouts-" + randomID(), release, fmt.Sprintf("worker id: %v: the queue of this worker's checkouts is new at every start", err)
 	}
-	return shared + "-worker-" + id, unlock, ""
+	return shared + "-checkouts-" + id, unlock, ""
 }
 
 // workerID reads the worker's id from path, or makes and stores one.

@@ -303,7 +303,8 @@ func (m *Main) Run() error {
 		logger.Info("notifications", "webhooks", len(m.Notify.Webhooks), "slack", len(m.Notify.Slack),
 			"signed", sender.Secret != nil, "inbox", m.Notify.ConsoleURL)
 	}
-	own, unlock, note := ownQueue(m.TaskQueue, m.StateDir)
+	own := ownQueue(m.TaskQueue)
+	checkouts, unlock, note := checkoutQueue(m.TaskQueue, m.StateDir)
 	defer unlock()
 	if note != "" {
 		logger.Warn(note)
@@ -311,6 +312,7 @@ func (m *Main) Run() error {
 	activities.SetJobs(acts, jobs, own)
 	activities.SetShell(acts, m.Tools.Shell)
 	activities.SetCheckouts(acts, m.StateDir)
+	activities.SetCheckoutQueue(acts, checkouts)
 	m.checkouts.apply(acts, m.StateDir, logger)
 	servers, err := openMCP(cfg.MCP, ws.Root(), logger, m.Tools)
 	if err != nil {
@@ -336,8 +338,14 @@ func (m *Main) Run() error {
 		return fmt.Errorf("start the worker's own queue %s: %w", own, err)
 	}
 	defer ow.Stop()
+	cw := worker.New(c, checkouts, wopts)
+	cw.RegisterActivity(acts)
+	if err := cw.Start(); err != nil {
+		return fmt.Errorf("start the queue of the worker's checkouts %s: %w", checkouts, err)
+	}
+	defer cw.Stop()
 	logger.Info("worker started", "address", opts.HostPort, "namespace", opts.Namespace, "task_queue", m.TaskQueue,
-		"own_task_queue", own, "workspace", ws.Root())
+		"own_task_queue", own, "checkouts_task_queue", checkouts, "workspace", ws.Root())
 	return w.Run(worker.InterruptCh())
 }
 
