@@ -222,7 +222,7 @@ func (s *driver) runCall(ctx workflow.Context, cs *callState) {
 	res, err := s.dispatch(ctx, cs)
 	if err == nil {
 		s.recordFiles(res.Files)
-		s.recordChanges(res.Changes)
+		s.recordChanges(ctx, res.Changes)
 	}
 	s.recordRun(ctx, cs, res, err)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/longrun/longrun/checkout"
 )
 
@@ -11,10 +13,12 @@ import (
 // (activities.noteChanges): the numbers come from an activity result, so
 // status, the Web UI and the result show them with no command of their
 // own. Calls that change files run one at a time, so the latest result
-// is the checkout as it is.
-func (s *driver) recordChanges(st *checkout.Stat) {
+// is the checkout as it is. The Web UI's current details follow at once
+// (setting them is no command: they are read through a query).
+func (s *driver) recordChanges(ctx workflow.Context, st *checkout.Stat) {
 	if st != nil {
 		s.Changes = st
+		workflow.SetCurrentDetails(ctx, s.details())
 	}
 }
 
