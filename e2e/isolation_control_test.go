@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	sdkpb "go.temporal.io/api/sdk/v1"
 
 	"github.com/longrun/longrun/checkout"
 	sm "github.com/longrun/longrun/scriptedmodel"
@@ -40,6 +42,14 @@ func TestControlFilesStayOffTheBranchAndOutOfApply(t *testing.T) {
 		out, _ = e.starter("status", id)
 		return containsAll(out, "1 file changed, +1 -0", "code.txt", ".longrun/permissions.json, AGENTS.md")
 	})
+
+	// The Web UI's current details say it too.
+	val, err := tc.QueryWorkflow(context.Background(), id, "", "__temporal_workflow_metadata")
+	require.NoError(t, err)
+	var md sdkpb.WorkflowMetadata
+	require.NoError(t, val.Get(&md))
+	require.Contains(t, md.GetCurrentDetails(), "**changes on "+checkout.Branch(id)+":** 1 file changed, +1 -0 (control files left out: .longrun/permissions.json, AGENTS.md)")
+	require.Contains(t, md.GetCurrentDetails(), "files: code.txt")
 
 	out, err = e.starter("apply", id)
 	require.Error(t, err, out)
