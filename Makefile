@@ -145,6 +145,15 @@ BENCH_ARGS ?= -scenario all -runs 5
 bench-durability:
 	LONGRUN_DEVSERVER=$(DEVSERVER) go run ./bench $(BENCH_ARGS)
 
+# Checkouts (docs/BENCHMARKS.md): a session's checkout (checkout.Create)
+# against plain git worktree add, paired, on a synthetic repository of
+# BENCH_FILES files; and what a session pays per call that changes files
+# (checkout.Stats) and at its end (checkout.Close).
+BENCH_FILES ?= 10000
+.PHONY: bench-checkouts
+bench-checkouts:
+	LONGRUN_BENCH_FILES=$(BENCH_FILES) go test -run '^$$' -bench BenchmarkCheckouts -benchtime 5x -timeout 60m ./checkout
+
 demo: build
 	./scripts/demo.sh
 

@@ -77,6 +77,12 @@ type Activities struct {
 	// checkpointRemote is where checkpoints are pushed
 	// (SetCheckpointRemote); "": they stay in the repository.
 	checkpointRemote string
+	// maxCheckoutBytes bounds the disk the checkouts take
+	// (SetCheckoutLimit); 0: no bound.
+	maxCheckoutBytes int64
+	// checkoutQueue is where calls pinned to a checkout go
+	// (SetCheckoutQueue); "": workerQueue.
+	checkoutQueue string
 }
 
 // New returns activities that call the model described by mc and run the

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/longrun/longrun/checkout"
@@ -46,8 +45,10 @@ type CheckoutResult struct {
 
 // OpenCheckout makes the session's own checkout on this worker: a git
 // worktree on the branch longrun/<session> under the state directory. A
-// working directory outside git runs in place, and the result says so:
-// isolation needs git, and copying other directories is not built yet.
+// working directory outside git gets a copy there instead (a repository
+// of its own: checkout.CreateCopy), up to checkout.DefaultCopyLimit; a
+// larger one fails the session's start with ErrTypeCopyTooLarge, naming
+// --in-place and git init as the ways on.
 func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (CheckoutResult, error) {
 	if a.stateDir == "" || a.workspace == nil {
 		return CheckoutResult{Note: "this worker keeps no state directory, so the session runs in place, in the worker's workspace"}, nil
@@ -57,20 +58,31 @@ func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (Che
 		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("working directory %q: %v", req.WorkDir, err), ErrTypeBadBase, nil)
 	}
+	if err := a.checkDiskBound(ctx, ws.Root(), req.Base); err != nil {
+		return CheckoutResult{}, err
+	}
 	in, err := checkout.Create(ctx, ws.Root(), a.stateDir, sessionID(ctx), req.Base)
 	switch {
+	case errors.Is(err, checkout.ErrNotGit) && req.Base != "":
+		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("--base %s: %s is not in a git repository, so it has no commits to start from (without --base the session gets a copy of it)", req.Base, ws.Root()), ErrTypeBadBase, nil)
 	case errors.Is(err, checkout.ErrNotGit):
-		note := fmt.Sprintf("%s is not in a git repository: isolation needs git, so this session runs in place and edits the workspace itself (a copy for directories outside git is not built yet; start with --in-place to say you want this)", ws.Root())
-		if activity.IsActivity(ctx) {
-			activity.GetLogger(ctx).Warn("session runs in place", "why", note)
-		}
-		return CheckoutResult{Note: note}, nil
+		return a.openCopy(ctx, ws.Root())
 	case err != nil && req.Base != "":
 		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadBase, err)
 	case err != nil:
 		return CheckoutResult{}, fmt.Errorf("open checkout: %w", err)
 	}
-	return CheckoutResult{Checkout: &in, WorkerQueue: a.workerQueue}, nil
+	return CheckoutResult{Checkout: &in, WorkerQueue: a.pinQueue()}, nil
+}
+
+// pinQueue is the queue a session's checkout calls go to: the one that
+// outlives a restart of this worker on its state directory.
+func (a *Activities) pinQueue() string {
+	if a.checkoutQueue != "" {
+		return a.checkoutQueue
+	}
+	return a.workerQueue
 }
 
 // CloseCheckoutRequest ends a session's checkout: its changes are
@@ -81,20 +93,22 @@ type CloseCheckoutRequest struct {
 }
 
 // CloseCheckout commits what the session left in its checkout on its
-// branch and removes the checkout; the branch stays until the person
-// discards it (starter discard). It returns the commit, "" if nothing
-// changed. It runs on the worker holding the checkout.
-func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest) (string, error) {
+// branch, except control files (listed in the result: see
+// checkout.Close), and removes the checkout; the branch stays until the
+// person discards it (starter discard). It runs on the worker holding the
+// checkout.
+func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest) (CloseCheckoutResult, error) {
 	in, err := a.ownCheckout(req.Checkout.Name)
 	if err != nil {
-		return "", temporal.NewNonRetryableApplicationError(err.Error(), "BadCheckout", nil)
+		return CloseCheckoutResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "BadCheckout", nil)
 	}
 	if req.Checkout.Repo == req.Checkout.Dir {
 		req.Checkout.Repo = in // restored on this worker (checkpoint.go)
 	}
 	req.Checkout.Dir = in
 	a.stopServers(in)
-	return checkout.Close(ctx, req.Checkout, req.Message, a.checkpointRemote)
+	c, err := checkout.CloseTo(ctx, req.Checkout, req.Message, a.checkpointRemote)
+	return CloseCheckoutResult(c), err
 }
 
 // ownCheckout is the directory of this worker's checkout name: a name the

@@ -13,7 +13,7 @@ import (
 	"github.com/longrun/longrun/checkout"
 )
 
-// OpenCheckout outside git runs in place and says why; on a repository it
+// OpenCheckout outside git makes a copy; on a repository it
 // makes the checkout under the state directory, RunTool with the
 // checkout's name writes there (not in the workspace), and CloseCheckout
 // commits it on the branch and removes it.
@@ -29,10 +29,14 @@ func TestCheckoutActivities(t *testing.T) {
 	require.Contains(t, res.Note, "no state directory")
 
 	SetCheckouts(a, state)
+	_, err = a.OpenCheckout(ctx, CheckoutRequest{Base: "HEAD~1"})
+	require.ErrorContains(t, err, "not in a git repository, so it has no commits")
 	res, err = a.OpenCheckout(ctx, CheckoutRequest{})
 	require.NoError(t, err)
-	require.Nil(t, res.Checkout)
-	require.Contains(t, res.Note, "isolation needs git")
+	require.NotNil(t, res.Checkout, "a directory outside git gets a copy")
+	require.True(t, res.Checkout.Copy)
+	require.Equal(t, root, res.Checkout.Repo)
+	require.NoError(t, checkout.Discard(ctx, *res.Checkout))
 
 	for _, args := range [][]string{
 		{"init", "-q", "."},
@@ -53,9 +57,13 @@ func TestCheckoutActivities(t *testing.T) {
 	require.Equal(t, filepath.Join(state, checkout.Dir, co.Name), co.Dir)
 
 	args, _ := json.Marshal(map[string]string{"path": "new.txt", "content": "x\n"})
-	r, err := a.RunTool(ctx, ToolRequest{CallID: "w", Name: "write", Arguments: args, Checkout: co.Name, GuardWrites: true, Seen: map[string]string{}})
+	r, err := a.RunTool(ctx, ToolRequest{CallID: "w", Name: "write", Arguments: args, Checkout: co.Name, Base: co.Base, GuardWrites: true, Seen: map[string]string{}})
 	require.NoError(t, err)
 	require.False(t, r.IsError, r.Content)
+	require.Equal(t, &checkout.Stat{Files: 1, Insertions: 1, Paths: []string{"new.txt"}}, r.Changes, "a call that writes returns the checkout's size")
+	r, err = a.RunTool(ctx, ToolRequest{CallID: "r", Name: "read", Arguments: json.RawMessage(`{"path":"new.txt"}`), Checkout: co.Name, Base: co.Base})
+	require.NoError(t, err)
+	require.Nil(t, r.Changes, "a read measures nothing")
 	require.FileExists(t, filepath.Join(co.Dir, "new.txt"))
 	require.NoFileExists(t, filepath.Join(root, "new.txt"), "the workspace is untouched")
 
@@ -63,9 +71,21 @@ func TestCheckoutActivities(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, r.IsError, "a checkout name that is not one is refused")
 
-	commit, err := a.CloseCheckout(ctx, CloseCheckoutRequest{Checkout: co, Message: "add new.txt"})
+	closed, err := a.CloseCheckout(ctx, CloseCheckoutRequest{Checkout: co, Message: "add new.txt"})
 	require.NoError(t, err)
-	require.NotEmpty(t, commit)
+	require.NotEmpty(t, closed.Commit)
+	require.Equal(t, 1, closed.Changes.Files)
 	_, err = os.Stat(co.Dir)
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestCloseCheckoutResultReadsTheOldString: histories recorded when
+// CloseCheckout returned only the commit id still decode (and replay).
+func TestCloseCheckoutResultReadsTheOldString(t *testing.T) {
+	t.Parallel()
+	var r CloseCheckoutResult
+	require.NoError(t, json.Unmarshal([]byte(`"c0ffee"`), &r))
+	require.Equal(t, CloseCheckoutResult{Commit: "c0ffee"}, r)
+	require.NoError(t, json.Unmarshal([]byte(`{"commit":"abc","left_out":["AGENTS.md"]}`), &r))
+	require.Equal(t, CloseCheckoutResult{Commit: "abc", LeftOut: []string{"AGENTS.md"}}, r)
 }

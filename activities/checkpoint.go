@@ -84,7 +84,7 @@ type RestoreRequest struct {
 // not.
 func (a *Activities) RestoreCheckout(ctx context.Context, req RestoreRequest) (CheckoutResult, error) {
 	if in, ok := checkout.Adopt(ctx, req.Checkout, a.stateDir); ok {
-		return CheckoutResult{Checkout: &in, WorkerQueue: a.workerQueue, Kept: true}, nil
+		return CheckoutResult{Checkout: &in, WorkerQueue: a.pinQueue(), Kept: true}, nil
 	}
 	if a.checkpointRemote == "" {
 		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
@@ -100,5 +100,5 @@ func (a *Activities) RestoreCheckout(ctx context.Context, req RestoreRequest) (C
 	if activity.IsActivity(ctx) {
 		activity.GetLogger(ctx).Warn("restored a lost worker's checkout", "dir", in.Dir, "checkpoint", req.Checkpoint)
 	}
-	return CheckoutResult{Checkout: &in, WorkerQueue: a.workerQueue}, nil
+	return CheckoutResult{Checkout: &in, WorkerQueue: a.pinQueue()}, nil
 }

@@ -69,7 +69,7 @@ func TestCheckpointAndRestoreActivities(t *testing.T) {
 	SetCheckpointRemote(b, remote)
 	rr, err := b.RestoreCheckout(ctx, RestoreRequest{Checkout: co, Checkpoint: cp.Commit})
 	require.NoError(t, err)
-	require.Equal(t, b.workerQueue, rr.WorkerQueue)
+	require.Equal(t, b.pinQueue(), rr.WorkerQueue)
 	require.Equal(t, filepath.Join(b.stateDir, "checkouts", co.Name), rr.Checkout.Dir)
 	got, err := os.ReadFile(filepath.Join(rr.Checkout.Dir, "new.txt"))
 	require.NoError(t, err)
@@ -77,6 +77,6 @@ func TestCheckpointAndRestoreActivities(t *testing.T) {
 
 	commit, err := b.CloseCheckout(ctx, CloseCheckoutRequest{Checkout: *rr.Checkout, Message: "add new.txt"})
 	require.NoError(t, err)
-	require.Equal(t, commit+"\n", gitT(t, remote, "rev-parse", co.Branch), "the branch is in the remote")
+	require.Equal(t, commit.Commit+"\n", gitT(t, remote, "rev-parse", co.Branch), "the branch is in the remote")
 	require.NoDirExists(t, rr.Checkout.Dir)
 }

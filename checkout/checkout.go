@@ -28,8 +28,7 @@ const BranchPrefix = "longrun/"
 const Dir = "checkouts"
 
 // ErrNotGit marks a working directory that is not inside a git
-// repository: isolation needs git (a copy for other directories is not
-// built yet), so such a session runs in place.
+// repository: such a session gets a copy instead (CreateCopy).
 var ErrNotGit = errors.New("not a git repository")
 
 // Info is a session's checkout, as its history records it.
@@ -49,6 +48,10 @@ type Info struct {
 	// Sub is the session's working directory inside the checkout,
 	// slash-separated, "" for its top.
 	Sub string `json:"sub,omitempty"`
+	// Copy marks a copy of a directory outside git (CreateCopy): Repo is
+	// the directory copied, and Dir a repository of its own holding the
+	// branch, kept until Discard.
+	Copy bool `json:"copy,omitempty"`
 }
 
 // Sanitize makes a session id into one component that is a valid git ref
@@ -140,24 +143,10 @@ func Create(ctx context.Context, workDir, stateDir, session, base string) (Info,
 	return in, nil
 }
 
-// Finish commits everything the session left in its checkout (untracked
-// files included, ignored ones not) on its branch, with message, then
-// removes the checkout; the branch stays until Discard. It returns the
-// commit made, "" when nothing had changed. Running it again after the
-// checkout is gone does nothing.
+// Finish is Close for callers that want only the commit.
 func Finish(ctx context.Context, in Info, message string) (string, error) {
-	if _, err := os.Stat(in.Dir); errors.Is(err, os.ErrNotExist) {
-		_, _ = git(ctx, in.Repo, nil, "worktree", "prune")
-		return "", nil
-	}
-	commit, err := Commit(ctx, in.Dir, message)
-	if err != nil {
-		return "", err
-	}
-	if _, err := git(ctx, in.Repo, nil, "worktree", "remove", "--force", in.Dir); err != nil {
-		return commit, fmt.Errorf("remove checkout %s: %w", in.Dir, err)
-	}
-	return commit, nil
+	c, err := Close(ctx, in, message)
+	return c.Commit, err
 }
 
 // Commit records the checkout's changes as a commit on its branch, or
@@ -179,12 +168,13 @@ func Commit(ctx context.Context, dir, message string) (string, error) {
 }
 
 // Diff is what the session changed against its base, as a patch git apply
-// takes: the branch, and when the checkout is still there its changes not
+// takes (renames as a deletion and an addition, so PatchPaths sees both
+// names): the branch, and when the checkout is still there its changes not
 // yet committed (untracked files too), read through a temporary index so
 // the checkout's own is left as it is.
 func Diff(ctx context.Context, in Info) (string, error) {
 	if _, err := os.Stat(in.Dir); err != nil {
-		return gitRaw(ctx, in.Repo, nil, "diff", "--binary", in.Base, in.Branch, "--")
+		return gitRaw(ctx, in.Repo, nil, "diff", "--binary", "--no-renames", in.Base, in.Branch, "--")
 	}
 	idx, err := os.CreateTemp("", "longrun-diff-index-")
 	if err != nil {
@@ -200,7 +190,7 @@ func Diff(ctx context.Context, in Info) (string, error) {
 	if _, err := git(ctx, in.Dir, env, "add", "--all"); err != nil {
 		return "", fmt.Errorf("diff checkout: %w", err)
 	}
-	return gitRaw(ctx, in.Dir, env, "diff", "--binary", "--cached", in.Base, "--")
+	return gitRaw(ctx, in.Dir, env, "diff", "--binary", "--no-renames", "--cached", in.Base, "--")
 }
 
 // ErrConflict marks a diff that does not apply to the person's checkout
@@ -249,6 +239,17 @@ func Apply(ctx context.Context, dir, patch string) error {
 // Discard removes the session's checkout, if it is still there, and its
 // branch.
 func Discard(ctx context.Context, in Info) error {
+	if in.Copy {
+		// The copy is a repository of its own under the worker's
+		// checkouts: nothing of it is in the directory copied.
+		if filepath.Base(filepath.Dir(in.Dir)) != Dir || in.Name == "" || filepath.Base(in.Dir) != in.Name {
+			return fmt.Errorf("discard copy %s: not a checkout directory", in.Dir)
+		}
+		if err := os.RemoveAll(in.Dir); err != nil {
+			return fmt.Errorf("discard copy %s: %w", in.Dir, err)
+		}
+		return nil
+	}
 	if _, err := os.Stat(in.Dir); err == nil {
 		if _, err := git(ctx, in.Repo, nil, "worktree", "remove", "--force", in.Dir); err != nil {
 			return fmt.Errorf("discard checkout %s: %w", in.Dir, err)

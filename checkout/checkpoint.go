@@ -348,37 +348,40 @@ func Restore(ctx context.Context, in Info, stateDir, remote, commit string) (Inf
 // its own, not a worktree of the person's repository.
 func restored(in Info) bool { return in.Repo == in.Dir }
 
-// Close is Finish for a session whose checkpoints go to remote: the branch
-// is pushed there too once committed, so the person can fetch it whatever
-// became of the machine. A checkout Restore made is a repository of its
-// own: it is removed only once its branch is in the remote, and otherwise
-// kept, as the one place the branch is.
-func Close(ctx context.Context, in Info, message, remote string) (string, error) {
+// CloseTo is Close for a session whose checkpoints go to remote: the
+// branch is pushed there too once committed, so the person can fetch it
+// whatever became of the machine. A checkout Restore made is a repository
+// of its own: it is removed only once its branch is in the remote, and
+// otherwise kept, as the one place the branch is. remote "" and a
+// worktree of the person's repository: Close.
+func CloseTo(ctx context.Context, in Info, message, remote string) (Closed, error) {
 	if remote == "" && !restored(in) {
-		return Finish(ctx, in, message)
+		return Close(ctx, in, message)
 	}
 	if _, err := os.Stat(in.Dir); errors.Is(err, os.ErrNotExist) {
-		return "", nil
+		return Closed{}, nil
 	}
-	commit, err := Commit(ctx, in.Dir, message)
+	c, err := closeCommit(ctx, in, message)
 	if err != nil {
-		return "", err
+		return Closed{}, err
 	}
 	if remote != "" {
 		if err := PushBranch(ctx, in.Dir, remote, in.Branch); err != nil {
-			return commit, err
+			return c, err
 		}
 	}
-	if restored(in) {
+	switch {
+	case in.Copy:
+		return c, nil // the copy is where its branch lives: kept until Discard
+	case restored(in):
 		if remote != "" {
 			if err := os.RemoveAll(in.Dir); err != nil {
-				return commit, fmt.Errorf("remove checkout %s: %w", in.Dir, err)
+				return c, fmt.Errorf("remove checkout %s: %w", in.Dir, err)
 			}
 		}
-		return commit, nil
+		return c, nil
 	}
-	_, err = Finish(ctx, in, message)
-	return commit, err
+	return c, removeWorktree(ctx, in)
 }
 
 // FetchBranch brings the session's branch from remote into repo (the

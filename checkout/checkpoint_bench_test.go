@@ -18,7 +18,7 @@ import (
 //
 //	go test ./checkout -run '^$' -bench Checkpoint -benchtime 30x
 
-func benchRepo(b *testing.B) string {
+func checkpointBenchRepo(b *testing.B) string {
 	b.Helper()
 	n := 20000
 	if v, err := strconv.Atoi(os.Getenv("LONGRUN_BENCH_FILES")); err == nil && v > 0 {
@@ -73,7 +73,7 @@ func typicalPaths(i int) []string {
 // baseline, git add -A && git commit as a person runs it.
 func BenchmarkCheckpoint(b *testing.B) {
 	ctx := context.Background()
-	repo, state := benchRepo(b), b.TempDir()
+	repo, state := checkpointBenchRepo(b), b.TempDir()
 	open := func(b *testing.B, name string) Info {
 		in, err := Create(ctx, repo, state, name, "")
 		if err != nil {

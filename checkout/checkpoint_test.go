@@ -106,9 +106,9 @@ func TestRestoreFromTheRemoteOnAnotherMachine(t *testing.T) {
 	require.NoError(t, err, "a retry makes it afresh")
 	require.Equal(t, out, again)
 
-	commit, err := Close(ctx, out, "the session's change", remote)
+	closed, err := CloseTo(ctx, out, "the session's change", remote)
 	require.NoError(t, err)
-	require.NotEmpty(t, commit)
+	require.NotEmpty(t, closed.Commit)
 	require.NoDirExists(t, out.Dir, "removed once its branch is in the remote")
 	require.NoError(t, FetchBranch(ctx, repo, remote, in.Branch))
 	d, err := Diff(ctx, in)

@@ -39,7 +39,7 @@ func TestBrowserConsoleApprovesEdit(t *testing.T) {
 	)
 	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, "hello.txt"), []byte("first line\nhello world\nlast line\n"), 0o644))
 	id := "e2e-console-approve-" + randHex(4)
-	out, err := e.starter("start", "--id", id, "say hello to longrun")
+	out, err := e.starter("start", "--in-place", "--id", id, "say hello to longrun") // the test reads hello.txt in the workspace
 	require.NoError(t, err, out)
 	waitPending(t, id, 1)
 
@@ -90,7 +90,7 @@ func TestBrowserConsoleDeniesWithFeedback(t *testing.T) {
 	)
 	ec, keys := keyClient(t, keysFile)
 	id := "e2e-console-deny-" + randHex(4)
-	out, err := e.starter("--encryption-keys", keysFile, "start", "--id", id, "write some notes")
+	out, err := e.starter("--encryption-keys", keysFile, "start", "--in-place", "--id", id, "write some notes")
 	require.NoError(t, err, out)
 	waitFor(t, "the call to wait", 30*time.Second, func() bool {
 		v, err := ec.QueryWorkflow(context.Background(), id, "", workflows.QueryPendingApprovals)

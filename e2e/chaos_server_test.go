@@ -65,7 +65,7 @@ func TestChaosServerRestart(t *testing.T) {
 
 	runningID := plan.callID(0, 0)
 	require.True(t, pollUntil(ctx, 2*time.Minute, func() bool {
-		l, _, _ := readLedger(filepath.Join(s.workspace, ledgerFile))
+		l, _, _ := readLedger(s.liveLedger())
 		return l[runningID] > 0
 	}), "the first command never started")
 	restart(true)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -15,9 +16,11 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/permission"
 	sm "github.com/longrun/longrun/scriptedmodel"
+	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -201,6 +204,14 @@ func (s *chaosSession) setup() error {
 	if err := os.WriteFile(filepath.Join(s.workspace, "notes.txt"), []byte("chaos notes\n"), 0o644); err != nil {
 		return err
 	}
+	// A git repository, so the session is isolated (the default): its
+	// calls run in a checkout of its own, pinned to the worker that holds
+	// it, and every kill restarts that worker on the same state directory.
+	for _, args := range [][]string{{"init", "-q", "."}, {"add", "notes.txt"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"}} {
+		if out, err := exec.Command("git", append([]string{"-C", s.workspace}, args...)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v: %s", args, err, out)
+		}
+	}
 	s.model = newChaosModel(s.plan)
 	s.srv = sm.NewResponder(s.model.respond)
 	s.hold = map[string]bool{}
@@ -261,8 +272,9 @@ func (s *chaosSession) finish(ctx context.Context) chaosCounts {
 		s.errorf("final text %q, want %q", res.FinalText, "done "+s.plan.Name)
 	}
 
-	ledgerPath := filepath.Join(s.workspace, ledgerFile)
+	ledgerPath, isoBad := s.checkIsolated(ctx, res)
 	n, results, bad := checkInvariants(context.Background(), s.c, s.id, s.apiKey, ledgerPath, res)
+	bad = append(bad, isoBad...)
 	ledger, _, _ := readLedger(ledgerPath)
 	for _, k := range s.plan.Kills {
 		cid := s.plan.callID(k.Step, 0)
@@ -296,6 +308,48 @@ func (s *chaosSession) finish(ctx context.Context) chaosCounts {
 	}
 	s.t.Logf("chaos %s: %s completed in %s: %d kills, results %v", s.id, s.plan, time.Since(s.began).Round(time.Second), n.Kills, reasons)
 	return n
+}
+
+// liveLedger is the ledger while the session runs: in its own checkout,
+// under the worker's state directory, not in the workspace.
+func (s *chaosSession) liveLedger() string {
+	return filepath.Join(s.dir, "state", checkout.Dir, checkout.Sanitize(s.id), ledgerFile)
+}
+
+// checkIsolated checks that the session ran isolated: its checkout query
+// names its branch, the result carries the branch, the checkout is gone
+// and the person's workspace has no ledger (every command ran in the
+// checkout). It returns the ledger as the branch holds it, written to a
+// file for checkInvariants.
+func (s *chaosSession) checkIsolated(ctx context.Context, res workflows.SessionResult) (string, []string) {
+	var bad []string
+	branch := checkout.Branch(s.id)
+	var co *session.Checkout
+	if v, err := s.c.QueryWorkflow(ctx, s.id, "", workflows.QueryCheckout); err != nil {
+		bad = append(bad, fmt.Sprintf("checkout query: %v", err))
+	} else if err := v.Get(&co); err != nil || !co.Isolated() {
+		bad = append(bad, fmt.Sprintf("the session did not run isolated: checkout %+v (%v)", co, err))
+	} else if co.Branch != branch {
+		bad = append(bad, fmt.Sprintf("checkout branch %q, want %q", co.Branch, branch))
+	}
+	if res.Branch != branch {
+		bad = append(bad, fmt.Sprintf("result branch %q, want %q", res.Branch, branch))
+	}
+	if _, err := os.Stat(filepath.Dir(s.liveLedger())); !errors.Is(err, os.ErrNotExist) {
+		bad = append(bad, fmt.Sprintf("the checkout %s is still there after the session ended (%v)", filepath.Dir(s.liveLedger()), err))
+	}
+	if _, err := os.Stat(filepath.Join(s.workspace, ledgerFile)); err == nil {
+		bad = append(bad, "a ledger in the person's workspace: a command ran outside the session's checkout")
+	}
+	path := filepath.Join(s.dir, "ledger-on-branch.txt")
+	out, err := exec.Command("git", "-C", s.workspace, "show", branch+":"+ledgerFile).Output()
+	if err != nil {
+		bad = append(bad, fmt.Sprintf("git show %s:%s: %v", branch, ledgerFile, err))
+	}
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		bad = append(bad, err.Error())
+	}
+	return path, bad
 }
 
 func (s *chaosSession) logPath() string { return filepath.Join(s.dir, "worker.log") }
@@ -332,7 +386,7 @@ func (s *chaosSession) inflict(ctx context.Context) {
 			ok = s.model.waitArrived(k.Step, triggerWait)
 		case killTool:
 			ok = pollUntil(ctx, triggerWait, func() bool {
-				l, _, _ := readLedger(filepath.Join(s.workspace, ledgerFile))
+				l, _, _ := readLedger(s.liveLedger())
 				return l[cid] > 0
 			})
 		case killApproval:

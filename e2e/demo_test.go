@@ -33,7 +33,7 @@ func TestDemoScript(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, string(out))
 		require.Contains(t, string(out), "using the scripted demo model")
-		require.Contains(t, string(out), "status  completed")
+		require.Regexp(t, `status +completed`, string(out))
 		require.Contains(t, string(out), "Web UI: http://127.0.0.1:")
 		// A second terminal needs the address of a non-default port.
 		require.Contains(t, string(out), "export TEMPORAL_ADDRESS=127.0.0.1:"+strconv.Itoa(port))

@@ -52,7 +52,8 @@ func TestWorkspaceRulesAndRemember(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, ".longrun", "permissions.json"),
 		[]byte(`{"rules": [{"tool": "shell", "pattern": "echo *", "action": "allow"}]}`), 0o644))
 	e.trustWorkspace() // the workspace's rules count only for a trusted one
-	out, err := e.starter("start", "go")
+	// In place: the test looks for the commands' files in the workspace.
+	out, err := e.starter("start", "--in-place", "go")
 	require.NoError(t, err, out)
 	id := strings.TrimSpace(regexp.MustCompile(`session-\S+`).FindString(out))
 	p := waitPending(t, id, 1)

@@ -26,7 +26,7 @@ func TestDefaultSystemPromptInRequest(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, ".git", "HEAD"), []byte("ref: refs/heads/prompt-e2e\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, "AGENTS.md"), []byte("Always run make lint.\n"), 0o644))
 
-	out, err := e.starter("start", "--id", "e2e-prompt-"+randHex(4), "--model", "claude-sonnet-4-5",
+	out, err := e.starter("start", "--in-place", "--id", "e2e-prompt-"+randHex(4), "--model", "claude-sonnet-4-5",
 		"--system", "You work on the docs team.", "fix the typo")
 	require.NoError(t, err, out)
 	waitFor(t, "the first model request", 60*time.Second, func() bool { return len(e.model.Requests()) >= 1 })
@@ -52,7 +52,7 @@ func TestDefaultSystemPromptInRequest(t *testing.T) {
 	require.Equal(t, "fix the typo", req.Messages[3].Content)
 
 	// replace: the session's text, then AGENTS.md; no default prompt.
-	out, err = e.starter("start", "--id", "e2e-prompt-replace-"+randHex(4), "--system-mode", "replace",
+	out, err = e.starter("start", "--in-place", "--id", "e2e-prompt-replace-"+randHex(4), "--system-mode", "replace",
 		"--system", "You work on the docs team.", "fix it again")
 	require.NoError(t, err, out)
 	waitFor(t, "the second model request", 60*time.Second, func() bool { return len(e.model.Requests()) >= 2 })
@@ -62,7 +62,7 @@ func TestDefaultSystemPromptInRequest(t *testing.T) {
 	require.Contains(t, req.Messages[1].Content, "Always run make lint.")
 	require.Equal(t, "fix it again", req.Messages[2].Content)
 
-	out, err = e.starter("start", "--system-mode", "prepend", "x")
+	out, err = e.starter("start", "--in-place", "--system-mode", "prepend", "x")
 	require.Error(t, err)
 	require.Contains(t, out, `--system-mode must be "append" or "replace"`)
 }

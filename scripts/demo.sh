@@ -75,6 +75,12 @@ fi
 echo
 "$BIN/starter" watch "$ID"
 echo
+# The session worked in a copy of its own (the demo workspace is not a git
+# repository; in one it would be a branch): what it changed comes back
+# with starter apply.
+echo "What the session changed, in its own copy: $BIN/starter diff $ID"
+"$BIN/starter" apply "$ID" || true
+echo
 echo "NOTES.md in $WORKSPACE:"
 cat "$WORKSPACE/NOTES.md" 2>/dev/null || echo "(not written)"
 if [[ "${DEMO_EXIT:-}" == "1" ]]; then exit 0; fi

@@ -3,6 +3,7 @@ package session
 import (
 	"time"
 
+	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/permission"
@@ -49,6 +50,9 @@ type State struct {
 	Guardian *GuardianState `json:"guardian,omitempty"`
 	// Checkout is the session's own checkout (nil: it runs in place).
 	Checkout *Checkout `json:"checkout,omitempty"`
+	// Changes is the checkout's size against its base, as the latest call
+	// that may have changed files (or the checkout's close) found it.
+	Changes *checkout.Stat `json:"changes,omitempty"`
 }
 
 // Job is where one background job lives. Its fields have no JSON tags, as

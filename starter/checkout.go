@@ -57,6 +57,8 @@ func (a *app) cmdDiff(ctx context.Context, fs *flag.FlagSet, args []string) erro
 
 func (a *app) cmdApply(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	to := fs.String("to", "", "the checkout to apply to (default: the repository the session started from)")
+	var include stringList
+	fs.Var(&include, "include-control", "apply this control file (.longrun/..., AGENTS.md) or directory of them too; without it a diff that touches one is refused (repeatable)")
 	return a.onSession(ctx, fs, args, func(c sessionClient, id string) error {
 		in, err := a.sessionCheckout(ctx, c, id)
 		if err != nil {
@@ -76,6 +78,12 @@ func (a *app) cmdApply(ctx context.Context, fs *flag.FlagSet, args []string) err
 		if strings.TrimSpace(d) == "" {
 			fmt.Fprintf(a.stdout, "session %s changed nothing against %s\n", id, short(in.Base))
 			return nil
+		}
+		if err := controlRefusal(ctx, id, d, include); err != nil {
+			return err
+		}
+		if in.Copy {
+			return a.applyCopy(ctx, id, in, dir)
 		}
 		if err := checkout.Apply(ctx, dir, d); err != nil {
 			if errors.Is(err, checkout.ErrConflict) {

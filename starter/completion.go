@@ -11,7 +11,7 @@ import (
 
 // noSessionArg lists the commands whose first argument is not a session id,
 // so completion offers no ids after them.
-var noSessionArg = map[string]bool{"start": true, "list": true, "completion": true, "schedule": true}
+var noSessionArg = map[string]bool{"start": true, "list": true, "completion": true, "schedule": true, "checkouts": true}
 
 // subcommands lists the commands that take a subcommand word, with their
 // subcommands, so completion offers the words and then each one's flags.

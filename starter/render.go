@@ -148,6 +148,7 @@ func statusRows(tw io.Writer, st workflows.Status) {
 	fmt.Fprintf(tw, "tokens\t%s\n", renderUsage(st.Usage))
 	fmt.Fprintf(tw, "pending approvals\t%d\n", st.PendingApprovals)
 	guardianRows(tw, st)
+	changesRows(tw, st.Changes, nil)
 	if st.LastError != "" {
 		fmt.Fprintf(tw, "last error\t%s\n", oneLine(st.LastError))
 	}
@@ -196,6 +197,7 @@ func renderResult(w io.Writer, res workflows.SessionResult) {
 			commit = "commit " + short(res.Commit)
 		}
 		fmt.Fprintf(tw, "branch\t%s (%s; %s diff, apply or discard it)\n", res.Branch, commit, progName)
+		changesRows(tw, res.Changes, res.LeftOut)
 	}
 	tw.Flush()
 	if res.FinalText != "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/workflows"
 )
@@ -186,4 +187,20 @@ func TestRenderUsageShowsCachedReasoningAndCost(t *testing.T) {
 	require.Equal(t, "120 (prompt 100, completion 20)", renderUsage(conversation.Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120}))
 	require.Equal(t, "120 (prompt 100, completion 20, 80 of the prompt cached, 5 of the completion reasoning), ~$0.0012",
 		renderUsage(conversation.Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120, CachedTokens: 80, ReasoningTokens: 5, CostUSD: 0.00123}))
+}
+
+func TestRenderChangesInStatusAndResult(t *testing.T) {
+	t.Parallel()
+	st := &checkout.Stat{Files: 3, Insertions: 10, Deletions: 2, Paths: []string{"a.go", "b.go"}, Control: []string{"AGENTS.md"}}
+	var b bytes.Buffer
+	renderStatus(&b, "s1", workflows.Status{Phase: workflows.PhaseRunning, Changes: st}, nil)
+	require.Contains(t, b.String(), "changes            3 files changed, +10 -2\n")
+	require.Contains(t, b.String(), "files              a.go, b.go and 1 more\n")
+	require.Contains(t, b.String(), "left out           AGENTS.md (control files: not on the branch)\n")
+
+	b.Reset()
+	renderResult(&b, workflows.SessionResult{Status: "completed", Branch: "longrun/s1", Commit: "0123456789abcdef",
+		Changes: &checkout.Stat{Files: 1, Insertions: 1, Paths: []string{"a.go"}}, LeftOut: []string{".longrun/permissions.json"}})
+	require.Contains(t, b.String(), "changes   1 file changed, +1 -0\n")
+	require.Contains(t, b.String(), "left out  .longrun/permissions.json")
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -73,6 +72,8 @@ type Main struct {
 	// pricesFlag is --prices / LONGRUN_PRICES as given; without it the
 	// config directory's prices.json is used.
 	pricesFlag string
+	// checkouts bounds the disk sessions' checkouts take.
+	checkouts checkoutLimit
 }
 
 // ParseFlags reads flags, falling back to the environment (getenv) and
@@ -83,6 +84,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	m.Temporal.bind(fs, getenv, os.Environ)
 	m.Observe.bind(fs, getenv)
 	m.Notify.bind(fs, getenv)
+	m.checkouts.bind(fs, getenv)
 	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
 	fs.StringVar(&m.Workspace, "workspace", or(getenv("LONGRUN_WORKSPACE"), "."), "workspace root every tool is confined to (env LONGRUN_WORKSPACE)")
 	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
@@ -155,6 +157,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 		return nil, err
 	}
 	if err := m.Notify.validate(); err != nil {
+		return nil, err
+	}
+	if err := m.checkouts.parse(); err != nil {
 		return nil, err
 	}
 	if m.Guardian.Timeout <= 0 {
@@ -323,6 +328,11 @@ func (m *Main) Run() error {
 			"signed", sender.Secret != nil, "inbox", m.Notify.ConsoleURL)
 	}
 	own := ownQueue(m.TaskQueue)
+	checkouts, unlock, note := checkoutQueue(m.TaskQueue, m.StateDir)
+	defer unlock()
+	if note != "" {
+		logger.Warn(note)
+	}
 	activities.SetJobs(acts, jobs, own)
 	activities.SetShell(acts, m.Tools.Shell)
 	activities.SetCheckouts(acts, m.StateDir)
@@ -330,6 +340,8 @@ func (m *Main) Run() error {
 		activities.SetLSP(acts, m.Tools.LSP)
 	}
 	activities.SetCheckpointRemote(acts, m.CheckpointRemote)
+	activities.SetCheckoutQueue(acts, checkouts)
+	m.checkouts.apply(acts, m.StateDir, logger)
 	servers, err := openMCP(cfg.MCP, ws.Root(), logger, m.Tools)
 	if err != nil {
 		return err
@@ -354,8 +366,14 @@ func (m *Main) Run() error {
 		return fmt.Errorf("start the worker's own queue %s: %w", own, err)
 	}
 	defer ow.Stop()
+	cw := worker.New(c, checkouts, wopts)
+	cw.RegisterActivity(acts)
+	if err := cw.Start(); err != nil {
+		return fmt.Errorf("start the queue of the worker's checkouts %s: %w", checkouts, err)
+	}
+	defer cw.Stop()
 	logger.Info("worker started", "address", opts.HostPort, "namespace", opts.Namespace, "task_queue", m.TaskQueue,
-		"own_task_queue", own, "workspace", ws.Root())
+		"own_task_queue", own, "checkouts_task_queue", checkouts, "workspace", ws.Root())
 	return w.Run(worker.InterruptCh())
 }
 
@@ -438,16 +456,6 @@ func openTranscript(flag, stateDir string, keys *codec.Keys) (*transcript.Cache,
 		return transcript.NewCache(sealed, transcriptCacheBytes), where + " (encrypted)", nil
 	}
 	return transcript.NewCache(s, transcriptCacheBytes), where, nil
-}
-
-// ownQueue names the task queue only this worker process polls: the
-// shared queue's name, the host and a random suffix, so two workers on one
-// host, or one restarted, never share it.
-func ownQueue(shared string) string {
-	host, _ := os.Hostname()
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%s-worker-%s-%x", shared, host, b)
 }
 
 // parsePassEnv reads --pass-env: NAME or NAME=value entries, comma

@@ -260,7 +260,7 @@ func (s *driver) openCheckoutCall(ctx workflow.Context) (activities.CheckoutResu
 
 // closeCheckoutCall commits the checkout on its branch and removes it, on
 // the worker holding it (checkout.go).
-func (s *driver) closeCheckoutCall(ctx workflow.Context) (string, error) {
+func (s *driver) closeCheckoutCall(ctx workflow.Context) (activities.CloseCheckoutResult, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              s.Checkout.Queue,
 		ScheduleToStartTimeout: s.workerWait(), // past it the worker is lost (checkpoint.go)
@@ -269,9 +269,9 @@ func (s *driver) closeCheckoutCall(ctx workflow.Context) (string, error) {
 		Summary:                "commit the checkout on " + s.Checkout.Branch,
 	})
 	req := activities.CloseCheckoutRequest{Checkout: s.Checkout.Info, Message: session.CommitMessage(s.FinalText, s.workflowID)}
-	var commit string
-	err := workflow.ExecuteActivity(actx, a.CloseCheckout, req).Get(ctx, &commit)
-	return commit, err
+	var closed activities.CloseCheckoutResult
+	err := workflow.ExecuteActivity(actx, a.CloseCheckout, req).Get(ctx, &closed)
+	return closed, err
 }
 
 // checkpointCall records the checkout as a checkpoint and pushes it to the

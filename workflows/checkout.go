@@ -54,7 +54,7 @@ func (s *driver) isolated() bool { return s.Checkout.Isolated() }
 // inCheckout points a tool request at the session's checkout.
 func (s *driver) inCheckout(req *activities.ToolRequest) {
 	if s.isolated() {
-		req.Checkout, req.WorkDir = s.Checkout.Name, s.Checkout.Sub
+		req.Checkout, req.WorkDir, req.Base = s.Checkout.Name, s.Checkout.Sub, s.Checkout.Base
 	}
 }
 
@@ -99,14 +99,21 @@ func (s *driver) closeCheckout(ctx workflow.Context, res *SessionResult) {
 		s.childChanges(res)
 		return
 	}
-	commit, err := s.closeCheckoutCall(ctx)
+	closed, err := s.closeCheckoutCall(ctx)
 	if nobodyPolls(err) {
-		commit, err = s.closeOnAnother(ctx)
+		closed, err = s.closeOnAnother(ctx)
 	}
 	if err != nil {
 		s.logger(ctx).Warn("could not commit the session's checkout", "checkout", s.Checkout.Dir, "error", err)
 	}
+	if len(closed.LeftOut) > 0 {
+		s.logger(ctx).Warn("control files the session changed were left out of its branch", "files", closed.LeftOut)
+	}
+	if closed.Changes != nil {
+		s.Changes = closed.Changes
+	}
 	if res != nil {
-		res.Branch, res.Commit = s.Checkout.Branch, commit
+		res.Branch, res.Commit = s.Checkout.Branch, closed.Commit
+		res.Changes, res.LeftOut = s.Changes, closed.LeftOut
 	}
 }

@@ -43,14 +43,20 @@ func TestIsolatedSessionIsPinnedToItsCheckout(t *testing.T) {
 		mu.Lock()
 		reqs = append(reqs, r)
 		mu.Unlock()
+		if r.Name == "write" {
+			// The activity measures the checkout after a call that may
+			// change files (activities.noteChanges).
+			return tools.Result{Content: "ok", Changes: &checkout.Stat{Files: 1, Insertions: 1, Paths: []string{"pkg/a"}}}, nil
+		}
 		return tools.Result{Content: "ok"}, nil
 	})
 	info := testCheckout
 	var closed activities.CloseCheckoutRequest
 	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, r activities.CloseCheckoutRequest) (string, error) {
+		func(_ context.Context, r activities.CloseCheckoutRequest) (activities.CloseCheckoutResult, error) {
 			closed = r
-			return "c0ffee", nil
+			return activities.CloseCheckoutResult{Commit: "c0ffee", LeftOut: []string{"AGENTS.md"},
+				Changes: &checkout.Stat{Files: 1, Insertions: 1, Paths: []string{"pkg/a"}, Control: []string{"AGENTS.md"}}}, nil
 		})
 	queues := map[string]string{}
 	h.env.SetOnActivityStartedListener(func(i *activity.Info, _ context.Context, _ converter.EncodedValues) {
@@ -74,6 +80,11 @@ func TestIsolatedSessionIsPinnedToItsCheckout(t *testing.T) {
 	require.Equal(t, info, closed.Checkout)
 	require.Equal(t, "longrun/s1", r.Branch)
 	require.Equal(t, "c0ffee", r.Commit)
+	require.Equal(t, &checkout.Stat{Files: 1, Insertions: 1, Paths: []string{"pkg/a"}, Control: []string{"AGENTS.md"}}, r.Changes, "the result carries the branch's size")
+	require.Equal(t, []string{"AGENTS.md"}, r.LeftOut)
+	for _, req := range reqs {
+		require.Equal(t, "abc", req.Base, "tool calls carry the base to measure against")
+	}
 
 	system := h.requests[0].Messages[0]
 	require.Equal(t, conversation.RoleSystem, system.Role)
@@ -101,4 +112,45 @@ func TestInPlaceSessionAsksForNoCheckout(t *testing.T) {
 	require.NoError(t, h.env.GetWorkflowError())
 	require.NotContains(t, remote, "OpenCheckout")
 	require.NotContains(t, remote, "RunTool", "reads run locally in place")
+}
+
+// TestIsolatedSessionShowsItsChanges: the size a write's activity
+// measured shows in status and the Web UI's current details while the
+// session runs, with no command of its own.
+func TestIsolatedSessionShowsItsChanges(t *testing.T) {
+	t.Parallel()
+	st := &checkout.Stat{Files: 2, Insertions: 7, Deletions: 1, Paths: []string{"pkg/a", "pkg/b"}}
+	var h *harness
+	h = newHarness(t, []activities.ModelResponse{
+		toolReply(call("w1", "write", `{"path":"a","content":"x"}`)),
+		toolReply(call("r1", "read", `{"path":"a"}`)),
+		textReply("done"),
+	}, func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
+		if r.Name == "write" {
+			return tools.Result{Content: "ok", Changes: st}, nil
+		}
+		return tools.Result{Content: "ok"}, nil
+	})
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee"}, nil)
+	var status Status
+	h.env.SetOnActivityStartedListener(func(i *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if i.ActivityType.Name == "CloseCheckout" {
+			v, err := h.env.QueryWorkflow(QueryStatus)
+			require.NoError(t, err)
+			require.NoError(t, v.Get(&status))
+		}
+	})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Equal(t, st, status.Changes, "status shows the size the write measured; the read after it kept it")
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+	require.Equal(t, st, r.Changes, "without numbers from the close, the result keeps the last measured")
+
+	s := &driver{}
+	s.Checkout = &session.Checkout{Info: testCheckout}
+	s.Changes = st
+	d := s.changesDetails()
+	require.Contains(t, d, "**changes on longrun/s1:** 2 files changed, +7 -1")
+	require.Contains(t, d, "files: pkg/a, pkg/b")
 }

@@ -155,11 +155,11 @@ func nobodyPolls(err error) bool {
 // was lost after the last checkpoint: the checkout is restored on another
 // worker (the last checkpoint holds every batch's files) and committed
 // there. The session is ending: the model is not told.
-func (s *driver) closeOnAnother(ctx workflow.Context) (string, error) {
+func (s *driver) closeOnAnother(ctx workflow.Context) (activities.CloseCheckoutResult, error) {
 	s.logger(ctx).Warn("the worker holding the checkout is lost at the end", "queue", s.Checkout.Queue, "checkpoint", s.Checkout.Checkpoint)
 	res, err := s.restoreCheckoutCall(ctx)
 	if err != nil {
-		return "", err
+		return activities.CloseCheckoutResult{}, err
 	}
 	s.Checkout = s.Checkout.MovedTo(*res.Checkout, res.WorkerQueue)
 	return s.closeCheckoutCall(ctx)

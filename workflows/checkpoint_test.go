@@ -57,7 +57,7 @@ func TestCheckpointAfterABatchThatMayChangeFiles(t *testing.T) {
 	}, nil)
 	var cps checkpoints
 	cps.mock(h)
-	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return("c0ffee", nil)
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee"}, nil)
 	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
 	require.NoError(t, h.env.GetWorkflowError())
 
@@ -117,9 +117,9 @@ func TestLostWorkerRestoresTheCheckout(t *testing.T) {
 		})
 	var closed activities.CloseCheckoutRequest
 	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, r activities.CloseCheckoutRequest) (string, error) {
+		func(_ context.Context, r activities.CloseCheckoutRequest) (activities.CloseCheckoutResult, error) {
 			closed = r
-			return "c0ffee", nil
+			return activities.CloseCheckoutResult{Commit: "c0ffee"}, nil
 		})
 	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase, WorkerLostAfter: Duration(3e9)})
 	require.NoError(t, h.env.GetWorkflowError())
@@ -161,7 +161,7 @@ func TestWorkspaceLostWaitsForAPerson(t *testing.T) {
 	cps.mock(h)
 	h.env.OnActivity(a.RestoreCheckout, mock.Anything, mock.Anything).Return(activities.CheckoutResult{},
 		temporal.NewNonRetryableApplicationError("no checkpoint to restore", activities.ErrTypeWorkspaceLost, nil))
-	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return("", nil).Maybe()
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{}, nil).Maybe()
 	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase, IdleTimeout: Duration(3600e9)})
 	require.NoError(t, h.env.GetWorkflowError())
 	var r SessionResult
@@ -194,7 +194,7 @@ func TestSubagentChangesMakeTheParentCheckpoint(t *testing.T) {
 	}, nil)
 	var cps checkpoints
 	cps.mock(h)
-	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return("c0ffee", nil)
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee"}, nil)
 	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
 	require.NoError(t, h.env.GetWorkflowError())
 	var r SessionResult
@@ -216,13 +216,13 @@ func TestLostWorkerAtTheEndCommitsOnAnother(t *testing.T) {
 	h.env.OnActivity(a.RestoreCheckout, mock.Anything, mock.Anything).Return(activities.CheckoutResult{Checkout: &restored, WorkerQueue: "w2-own"}, nil)
 	var closedOn []string
 	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, r activities.CloseCheckoutRequest) (string, error) {
+		func(ctx context.Context, r activities.CloseCheckoutRequest) (activities.CloseCheckoutResult, error) {
 			q := activity.GetInfo(ctx).TaskQueue
 			closedOn = append(closedOn, q)
 			if q == testCheckoutQueue {
-				return "", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+				return activities.CloseCheckoutResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 			}
-			return "c0ffee", nil
+			return activities.CloseCheckoutResult{Commit: "c0ffee"}, nil
 		})
 	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
 	require.NoError(t, h.env.GetWorkflowError())

@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/permission"
@@ -302,6 +303,9 @@ type Status struct {
 	// Guardian lists the guardian's recent decisions (approval
 	// "guardian"), oldest first, each with its reason.
 	Guardian []GuardianDecision `json:"guardian,omitempty"`
+	// Changes is what an isolated session's checkout holds against its
+	// base, as of its latest call that may have changed files.
+	Changes *checkout.Stat `json:"changes,omitempty"`
 }
 
 // Outcomes of a finished session.
@@ -329,6 +333,10 @@ type SessionResult struct {
 	// calls that may have changed files, so the parent checkpoints after
 	// the batch of its task call (checkpoint.go).
 	CheckpointDue bool `json:"checkpoint_due,omitempty"`
+	// Changes is the branch's size against its base; LeftOut the control
+	// files the session changed, which the branch does not hold.
+	Changes *checkout.Stat `json:"changes,omitempty"`
+	LeftOut []string       `json:"left_out,omitempty"`
 }
 
 // System prompt modes (SessionInput.SystemPromptMode).

@@ -328,7 +328,7 @@ func (s *driver) status() Status {
 	return Status{
 		Phase: s.phase, Turn: s.Turn, MaxTurns: s.limits.Turns(), Model: s.Model, Usage: s.Usage,
 		PendingApprovals: len(s.pending()), LastError: s.LastError, LastErrorType: s.LastErrorType, Rejected: s.Rejected,
-		Guardian: s.guard.Log,
+		Guardian: s.guard.Log, Changes: s.Changes,
 	}
 }
 

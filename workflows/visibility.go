@@ -88,6 +88,7 @@ func (s *driver) details() string {
 	if s.lastTool != "" {
 		fmt.Fprintf(&b, "\n**last tool:** %s\n", s.lastTool)
 	}
+	b.WriteString(s.changesDetails())
 	if p := s.pending(); len(p) > 0 {
 		s.waitingDetails(&b, p)
 	}

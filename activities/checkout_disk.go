@@ -1,0 +1,92 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/longrun/longrun/checkout"
+)
+
+// ErrTypeCheckoutDiskFull fails a session whose checkout would take the
+// worker's checkouts past their bound (SetCheckoutLimit). It is not
+// retried: the disk frees only when other sessions end (their checkouts
+// are removed then) or a person raises the bound, and a session that
+// failed to start says so at once, where waiting would look like a hang.
+const ErrTypeCheckoutDiskFull = "CheckoutDiskFull"
+
+// CheckoutLimitSetting names the worker setting that bounds the disk its
+// checkouts take, for messages.
+const CheckoutLimitSetting = "--max-checkout-bytes (LONGRUN_MAX_CHECKOUT_BYTES)"
+
+// SetCheckoutLimit bounds the disk all of the worker's checkouts take
+// together: OpenCheckout refuses a new one that would go past max bytes.
+// 0 is no bound.
+func SetCheckoutLimit(a *Activities, max int64) { a.maxCheckoutBytes = max }
+
+// checkDiskBound refuses a new checkout when the checkouts there already
+// are, plus the files of the base it would check out, exceed the bound. A
+// checkout already made for this session (an activity retry) is never
+// refused.
+func (a *Activities) checkDiskBound(ctx context.Context, workDir, base string) error {
+	if a.maxCheckoutBytes <= 0 {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(a.stateDir, checkout.Dir, checkout.Sanitize(sessionID(ctx)))); err == nil {
+		return nil
+	}
+	uses, used, err := checkout.DiskUse(a.stateDir)
+	if err != nil {
+		return fmt.Errorf("open checkout: %w", err)
+	}
+	need, err := checkout.TreeBytes(ctx, workDir, base)
+	if err != nil {
+		// Not a repository (a copy: its files), or a bad base (Create
+		// says so).
+		_, need, _ = checkout.MeasureCopy(workDir, checkout.DefaultCopyLimit)
+	}
+	if used+need <= a.maxCheckoutBytes {
+		if activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Info("checkouts' disk", "checkouts", len(uses), "used", checkout.Size(used),
+				"new_checkout_about", checkout.Size(need), "bound", checkout.Size(a.maxCheckoutBytes))
+		}
+		return nil
+	}
+	msg := fmt.Sprintf("this worker's checkouts would take more disk than its bound, %s: %d checkouts use %s under %s and this session's checkout needs about %s. "+
+		"The session does not start. Wait for other sessions to end (their checkouts are removed then), start this one elsewhere or --in-place, or raise %s",
+		checkout.Size(a.maxCheckoutBytes), len(uses), checkout.Size(used), filepath.Join(a.stateDir, checkout.Dir), checkout.Size(need), CheckoutLimitSetting)
+	return temporal.NewNonRetryableApplicationError(msg, ErrTypeCheckoutDiskFull, nil)
+}
+
+// ErrTypeCopyTooLarge fails a session outside git whose directory is past
+// checkout.DefaultCopyLimit: copying it would cost more than a session
+// start should, and retrying cannot make it smaller.
+const ErrTypeCopyTooLarge = "CopyTooLarge"
+
+// openCopy gives a session outside git a copy of its directory.
+func (a *Activities) openCopy(ctx context.Context, dir string) (CheckoutResult, error) {
+	in, err := checkout.CreateCopy(ctx, dir, a.stateDir, sessionID(ctx), checkout.DefaultCopyLimit)
+	switch {
+	case errors.Is(err, checkout.ErrTooLarge):
+		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%v. Make it a git repository (git init; a worktree costs no copy), start the session on a smaller --workdir, or start it --in-place to work in the directory itself", err),
+			ErrTypeCopyTooLarge, nil)
+	case err != nil:
+		return CheckoutResult{}, fmt.Errorf("open checkout: %w", err)
+	}
+	if activity.IsActivity(ctx) {
+		activity.GetLogger(ctx).Info("session outside git works in a copy", "dir", dir, "copy", in.Dir)
+	}
+	return CheckoutResult{Checkout: &in, WorkerQueue: a.pinQueue()}, nil
+}
+
+// SetCheckoutQueue names the task queue of the worker's checkouts: it
+// polls it for as long as it keeps its state directory, across restarts,
+// unlike its own queue (SetJobs), whose jobs die with the process. ""
+// uses the own queue.
+func SetCheckoutQueue(a *Activities, queue string) { a.checkoutQueue = queue }

@@ -1,0 +1,149 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/longrun/longrun/permission"
+)
+
+// Closed is what ending a session's checkout did.
+type Closed struct {
+	// Commit is the commit made on the branch, "" when nothing changed.
+	Commit string `json:"commit,omitempty"`
+	// LeftOut are control files (.longrun/, AGENTS.md: see
+	// permission.IsControlPath) the session created or changed in its
+	// checkout: they configure what later sessions may do, so they never
+	// reach the branch (and so starter apply) on the session's say; they
+	// are removed with the checkout.
+	LeftOut []string `json:"left_out,omitempty"`
+	// Changes is the branch against its base.
+	Changes *Stat `json:"changes,omitempty"`
+}
+
+// Close commits everything the session left in its checkout on its
+// branch, with message, except control files (Closed.LeftOut), then
+// removes the checkout; the branch stays until Discard. Running it again
+// after the checkout is gone does nothing (and reports nothing).
+func Close(ctx context.Context, in Info, message string) (Closed, error) {
+	if _, err := os.Stat(in.Dir); errors.Is(err, os.ErrNotExist) {
+		_, _ = git(ctx, in.Repo, nil, "worktree", "prune")
+		return Closed{}, nil
+	}
+	c, err := closeCommit(ctx, in, message)
+	if err != nil {
+		return Closed{}, err
+	}
+	if in.Copy {
+		return c, nil // the copy is where its branch lives: kept until Discard
+	}
+	return c, removeWorktree(ctx, in)
+}
+
+// closeCommit commits the checkout, control files left out, and measures
+// the branch against its base.
+func closeCommit(ctx context.Context, in Info, message string) (Closed, error) {
+	var c Closed
+	var err error
+	c.Commit, c.LeftOut, err = commitExceptControl(ctx, in.Dir, message)
+	if err != nil {
+		return Closed{}, err
+	}
+	if in.Base != "" {
+		if st, err := BranchStats(ctx, in.Dir, in.Base, "HEAD"); err == nil {
+			st.Control = c.LeftOut
+			c.Changes = &st
+		}
+	}
+	return c, nil
+}
+
+// removeWorktree removes a worktree checkout; its branch stays.
+func removeWorktree(ctx context.Context, in Info) error {
+	if _, err := git(ctx, in.Repo, nil, "worktree", "remove", "--force", in.Dir); err != nil {
+		return fmt.Errorf("remove checkout %s: %w", in.Dir, err)
+	}
+	return nil
+}
+
+// commitExceptControl is Commit with the control files the working tree
+// changed kept out of the index: they are listed, not committed.
+func commitExceptControl(ctx context.Context, dir, message string) (string, []string, error) {
+	if _, err := git(ctx, dir, nil, "add", "--all"); err != nil {
+		return "", nil, fmt.Errorf("commit checkout %s: %w", dir, err)
+	}
+	out, err := gitRaw(ctx, dir, nil, "diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--")
+	if err != nil {
+		return "", nil, fmt.Errorf("commit checkout %s: %w", dir, err)
+	}
+	var control []string
+	for _, p := range strings.Split(out, "\x00") {
+		if p != "" && permission.IsControlPath(p) {
+			control = append(control, p)
+		}
+	}
+	if len(control) > 0 {
+		// Back to HEAD's version in the index: a new file leaves it, a
+		// changed or deleted one gets its committed version back.
+		args := append([]string{"reset", "--quiet", "HEAD", "--"}, control...)
+		if _, err := git(ctx, dir, []string{"GIT_LITERAL_PATHSPECS=1"}, args...); err != nil {
+			return "", nil, fmt.Errorf("commit checkout %s: leave control files out: %w", dir, err)
+		}
+	}
+	if _, err := git(ctx, dir, nil, "diff", "--cached", "--quiet"); err == nil {
+		return "", control, nil
+	}
+	if strings.TrimSpace(message) == "" {
+		message = "longrun session"
+	}
+	if len(control) > 0 {
+		message += "\n\nControl files the session changed, left out of this commit: " + strings.Join(control, ", ")
+	}
+	if _, err := git(ctx, dir, nil, "commit", "--quiet", "--no-verify", "-m", message); err != nil {
+		return "", nil, fmt.Errorf("commit checkout %s: %w", dir, err)
+	}
+	commit, err := git(ctx, dir, nil, "rev-parse", "HEAD")
+	return commit, control, err
+}
+
+// PatchPaths are the files a patch (as Diff makes it) touches, read by
+// git apply itself, so quoting and renames are git's.
+func PatchPaths(ctx context.Context, patch string) ([]string, error) {
+	if strings.TrimSpace(patch) == "" {
+		return nil, nil
+	}
+	out, err := run(ctx, os.TempDir(), nil, patch, "apply", "--numstat", "-z")
+	if err != nil {
+		return nil, fmt.Errorf("read the diff's files: %w", err)
+	}
+	// "added\tdeleted\tpath\0", or for a rename or copy
+	// "added\tdeleted\t\0old\0new\0": both paths count.
+	var paths []string
+	recs := strings.Split(out, "\x00")
+	for i := 0; i < len(recs); i++ {
+		parts := strings.SplitN(recs[i], "\t", 3)
+		switch {
+		case len(parts) != 3:
+		case parts[2] != "":
+			paths = append(paths, parts[2])
+		case i+2 < len(recs):
+			paths = append(paths, recs[i+1], recs[i+2])
+			i += 2
+		}
+	}
+	return paths, nil
+}
+
+// ControlPaths are the control files among paths.
+func ControlPaths(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if permission.IsControlPath(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

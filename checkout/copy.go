@@ -1,0 +1,291 @@
+package checkout
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// CopyLimit bounds the directory a session outside git gets a copy of.
+type CopyLimit struct {
+	Bytes int64
+	Files int
+}
+
+// DefaultCopyLimit is a directory a copy is cheap for: a project, not a
+// home directory. A larger one should be a git repository (a worktree
+// costs no copy) or run --in-place.
+var DefaultCopyLimit = CopyLimit{Bytes: 1 << 30, Files: 100_000}
+
+// ErrTooLarge marks a directory past the copy limit.
+var ErrTooLarge = errors.New("too large to copy")
+
+// CreateCopy gives a session whose working directory is not in a git
+// repository a copy of it under <stateDir>/checkouts/<name>, made a git
+// repository of its own there: one commit of the directory as it was (the
+// base; files its .gitignore names are copied but not committed) on the
+// branch longrun/<session>. Everything else then works as for a worktree:
+// the session's changes are what the copy holds against that commit
+// (Diff, Stats, Close), and ApplyCopy brings them back. Everything is
+// copied, hidden files and ignored ones included (a build may need them),
+// symlinks as symlinks, except the directory's own .git (a broken one:
+// git found no repository) and what is not a file, directory or symlink.
+// A retry finds a finished copy; a half-made one is made again.
+func CreateCopy(ctx context.Context, workDir, stateDir, session string, limit CopyLimit) (Info, error) {
+	if stateDir == "" {
+		return Info{}, errors.New("create copy: the worker has no state directory")
+	}
+	src, err := filepath.Abs(workDir)
+	if err != nil {
+		return Info{}, fmt.Errorf("create copy: %w", err)
+	}
+	name := Sanitize(session)
+	in := Info{Repo: src, Name: name, Branch: BranchPrefix + name, BaseRef: "copy", Dir: filepath.Join(stateDir, Dir, name), Copy: true}
+	if base, err := git(ctx, in.Dir, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+in.Branch+"~0"); err == nil && isOwnRepo(in.Dir) {
+		first, err := git(ctx, in.Dir, nil, "rev-list", "--max-parents=0", base)
+		if err == nil {
+			in.Base = strings.Fields(first)[0]
+			return in, nil // made by an earlier attempt
+		}
+	}
+	files, bytes, err := MeasureCopy(src, limit)
+	if err != nil {
+		return Info{}, err
+	}
+	if err := os.RemoveAll(in.Dir); err != nil {
+		return Info{}, fmt.Errorf("create copy: %w", err)
+	}
+	if err := os.MkdirAll(in.Dir, 0o700); err != nil {
+		return Info{}, fmt.Errorf("create copy: %w", err)
+	}
+	if err := copyTree(ctx, src, in.Dir); err != nil {
+		return Info{}, fmt.Errorf("copy %s (%d files, %s): %w", src, files, Size(bytes), err)
+	}
+	for _, args := range [][]string{
+		{"init", "--quiet", "--initial-branch=" + in.Branch},
+		{"add", "--all"},
+		{"commit", "--quiet", "--no-verify", "--allow-empty", "-m", "longrun: copy of " + src},
+	} {
+		if _, err := git(ctx, in.Dir, nil, args...); err != nil {
+			return Info{}, fmt.Errorf("create copy: %w", err)
+		}
+	}
+	if in.Base, err = git(ctx, in.Dir, nil, "rev-parse", "HEAD"); err != nil {
+		return Info{}, fmt.Errorf("create copy: %w", err)
+	}
+	return in, nil
+}
+
+// isOwnRepo reports whether dir holds a repository of its own (a copy),
+// not a worktree's .git file or a directory inside another repository.
+func isOwnRepo(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, ".git"))
+	return err == nil && st.IsDir()
+}
+
+// MeasureCopy counts what copying src would write (files, bytes), and
+// refuses past limit with ErrTooLarge.
+func MeasureCopy(src string, limit CopyLimit) (int, int64, error) {
+	var (
+		files int
+		bytes int64
+	)
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != src && d.Name() == ".git" && filepath.Dir(p) == src {
+			return fs.SkipDir
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			files++
+			bytes += info.Size()
+		}
+		if (limit.Files > 0 && files > limit.Files) || (limit.Bytes > 0 && bytes > limit.Bytes) {
+			return fmt.Errorf("%s holds more than %d files or %s, the most a session outside git gets a copy of: %w", src, limit.Files, Size(limit.Bytes), ErrTooLarge)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrTooLarge) {
+		return 0, 0, fmt.Errorf("measure %s: %w", src, err)
+	}
+	return files, bytes, err
+}
+
+// copyTree copies src's contents into dst (which exists).
+func copyTree(ctx context.Context, src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		if d.Name() == ".git" && filepath.Dir(p) == src {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.Mkdir(target, info.Mode().Perm()|0o700)
+		case d.Type()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, target)
+		case d.Type().IsRegular():
+			return copyFile(p, target, info.Mode().Perm())
+		}
+		return nil // a socket, device or pipe: nothing a session edits
+	})
+}
+
+func copyFile(src, dst string, mode fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// ApplyCopy brings what a session changed in its copy back to the
+// directory it was copied from (dest, "" for in.Repo): each file it
+// added, changed or deleted is written or removed there. It refuses with
+// ErrConflict, changing nothing, when one of those files in dest is no
+// longer as it was when the copy was made (a person or another session
+// changed it since), listing them.
+func ApplyCopy(ctx context.Context, in Info, dest string) ([]string, error) {
+	if dest == "" {
+		dest = in.Repo
+	}
+	env, done, err := indexCopy(ctx, in.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("apply copy: %w", err)
+	}
+	defer done()
+	if _, err := git(ctx, in.Dir, env, "add", "--all"); err != nil {
+		return nil, fmt.Errorf("apply copy: %w", err)
+	}
+	out, err := gitRaw(ctx, in.Dir, env, "diff", "--cached", "--name-status", "-z", "--no-renames", in.Base, "--")
+	if err != nil {
+		return nil, fmt.Errorf("apply copy: %w", err)
+	}
+	tree, err := gitRaw(ctx, in.Dir, nil, "ls-tree", "-r", "-z", "--full-tree", in.Base)
+	if err != nil {
+		return nil, fmt.Errorf("apply copy: %w", err)
+	}
+	blobs := map[string]string{} // path -> blob id at the base
+	for _, rec := range strings.Split(tree, "\x00") {
+		meta, path, ok := strings.Cut(rec, "\t")
+		if f := strings.Fields(meta); ok && len(f) == 3 {
+			blobs[path] = f[2]
+		}
+	}
+	type change struct{ status, path string }
+	var changes []change
+	recs := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(recs); i += 2 {
+		changes = append(changes, change{recs[i], recs[i+1]})
+	}
+	var moved []string
+	for _, c := range changes {
+		if !sameAsBase(filepath.Join(dest, filepath.FromSlash(c.path)), blobs[c.path]) {
+			moved = append(moved, c.path)
+		}
+	}
+	if len(moved) > 0 {
+		return nil, fmt.Errorf("%w: changed in %s since the session's copy was made: %s", ErrConflict, dest, strings.Join(moved, ", "))
+	}
+	var applied []string
+	for _, c := range changes {
+		target := filepath.Join(dest, filepath.FromSlash(c.path))
+		if c.status == "D" {
+			if err := os.Remove(target); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return applied, fmt.Errorf("apply copy: %w", err)
+			}
+			applied = append(applied, c.path)
+			continue
+		}
+		from := filepath.Join(in.Dir, filepath.FromSlash(c.path))
+		info, err := os.Lstat(from)
+		if err != nil {
+			return applied, fmt.Errorf("apply copy: %w", err)
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return applied, fmt.Errorf("apply copy: %w", err)
+		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			link, err := os.Readlink(from)
+			if err != nil {
+				return applied, fmt.Errorf("apply copy: %w", err)
+			}
+			_ = os.Remove(target)
+			if err := os.Symlink(link, target); err != nil {
+				return applied, fmt.Errorf("apply copy: %w", err)
+			}
+		} else if err := copyFile(from, target, info.Mode().Perm()); err != nil {
+			return applied, fmt.Errorf("apply copy %s: %w", c.path, err)
+		}
+		applied = append(applied, c.path)
+	}
+	return applied, nil
+}
+
+// sameAsBase reports whether the file at p is the base's blob (blob ""
+// : the file was not there, and must still not be).
+func sameAsBase(p, blob string) bool {
+	info, err := os.Lstat(p)
+	if blob == "" {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	if err != nil {
+		return false
+	}
+	var b []byte
+	if info.Mode()&fs.ModeSymlink != 0 {
+		l, err := os.Readlink(p)
+		if err != nil {
+			return false
+		}
+		b = []byte(l)
+	} else if b, err = os.ReadFile(p); err != nil {
+		return false
+	}
+	h := sha1.New()
+	h.Write([]byte("blob " + strconv.Itoa(len(b)) + "\x00"))
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil)) == blob
+}

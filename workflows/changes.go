@@ -1,0 +1,41 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/checkout"
+)
+
+// recordChanges keeps the checkout's size a call's activity measured
+// (activities.noteChanges): the numbers come from an activity result, so
+// status, the Web UI and the result show them with no command of their
+// own. Calls that change files run one at a time, so the latest result
+// is the checkout as it is. The Web UI's current details follow at once
+// (setting them is no command: they are read through a query).
+func (s *driver) recordChanges(ctx workflow.Context, st *checkout.Stat) {
+	if st != nil {
+		s.Changes = st
+		workflow.SetCurrentDetails(ctx, s.details())
+	}
+}
+
+// changesDetails is the Web UI's line about what the session changed on
+// its branch, "" when it has no checkout or changed nothing yet.
+func (s *driver) changesDetails() string {
+	if !s.isolated() || s.Changes == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n**changes on %s:** %s\n", s.Checkout.Branch, s.Changes)
+	if len(s.Changes.Paths) > 0 {
+		more := ""
+		if n := s.Changes.Files - len(s.Changes.Paths); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		fmt.Fprintf(&b, "files: %s%s\n", strings.Join(s.Changes.Paths, ", "), more)
+	}
+	return b.String()
+}
