@@ -4,6 +4,7 @@
 package mcptest
 
 import (
+	"os"
 	"os/exec"
 	"testing"
 )
@@ -37,10 +38,16 @@ for line in sys.stdin:
     print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
 `
 
-// Python is the python3 to run ProbeServer with; the test is skipped,
-// loudly, where there is none.
+// Python is the python3 to run ProbeServer with: the system's first,
+// since a sandboxed server sees no home directory (where pyenv's and
+// the like live); the test is skipped, loudly, where there is none.
 func Python(t *testing.T) string {
 	t.Helper()
+	for _, p := range []string{"/usr/bin/python3", "/usr/local/bin/python3"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
 	p, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skipf("SKIPPED LOUDLY: the probe MCP server is a python3 script, and python3 is not installed: %v", err)
