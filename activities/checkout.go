@@ -107,6 +107,7 @@ func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest
 	}
 	req.Checkout.Dir = in
 	a.stopServers(in)
+	a.stopMCP(in)
 	c, err := checkout.CloseTo(ctx, req.Checkout, req.Message, a.checkpointRemote)
 	return CloseCheckoutResult(c), err
 }

@@ -22,14 +22,3 @@ func (a *Activities) mcpSpecs(ctx context.Context, n int) []tools.Spec {
 	}
 	return a.mcp.Specs(ctx, n)
 }
-
-// lookupTool finds a built-in tool, else an MCP one.
-func (a *Activities) lookupTool(name string) (tools.Tool, bool) {
-	if t, ok := a.registry.Lookup(name); ok {
-		return t, true
-	}
-	if a.mcp != nil {
-		return a.mcp.Lookup(name)
-	}
-	return nil, false
-}

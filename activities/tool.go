@@ -67,7 +67,7 @@ type ToolRequest struct {
 // the system failed and is for Temporal to retry (or not, for tools that
 // change things: the workflow schedules those with a single attempt).
 func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result, error) {
-	t, ok := a.lookupTool(req.Name)
+	t, ok := a.lookupCallTool(req)
 	if !ok {
 		return tools.Result{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("tool %q is not available on this worker", req.Name), ErrTypeUnknownTool, nil)

@@ -39,6 +39,9 @@ type Options struct {
 	// runs them as plain child processes (ExecCommand). The process must
 	// not be tied to a context: it outlives the call that starts it.
 	Command func(Launch) (*Process, error)
+	// IdleTimeout overrides DefaultIdleTimeout for the servers started
+	// in sessions' checkouts (LookupIn) when positive.
+	IdleTimeout time.Duration
 }
 
 // Launch is a stdio server to start: what Options.Command gets.
@@ -47,7 +50,8 @@ type Launch struct {
 	Server string
 	// Argv is its command and arguments, as configured.
 	Argv []string
-	// Dir is the working directory: Options.Dir, the workspace root.
+	// Dir is the working directory and the root the server may see:
+	// Options.Dir, the workspace root, or a session's checkout (LookupIn).
 	Dir string
 	// Env is its environment, already reduced to the allowlist (see
 	// serverEnv).
@@ -101,6 +105,15 @@ type Manager struct {
 	names      []string
 	deferAbove int
 	logger     *slog.Logger
+
+	// The stdio servers of sessions' checkouts (roots.go), by checkout.
+	idle        time.Duration
+	rootsMu     sync.Mutex
+	roots       map[string]*root
+	rootsClosed bool
+	// reaping stops the idle reaper, started with the first root; reaped
+	// is closed when it has returned.
+	reaping, reaped chan struct{}
 }
 
 // New returns a Manager for cfg. Nothing is started until the catalog is
@@ -116,7 +129,11 @@ func New(cfg Config, opts Options) (*Manager, error) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "longrun", Version: "v1"},
 		// No roots, sampling or elicitation: the worker has nobody to ask.
 		&sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
-	m := &Manager{servers: map[string]*server{}, names: cfg.names(), deferAbove: DefaultDeferAbove, logger: logger}
+	m := &Manager{servers: map[string]*server{}, names: cfg.names(), deferAbove: DefaultDeferAbove, logger: logger,
+		idle: DefaultIdleTimeout, roots: map[string]*root{}}
+	if opts.IdleTimeout > 0 {
+		m.idle = opts.IdleTimeout
+	}
 	if opts.DeferAbove > 0 {
 		m.deferAbove = opts.DeferAbove
 	}
@@ -203,9 +220,11 @@ func (m *Manager) Lookup(name string) (tools.Tool, bool) {
 	return &tool{s: s, name: name}, true
 }
 
-// Close ends every connection and stops the stdio servers; later calls
-// fail with a result saying the worker is shutting down.
+// Close ends every connection and stops the stdio servers, the
+// checkouts' too (LookupIn); later calls fail with a result saying the
+// worker is shutting down.
 func (m *Manager) Close() error {
+	m.closeRoots()
 	var errs []error
 	for _, n := range m.names {
 		errs = append(errs, m.servers[n].close())

@@ -19,6 +19,9 @@ fi
 if ! command -v chromium >/dev/null 2>&1 && [ -z "${LONGRUN_CHROMIUM:-}" ]; then
 	loud "chromium is not installed: the browser tests (Web UI, console) DO NOT RUN (.ci/run installs it)."
 fi
+if ! command -v python3 >/dev/null 2>&1; then
+	loud "python3 is not installed: the tests of MCP servers run in a session's checkout (mcp TestCheckout*, activities TestCheckoutMCPCallRunsInTheCheckout, e2e TestIsolatedSessionMCPCallSeesItsCheckout) DO NOT RUN: their probe server is a python3 script."
+fi
 for tool in git curl ip; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		loud "$tool is not installed: the sandbox tests that need it (git neutralisation: git; host sockets and the network test host: curl, ip from iproute2) DO NOT RUN."
