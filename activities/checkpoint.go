@@ -40,6 +40,11 @@ type CheckpointRequest struct {
 type CheckpointResult struct {
 	Commit string `json:"commit"`
 	Remote string `json:"remote,omitempty"`
+	// Changes is the checkpoint against the checkout's base: what the
+	// session changed so far, for status, the Web UI and the result. It is
+	// a diff of two commits (one git command, no walk of the checkout):
+	// the checkpoint has already looked at the files.
+	Changes *checkout.Stat `json:"changes,omitempty"`
 }
 
 // Checkpoint records the session's checkout as a commit on its private
@@ -58,6 +63,13 @@ func (a *Activities) Checkpoint(ctx context.Context, req CheckpointRequest) (Che
 		return CheckpointResult{}, err
 	}
 	res := CheckpointResult{Commit: commit}
+	if in.Base != "" {
+		if st, err := checkout.BranchStats(ctx, dir, in.Base, commit); err == nil {
+			res.Changes = &st
+		} else if activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Warn("no checkout stats for this checkpoint", "commit", commit, "error", err)
+		}
+	}
 	if a.checkpointRemote == "" || commit == req.Previous {
 		return res, nil
 	}

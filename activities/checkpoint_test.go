@@ -52,7 +52,7 @@ func TestCheckpointAndRestoreActivities(t *testing.T) {
 	require.Equal(t, remote, cp.Remote)
 	again, err := a.Checkpoint(ctx, CheckpointRequest{Checkout: co, Previous: cp.Commit})
 	require.NoError(t, err)
-	require.Equal(t, CheckpointResult{Commit: cp.Commit}, again, "unchanged: no new commit, no push")
+	require.Equal(t, CheckpointResult{Commit: cp.Commit, Changes: cp.Changes}, again, "unchanged: no new commit, no push, the same changes")
 
 	restarted, _ := newActs(t, nil) // A again, same disk, no remote
 	SetCheckouts(restarted, a.stateDir)

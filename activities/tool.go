@@ -57,9 +57,6 @@ type ToolRequest struct {
 	// Prepare asks the tool to complete the call's arguments rather than
 	// run it (tools.Preparer, Spec.Prepares).
 	Prepare bool `json:"prepare,omitempty"`
-	// Base is the checkout's base commit: a call that may change files
-	// returns the checkout's size against it (tools.Result.Changes).
-	Base string `json:"base,omitempty"`
 }
 
 // RunTool runs one tool call in the session's working directory. Failures
@@ -132,7 +129,6 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 		return res, ctx.Err()
 	}
 	res.WorkerQueue = a.workerQueue
-	a.noteChanges(ctx, req, t.Spec(), &res)
 	if req.ByReference && a.transcript != nil && len(res.Content) > transcript.OffloadBytes {
 		// A store that fails must not fail the call: a command that ran
 		// would be reported as not run. The text then goes inline.

@@ -8,8 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-
-	"github.com/longrun/longrun/checkout"
 )
 
 // Spec is what describes a tool. Name, Description and Parameters are what
@@ -145,10 +143,6 @@ type Result struct {
 	// Prepared is set by a Preparer: the call's completed arguments,
 	// which replace the model's for the approval and the run.
 	Prepared json.RawMessage `json:"prepared,omitempty"`
-	// Changes is, after a call that may have changed files in an isolated
-	// session, what its checkout now holds against its base; the activity
-	// sets it. Never sent to the model.
-	Changes *checkout.Stat `json:"changes,omitempty"`
 }
 
 // Env is what a running tool needs from its caller.

@@ -233,7 +233,6 @@ func (s *driver) runCall(ctx workflow.Context, cs *callState) {
 	s.noteCall(cs, res, err)
 	if err == nil {
 		s.recordFiles(res.Files)
-		s.recordChanges(ctx, res.Changes)
 	}
 	s.recordRun(ctx, cs, res, err)
 }

@@ -9,11 +9,11 @@ import (
 	"github.com/longrun/longrun/checkout"
 )
 
-// recordChanges keeps the checkout's size a call's activity measured
-// (activities.noteChanges): the numbers come from an activity result, so
-// status, the Web UI and the result show them with no command of their
-// own. Calls that change files run one at a time, so the latest result
-// is the checkout as it is. The Web UI's current details follow at once
+// recordChanges keeps the checkout's size the last checkpoint measured
+// (activities.Checkpoint: the checkpoint commit against the base, with no
+// second walk of the checkout): the numbers come from an activity result,
+// so status, the Web UI and the result show them with no command of their
+// own, as of the end of the last batch that may have changed files. The Web UI's current details follow at once
 // (setting them is no command: they are read through a query).
 func (s *driver) recordChanges(ctx workflow.Context, st *checkout.Stat) {
 	if st != nil {

@@ -54,7 +54,7 @@ func (s *driver) isolated() bool { return s.Checkout.Isolated() }
 // inCheckout points a tool request at the session's checkout.
 func (s *driver) inCheckout(req *activities.ToolRequest) {
 	if s.isolated() {
-		req.Checkout, req.WorkDir, req.Base = s.Checkout.Name, s.Checkout.Sub, s.Checkout.Base
+		req.Checkout, req.WorkDir = s.Checkout.Name, s.Checkout.Sub
 	}
 }
 

@@ -43,11 +43,6 @@ func TestIsolatedSessionIsPinnedToItsCheckout(t *testing.T) {
 		mu.Lock()
 		reqs = append(reqs, r)
 		mu.Unlock()
-		if r.Name == "write" {
-			// The activity measures the checkout after a call that may
-			// change files (activities.noteChanges).
-			return tools.Result{Content: "ok", Changes: &checkout.Stat{Files: 1, Insertions: 1, Paths: []string{"pkg/a"}}}, nil
-		}
 		return tools.Result{Content: "ok"}, nil
 	})
 	info := testCheckout
@@ -82,9 +77,6 @@ func TestIsolatedSessionIsPinnedToItsCheckout(t *testing.T) {
 	require.Equal(t, "c0ffee", r.Commit)
 	require.Equal(t, &checkout.Stat{Files: 1, Insertions: 1, Paths: []string{"pkg/a"}, Control: []string{"AGENTS.md"}}, r.Changes, "the result carries the branch's size")
 	require.Equal(t, []string{"AGENTS.md"}, r.LeftOut)
-	for _, req := range reqs {
-		require.Equal(t, "abc", req.Base, "tool calls carry the base to measure against")
-	}
 
 	system := h.requests[0].Messages[0]
 	require.Equal(t, conversation.RoleSystem, system.Role)
@@ -126,11 +118,16 @@ func TestIsolatedSessionShowsItsChanges(t *testing.T) {
 		toolReply(call("r1", "read", `{"path":"a"}`)),
 		textReply("done"),
 	}, func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
-		if r.Name == "write" {
-			return tools.Result{Content: "ok", Changes: st}, nil
-		}
 		return tools.Result{Content: "ok"}, nil
 	})
+	// The checkpoint after the write's batch measures the checkout
+	// (activities.Checkpoint); the read's batch makes none.
+	checkpoints := 0
+	h.env.OnActivity(a.Checkpoint, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.CheckpointRequest) (activities.CheckpointResult, error) {
+			checkpoints++
+			return activities.CheckpointResult{Commit: "cp1", Changes: st}, nil
+		})
 	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee"}, nil)
 	var status Status
 	h.env.SetOnActivityStartedListener(func(i *activity.Info, _ context.Context, _ converter.EncodedValues) {
@@ -142,7 +139,8 @@ func TestIsolatedSessionShowsItsChanges(t *testing.T) {
 	})
 	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
 	require.NoError(t, h.env.GetWorkflowError())
-	require.Equal(t, st, status.Changes, "status shows the size the write measured; the read after it kept it")
+	require.Equal(t, 1, checkpoints, "one checkpoint: after the write's batch, none after the read's")
+	require.Equal(t, st, status.Changes, "status shows the size the checkpoint after the write measured; the read after it kept it")
 	var r SessionResult
 	require.NoError(t, h.env.GetWorkflowResult(&r))
 	require.Equal(t, st, r.Changes, "without numbers from the close, the result keeps the last measured")

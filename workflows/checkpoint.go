@@ -62,6 +62,7 @@ func (s *driver) checkpoint(ctx workflow.Context) outcome {
 	switch {
 	case err == nil:
 		s.Checkout.Checkpointed(res.Commit)
+		s.recordChanges(ctx, res.Changes)
 		if res.Remote != "" {
 			s.Checkout.Remote = res.Remote
 		}
