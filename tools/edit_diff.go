@@ -36,25 +36,29 @@ func UnifiedDiff(path, before, after string) string {
 			i++
 			continue
 		}
-		// A hunk runs from udContext lines before this change to
-		// udContext lines after the last change that is at most
-		// 2*udContext kept lines from the previous one.
-		start := max(0, i-udContext)
-		end := i
-		for j := i; j < len(ops); j++ {
-			if ops[j].kind != ' ' {
-				end = j
-				continue
-			}
-			if j-end > 2*udContext {
-				break
-			}
-		}
-		stop := min(len(ops), end+udContext+1)
+		start, stop := udHunkRange(ops, i, udContext)
 		udHunk(&out, ops[start:stop], a, b)
 		i = stop
 	}
 	return out.String()
+}
+
+// udHunkRange is the hunk that starts at the change ops[i]: from context
+// kept lines before it to context lines after the last change that is at
+// most 2*context kept lines from the previous one (what UnifiedDiff and
+// MakePatch both cut), as ops[start:stop].
+func udHunkRange(ops []udOp, i, context int) (start, stop int) {
+	end := i
+	for j := i; j < len(ops); j++ {
+		if ops[j].kind != ' ' {
+			end = j
+			continue
+		}
+		if j-end > 2*context {
+			break
+		}
+	}
+	return max(0, i-context), min(len(ops), end+context+1)
 }
 
 func udHunk(out *strings.Builder, ops []udOp, a, b []string) {

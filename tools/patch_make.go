@@ -35,17 +35,7 @@ func MakePatch(changes []FileChange, context int) string {
 				i++
 				continue
 			}
-			start, end := max(0, i-ctx), i
-			for j := i; j < len(ops); j++ {
-				if ops[j].kind != ' ' {
-					end = j
-					continue
-				}
-				if j-end > 2*ctx {
-					break
-				}
-			}
-			stop := min(len(ops), end+ctx+1)
+			start, stop := udHunkRange(ops, i, ctx)
 			out.WriteString("@@\n")
 			for _, op := range ops[start:stop] {
 				line := ""
