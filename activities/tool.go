@@ -105,6 +105,7 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 		JobID:            req.JobID,
 		ReadOnlySandbox:  req.ReadOnlySandbox,
 		ApprovedByPerson: req.ApprovedByPerson,
+		Origin:           a.origin(req),
 		Heartbeat: func(p string) {
 			mu.Lock()
 			progress = p
@@ -150,6 +151,21 @@ func (a *Activities) toolWorkspace(req ToolRequest) (*tools.Workspace, error) {
 		return a.checkoutWorkspace(req.Checkout, req.WorkDir)
 	}
 	return a.workspace.Sub(req.WorkDir)
+}
+
+// origin is, for a session with a checkout, its working directory in
+// this worker's workspace: where its configuration and skills were read
+// (tools.Env.Origin). nil in place, or when this worker's workspace has
+// no such directory (a worker that restored a lost worker's checkout).
+func (a *Activities) origin(req ToolRequest) *tools.Workspace {
+	if req.Checkout == "" || a.workspace == nil {
+		return nil
+	}
+	ws, err := a.workspace.Sub(req.WorkDir)
+	if err != nil {
+		return nil
+	}
+	return ws
 }
 
 // sessionID is the id of the workflow the activity runs for: the session.

@@ -69,6 +69,9 @@ func TestSkillsListedAndLoaded(t *testing.T) {
 			sm.Call{ID: "c_wsf", Name: "skill", Arguments: `{"name": "ws-conventions", "file": "references/naming.md"}`},
 		),
 		sm.Text("ok"),
+		// The trusted one with a checkout of its own.
+		sm.Tools(sm.Call{ID: "c_ws", Name: "skill", Arguments: `{"name": "ws-conventions"}`}),
+		sm.Text("ok"),
 	)
 	writeSkillFolder(t, filepath.Join(e.configDir, "skills"), "release", `"Cut a release: tag, changelog, announce."`,
 		"# Releasing\n\n1. Run scripts/tag.sh with the version.\n", map[string]string{"scripts/tag.sh": "git tag \"$1\"\n"})
@@ -113,6 +116,25 @@ func TestSkillsListedAndLoaded(t *testing.T) {
 	require.Contains(t, got, "Skill ws-conventions (workspace, .longrun/skills/ws-conventions/SKILL.md):\n\nName things as references/naming.md says.")
 	got, _ = reqs[3].LastToolResult("c_wsf")
 	require.Equal(t, "Use kebab-case for files.\n", got)
+
+	// The workspace becomes a git repository whose skill is not committed:
+	// a session with a checkout of its own lists it (its configuration is
+	// read from the person's working directory) and loads it from there,
+	// though its checkout (a git worktree of what is committed) does not
+	// hold it.
+	git(t, e.workspace, "init", "-q", ".")
+	require.NoError(t, os.WriteFile(filepath.Join(e.workspace, "README.md"), []byte("# project\n"), 0o644))
+	git(t, e.workspace, "add", "README.md")
+	git(t, e.workspace, "commit", "-qm", "first")
+	id = e.startIsolated(workflows.SessionInput{Prompt: "rename in a checkout"})
+	r := result(t, id)
+	require.Equal(t, workflows.ResultCompleted, r.Status, r.Error)
+	require.NotEmpty(t, r.Branch, "the session had a checkout of its own")
+	reqs = e.model.Requests()
+	require.Len(t, reqs, 6)
+	require.Contains(t, skillsMessage(reqs[4]), "- ws-conventions: The project's naming conventions.")
+	got, _ = reqs[5].LastToolResult("c_ws")
+	require.Contains(t, got, "Skill ws-conventions (workspace, .longrun/skills/ws-conventions/SKILL.md):\n\nName things as references/naming.md says.")
 }
 
 // A session whose worker has no skills sends neither a list nor the

@@ -71,7 +71,7 @@ func (t *Skill) Run(_ context.Context, env Env, args json.RawMessage) (Result, e
 	if err := unmarshalArgs(args, &p); err != nil {
 		return Errorf("%v", err), nil
 	}
-	locs := skills.Locations(env.Workspace.Root(), t.cfg.TrustWorkspace, t.cfg.Locations)
+	locs := t.locations(env)
 	sk, body, root, err := skills.Open(locs, p.Name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return t.notFound(env, locs, p.Name), nil
@@ -103,14 +103,32 @@ func (t *Skill) Run(_ context.Context, env Env, args json.RawMessage) (Result, e
 	return Result{Content: b.String()}, nil
 }
 
+// locations are where the skill is looked for: the workspace's skills
+// where the session's list was read (env.Origin, the person's working
+// directory, for a session with a checkout), then the checkout's own
+// when it has a copy of them (committed; a worker that restored a lost
+// worker's checkout may have no Origin holding them), then the worker's.
+func (t *Skill) locations(env Env) []skills.Location {
+	locs := skills.Locations(env.Workspace.Root(), t.cfg.TrustWorkspace, t.cfg.Locations)
+	if env.Origin == nil || env.Origin.Root() == env.Workspace.Root() {
+		return locs
+	}
+	return append(skills.Locations(env.Origin.Root(), t.cfg.TrustWorkspace, nil), locs...)
+}
+
 // notFound answers for a name no location has, naming the skills there
 // are; when an untrusted workspace holds it, it says that is why.
 func (t *Skill) notFound(env Env, locs []skills.Location, name string) Result {
 	if !t.cfg.TrustWorkspace {
-		dir := filepath.Join(env.Workspace.Root(), filepath.FromSlash(skills.WorkspaceDir), name)
-		if _, err := os.Lstat(dir); err == nil {
-			return Errorf("skill %s is in the workspace's %s, which is not used: the workspace is not trusted, and a skill is instructions to you (see README Security model). Only the skills listed can be loaded.",
-				name, skills.WorkspaceDir)
+		for _, ws := range []*Workspace{env.Origin, env.Workspace} {
+			if ws == nil {
+				continue
+			}
+			dir := filepath.Join(ws.Root(), filepath.FromSlash(skills.WorkspaceDir), name)
+			if _, err := os.Lstat(dir); err == nil {
+				return Errorf("skill %s is in the workspace's %s, which is not used: the workspace is not trusted, and a skill is instructions to you (see README Security model). Only the skills listed can be loaded.",
+					name, skills.WorkspaceDir)
+			}
 		}
 	}
 	list, _ := skills.List(locs)
@@ -118,12 +136,9 @@ func (t *Skill) notFound(env Env, locs []skills.Location, name string) Result {
 	for i, sk := range list {
 		names[i] = sk.Name
 	}
-	// The list was read from the workspace; a session with a checkout of
-	// its own runs this tool in the checkout, which holds what is
-	// committed.
 	where := ""
 	if t.cfg.TrustWorkspace {
-		where = fmt.Sprintf(" (workspace skills are read from %s of the working directory: in a session with a checkout of its own, only those committed are there)", skills.WorkspaceDir)
+		where = fmt.Sprintf(" (workspace skills are read from %s of the working directory)", skills.WorkspaceDir)
 	}
 	if len(names) == 0 {
 		return Errorf("no skill named %q, and there are none here%s", name, where)

@@ -66,10 +66,47 @@ func TestSkillTool(t *testing.T) {
 	res = runTool(t, ctx, trusted, env, SkillParams{Name: "nope"})
 	require.True(t, res.IsError)
 	require.Equal(t, `no skill named "nope"; the skills are: ws-only, release (workspace skills are read from .longrun/skills `+
-		`of the working directory: in a session with a checkout of its own, only those committed are there)`, res.Content)
+		`of the working directory)`, res.Content)
 	res = runTool(t, ctx, untrusted, env, SkillParams{Name: "Bad/Name"})
 	require.True(t, res.IsError)
 	require.Contains(t, res.Content, "is not lowercase letters")
+}
+
+// A session with a checkout of its own lists the skills of the person's
+// working directory (Origin), where its configuration was read, and the
+// tool loads them from there too: a skill the person has not committed is
+// not in the checkout. One only the checkout has (committed, on a worker
+// whose workspace lacks it) still loads; an untrusted workspace's loads
+// from neither.
+func TestSkillToolReadsTheOrigin(t *testing.T) {
+	t.Parallel()
+	origin := testWorkspace(t, map[string]string{
+		".longrun/skills/fresh/SKILL.md": "---\nname: fresh\ndescription: Not committed yet.\n---\nFresh instructions.\n",
+	})
+	checkout := testWorkspace(t, map[string]string{
+		".longrun/skills/committed/SKILL.md": "---\nname: committed\ndescription: In the branch.\n---\nCommitted instructions.\n",
+	})
+	env := Env{Workspace: checkout, Origin: origin}
+	ctx := context.Background()
+	trusted := NewSkill(SkillConfig{TrustWorkspace: true})
+	res := runTool(t, ctx, trusted, env, SkillParams{Name: "fresh"})
+	require.False(t, res.IsError, res.Content)
+	require.Equal(t, "Skill fresh (workspace, .longrun/skills/fresh/SKILL.md):\n\nFresh instructions.", res.Content)
+	res = runTool(t, ctx, trusted, env, SkillParams{Name: "committed"})
+	require.False(t, res.IsError, res.Content)
+	require.Contains(t, res.Content, "Committed instructions.")
+	res = runTool(t, ctx, trusted, Env{Workspace: checkout}, SkillParams{Name: "fresh"})
+	require.True(t, res.IsError, "without the origin the checkout alone does not have it")
+	require.Equal(t, `no skill named "fresh"; the skills are: committed (workspace skills are read from .longrun/skills of the working directory)`, res.Content)
+
+	untrusted := NewSkill(SkillConfig{})
+	for _, name := range []string{"fresh", "committed"} {
+		res = runTool(t, ctx, untrusted, env, SkillParams{Name: name})
+		require.True(t, res.IsError, name)
+		require.Contains(t, res.Content, "the workspace is not trusted", name)
+		require.NotContains(t, res.Content, "Fresh instructions", name)
+		require.NotContains(t, res.Content, "Committed instructions", name)
+	}
 }
 
 // A long body is cut, saying so, as a long file is.

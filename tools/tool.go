@@ -181,6 +181,14 @@ type Env struct {
 	// AGENTS.md), also when the path the model named reaches one through
 	// a symlink.
 	ApprovedByPerson bool
+	// Origin, for a session with a checkout of its own, is the person's
+	// working directory on this worker, where the session's workspace
+	// configuration (AGENTS.md, permissions, skills) was read when it
+	// started; nil for a session in place, whose Workspace is that
+	// directory. A tool that reads what the configuration listed (the
+	// skill tool) reads it there, since the checkout holds only what is
+	// committed and leaves control files off the branch.
+	Origin *Workspace
 }
 
 // Tool is one built-in tool.
