@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -50,7 +51,7 @@ func (a *Activities) storeBundle(ctx context.Context, what string, write func(fi
 		return "", "", err
 	}
 	defer os.RemoveAll(dir)
-	file := dir + "/bundle"
+	file := filepath.Join(dir, "bundle")
 	ok, err := write(file)
 	if err != nil || !ok {
 		return "", "", err
@@ -94,7 +95,7 @@ func (a *Activities) restoreFromBundle(ctx context.Context, req RestoreRequest) 
 		return checkout.Info{}, err
 	}
 	defer os.RemoveAll(dir)
-	file := dir + "/checkpoint.bundle"
+	file := filepath.Join(dir, "checkpoint.bundle")
 	if err := os.WriteFile(file, data, 0o600); err != nil {
 		return checkout.Info{}, err
 	}
