@@ -77,6 +77,9 @@ type Activities struct {
 	// checkpointRemote is where checkpoints are pushed
 	// (SetCheckpointRemote); "": they stay in the repository.
 	checkpointRemote string
+	// maxBundleBytes bounds a checkpoint stored in the transcript store
+	// as a bundle (SetCheckpointBundles); 0: none are.
+	maxBundleBytes int64
 	// maxCheckoutBytes bounds the disk the checkouts take
 	// (SetCheckoutLimit); 0: no bound.
 	maxCheckoutBytes int64

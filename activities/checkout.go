@@ -109,6 +109,9 @@ func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest
 	a.stopServers(in)
 	a.stopMCP(in)
 	c, err := checkout.CloseTo(ctx, req.Checkout, req.Message, a.checkpointRemote)
+	if err == nil {
+		err = a.storeBranch(ctx, req.Checkout, &c)
+	}
 	return CloseCheckoutResult(c), err
 }
 

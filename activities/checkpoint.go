@@ -12,7 +12,8 @@ import (
 )
 
 // ErrTypeWorkspaceLost fails a restore that cannot succeed on any retry:
-// no checkpoint, or no checkpoint remote on this worker.
+// no checkpoint, no checkpoint remote or bundle on this worker, or a
+// bundle whose base this worker lacks.
 const ErrTypeWorkspaceLost = "WorkspaceLost"
 
 // SetCheckpointRemote gives the activities the checkpoint remote (any git
@@ -36,10 +37,14 @@ type CheckpointRequest struct {
 
 // CheckpointResult is the checkpoint commit (Previous when nothing
 // changed) and the remote it was pushed to ("" when it was not pushed:
-// no remote, or unchanged).
+// no remote, or unchanged), or, with no remote, the reference of its
+// bundle in the transcript store (checkpoint_bundle.go; "" when not
+// stored, Note then saying why when it was too large).
 type CheckpointResult struct {
 	Commit string `json:"commit"`
 	Remote string `json:"remote,omitempty"`
+	Bundle string `json:"bundle,omitempty"`
+	Note   string `json:"note,omitempty"`
 	// Changes is the checkpoint against the checkout's base: what the
 	// session changed so far, for status, the Web UI and the result. It is
 	// a diff of two commits (one git command, no walk of the checkout):
@@ -70,7 +75,19 @@ func (a *Activities) Checkpoint(ctx context.Context, req CheckpointRequest) (Che
 			activity.GetLogger(ctx).Warn("no checkout stats for this checkpoint", "commit", commit, "error", err)
 		}
 	}
-	if a.checkpointRemote == "" || commit == req.Previous {
+	if commit == req.Previous {
+		return res, nil
+	}
+	if a.bundles() {
+		res.Bundle, res.Note, err = a.storeBundle(ctx, "checkpoint "+commit, func(file string) (bool, error) {
+			return true, checkout.BundleCheckpoint(ctx, in, commit, file)
+		})
+		if err != nil {
+			return CheckpointResult{}, err
+		}
+		return res, nil
+	}
+	if a.checkpointRemote == "" {
 		return res, nil
 	}
 	if err := checkout.PushCheckpoint(ctx, dir, a.checkpointRemote, in.Name, commit); err != nil {
@@ -85,10 +102,18 @@ func (a *Activities) Checkpoint(ctx context.Context, req CheckpointRequest) (Che
 type RestoreRequest struct {
 	Checkout   checkout.Info `json:"checkout"`
 	Checkpoint string        `json:"checkpoint"`
+	// Bundle is the reference of the checkpoint's bundle in the
+	// transcript store ("" when it went to a remote, or nowhere), and
+	// Origin the person's repository, where a worktree's bundle finds its
+	// base ("": Checkout.Repo).
+	Bundle string `json:"bundle,omitempty"`
+	Origin string `json:"origin,omitempty"`
 }
 
 // RestoreCheckout makes the session's checkout again on this worker, from
-// its last checkpoint in the checkpoint remote (checkout.Restore), and
+// its last checkpoint's bundle in the transcript store when the session
+// has one (checkout.RestoreBundle), else from the checkpoint remote
+// (checkout.Restore), and
 // names this worker's own queue, where the session's calls go from then
 // on. It runs on the session's general queue: any worker may take it. A
 // worker whose state directory still holds the checkout (the lost worker
@@ -98,19 +123,28 @@ func (a *Activities) RestoreCheckout(ctx context.Context, req RestoreRequest) (C
 	if in, ok := checkout.Adopt(ctx, req.Checkout, a.stateDir); ok {
 		return CheckoutResult{Checkout: &in, WorkerQueue: a.pinQueue(), Kept: true}, nil
 	}
-	if a.checkpointRemote == "" {
+	var in checkout.Info
+	var err error
+	switch {
+	case req.Bundle != "" && a.transcript != nil:
+		in, err = a.restoreFromBundle(ctx, req)
+	case a.checkpointRemote == "" && req.Bundle != "":
 		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
-			"the worker that took the restore has neither the checkout on its disk nor a --checkpoint-remote to restore it from", ErrTypeWorkspaceLost, nil)
-	}
-	in, err := checkout.Restore(ctx, req.Checkout, a.stateDir, a.checkpointRemote, req.Checkpoint)
-	if errors.Is(err, checkout.ErrNoCheckpoint) {
-		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWorkspaceLost, err)
+			"the worker that took the restore has neither the checkout on its disk nor a transcript store to read the checkpoint's bundle from (started with --transcript off)", ErrTypeWorkspaceLost, nil)
+	case a.checkpointRemote == "":
+		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
+			"the worker that took the restore has neither the checkout on its disk nor a --checkpoint-remote to restore it from, and the session's last checkpoint is in no transcript store", ErrTypeWorkspaceLost, nil)
+	default:
+		in, err = checkout.Restore(ctx, req.Checkout, a.stateDir, a.checkpointRemote, req.Checkpoint)
+		if errors.Is(err, checkout.ErrNoCheckpoint) {
+			return CheckoutResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWorkspaceLost, err)
+		}
 	}
 	if err != nil {
 		return CheckoutResult{}, fmt.Errorf("restore checkout: %w", err)
 	}
 	if activity.IsActivity(ctx) {
-		activity.GetLogger(ctx).Warn("restored a lost worker's checkout", "dir", in.Dir, "checkpoint", req.Checkpoint)
+		activity.GetLogger(ctx).Warn("restored a lost worker's checkout", "dir", in.Dir, "checkpoint", req.Checkpoint, "bundle", req.Bundle)
 	}
 	return CheckoutResult{Checkout: &in, WorkerQueue: a.pinQueue()}, nil
 }

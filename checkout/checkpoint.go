@@ -291,45 +291,55 @@ var ErrNoCheckpoint = errors.New("no checkpoint to restore")
 // again (an activity retry): a directory left by an earlier attempt is
 // made afresh.
 func Restore(ctx context.Context, in Info, stateDir, remote, commit string) (Info, error) {
-	switch {
-	case commit == "":
-		return Info{}, ErrNoCheckpoint
-	case remote == "":
+	if remote == "" && commit != "" {
 		return Info{}, fmt.Errorf("%w: this worker has no --checkpoint-remote", ErrNoCheckpoint)
-	case stateDir == "":
-		return Info{}, errors.New("restore checkout: the worker has no state directory")
-	case in.Name == "" || Sanitize(in.Name) != in.Name:
-		return Info{}, fmt.Errorf("restore checkout: %q is not a checkout name", in.Name)
+	}
+	fetch := func(dir string) error {
+		ref := CheckpointRef(in.Name)
+		if _, err := git(ctx, dir, nil, "fetch", "--quiet", "--no-tags", remote, "+"+ref+":"+ref); err != nil {
+			return fmt.Errorf("restore checkout from %s: %w", remote, err)
+		}
+		got, err := git(ctx, dir, nil, "rev-parse", "--verify", ref)
+		if err != nil {
+			return fmt.Errorf("restore checkout: %w", err)
+		}
+		if got != commit && !strings.HasPrefix(got, commit) {
+			// A later run of the session pushed again; the session's own
+			// record is the checkpoint it knows its conversation matches.
+			if _, err := git(ctx, dir, nil, "fetch", "--quiet", "--no-tags", remote, commit); err != nil {
+				return fmt.Errorf("restore checkout: the remote holds %s, not the session's checkpoint %s: %w", got, commit, err)
+			}
+		}
+		return nil
+	}
+	return restore(ctx, in, stateDir, commit, fetch)
+}
+
+// restore makes the checkout of in afresh in a repository of its own
+// under stateDir, fetch bringing commit (the checkpoint) into it, and
+// puts the branch at the checkpoint's parent and the files at the
+// checkpoint's.
+func restore(ctx context.Context, in Info, stateDir, commit string, fetch func(dir string) error) (Info, error) {
+	if commit == "" {
+		return Info{}, ErrNoCheckpoint
+	}
+	dir, err := restoreDir(in, stateDir)
+	if err != nil {
+		return Info{}, err
 	}
 	out := in
-	out.Dir = filepath.Join(stateDir, Dir, in.Name)
-	out.Repo = out.Dir
+	out.Dir, out.Repo = dir, dir
 	if err := os.RemoveAll(out.Dir); err != nil {
 		return Info{}, fmt.Errorf("restore checkout: %w", err)
 	}
 	if err := os.MkdirAll(out.Dir, 0o700); err != nil {
 		return Info{}, fmt.Errorf("restore checkout: %w", err)
 	}
-	ref := CheckpointRef(in.Name)
-	steps := [][]string{
-		{"init", "--quiet", out.Dir},
-		{"fetch", "--quiet", "--no-tags", remote, "+" + ref + ":" + ref},
-	}
-	for _, args := range steps {
-		if _, err := git(ctx, out.Dir, nil, args...); err != nil {
-			return Info{}, fmt.Errorf("restore checkout from %s: %w", remote, err)
-		}
-	}
-	got, err := git(ctx, out.Dir, nil, "rev-parse", "--verify", ref)
-	if err != nil {
+	if _, err := git(ctx, out.Dir, nil, "init", "--quiet", out.Dir); err != nil {
 		return Info{}, fmt.Errorf("restore checkout: %w", err)
 	}
-	if got != commit && !strings.HasPrefix(got, commit) {
-		// A later run of the session pushed again; the session's own
-		// record is the checkpoint it knows its conversation matches.
-		if _, err := git(ctx, out.Dir, nil, "fetch", "--quiet", "--no-tags", remote, commit); err != nil {
-			return Info{}, fmt.Errorf("restore checkout: the remote holds %s, not the session's checkpoint %s: %w", got, commit, err)
-		}
+	if err := fetch(out.Dir); err != nil {
+		return Info{}, err
 	}
 	// The branch is the checkpoint's parent; the files are the
 	// checkpoint's (a mixed reset leaves them, untracked ones untracked).

@@ -22,6 +22,11 @@ type Closed struct {
 	LeftOut []string `json:"left_out,omitempty"`
 	// Changes is the branch against its base.
 	Changes *Stat `json:"changes,omitempty"`
+	// Bundle is the reference of the branch stored as a git bundle
+	// (BundleBranch) in the transcript store, when the checkout was
+	// restored on a worker with no checkpoint remote: the person's
+	// repository fetches the branch from it (starter diff, apply).
+	Bundle string `json:"bundle,omitempty"`
 }
 
 // Close commits everything the session left in its checkout on its

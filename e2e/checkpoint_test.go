@@ -21,15 +21,26 @@ import (
 
 // Must show 2 of issue 17: two workers with state directories of their
 // own stand for two machines; they share only the Temporal server and a
-// bare checkpoint remote. The session changes files on worker A over two
-// turns; while its third call runs there, A is killed and its state
-// directory (its checkout with it) deleted. The session finishes on B with
-// every earlier change present and the lost call's change gone, the call
-// in flight answered worker_lost, every call paired, and its history
-// replays.
+// bare checkpoint remote ("remote") or only a transcript store directory
+// ("transcript": each checkpoint is a git bundle there). The session
+// changes files on worker A over two turns; while its third call runs
+// there, A is killed and its state directory (its checkout with it)
+// deleted. The session finishes on B with every earlier change present
+// and the lost call's change gone, the call in flight answered
+// worker_lost, every call paired, its branch reachable by starter diff,
+// and its history replays.
 func TestLostWorkerRestoresTheCheckoutOnAnother(t *testing.T) {
 	t.Parallel()
-	remote := t.TempDir()
+	for _, via := range []string{"remote", "transcript"} {
+		t.Run(via, func(t *testing.T) {
+			t.Parallel()
+			lostWorkerRestores(t, via)
+		})
+	}
+}
+
+func lostWorkerRestores(t *testing.T, via string) {
+	remote, store := t.TempDir(), t.TempDir()
 	git(t, remote, "init", "-q", "--bare")
 	script := map[string][]sm.Reply{
 		"two machines": {
@@ -42,11 +53,16 @@ func TestLostWorkerRestoresTheCheckoutOnAnother(t *testing.T) {
 		},
 	}
 	e := isolationEnv(t, func(string) map[string][]sm.Reply { return script })
-	// Worker A again, with the checkpoint remote, and no transcript store:
-	// the workers share nothing else, so the conversation lives in the
-	// history alone.
+	// Worker A again, with the checkpoint remote and no transcript store
+	// (the conversation lives in the history alone), or with a transcript
+	// store the workers share and no remote.
 	e.stopWorker()
-	e.workerArgs = append(e.workerArgs, "--checkpoint-remote", remote, "--transcript", "off")
+	if via == "remote" {
+		e.workerArgs = append(e.workerArgs, "--checkpoint-remote", remote, "--transcript", "off")
+	} else {
+		e.workerArgs = append(e.workerArgs, "--transcript", store)
+		e.starterEnv = []string{"LONGRUN_TRANSCRIPT_DIR=" + store}
+	}
 	e.startWorker()
 	a := e.worker
 	stateA := e.stateDir
@@ -61,8 +77,14 @@ func TestLostWorkerRestoresTheCheckoutOnAnother(t *testing.T) {
 		_, err := os.Stat(lostFile)
 		return err == nil
 	})
-	pushed := gitOut(t, remote, "for-each-ref", "--format=%(refname)")
-	require.Contains(t, pushed, checkout.CheckpointRef(name), "the earlier turns' checkpoint is in the remote")
+	if via == "remote" {
+		pushed := gitOut(t, remote, "for-each-ref", "--format=%(refname)")
+		require.Contains(t, pushed, checkout.CheckpointRef(name), "the earlier turns' checkpoint is in the remote")
+	} else {
+		running := query[*session.Checkout](t, id, workflows.QueryCheckout)
+		require.NotEmpty(t, running.Bundle, "the earlier turns' checkpoint is a bundle in the store")
+		require.FileExists(t, storeFile(store, running.Bundle))
+	}
 
 	// Machine B: its own state and configuration, started only now, so
 	// the checkout was surely made on A.
@@ -99,20 +121,40 @@ func TestLostWorkerRestoresTheCheckoutOnAnother(t *testing.T) {
 	require.Equal(t, e.workspace, co.Origin)
 	require.Equal(t, filepath.Join(b.stateDir, checkout.Dir, name), co.Dir, "the checkout is B's now")
 	require.NotEmpty(t, co.Checkpoint)
-	require.Equal(t, remote, co.Remote)
-	require.NoDirExists(t, co.Dir, "B's checkout is removed once its branch is in the remote")
-	require.Contains(t, string(decodedPayloads(history(t, id))), co.Checkpoint, "the history holds the checkpoint's id")
+	require.NoDirExists(t, co.Dir, "B's checkout is removed once its branch is stored")
+	payloads := string(decodedPayloads(history(t, id)))
+	require.Contains(t, payloads, co.Checkpoint, "the history holds the checkpoint's id")
 
-	files := gitOut(t, remote, "ls-tree", "-r", "--name-only", r.Branch)
-	require.Equal(t, "four.txt\ngreeting.txt\none.txt\nsub/two.txt\n", files, "the branch, pushed to the remote")
+	if via == "remote" {
+		require.Equal(t, remote, co.Remote)
+		files := gitOut(t, remote, "ls-tree", "-r", "--name-only", r.Branch)
+		require.Equal(t, "four.txt\ngreeting.txt\none.txt\nsub/two.txt\n", files, "the branch, pushed to the remote")
+	} else {
+		require.Empty(t, co.Remote)
+		require.NotEmpty(t, co.Bundle)
+		require.Contains(t, payloads, co.Bundle, "the history holds the bundle's reference")
+		require.NotEmpty(t, co.BranchBundle, "the branch, stored as a bundle")
+		require.FileExists(t, storeFile(store, co.BranchBundle))
+		require.Empty(t, gitOut(t, remote, "for-each-ref"), "no remote was used")
+	}
 	out, err := e.starter("diff", id)
 	require.NoError(t, err, out)
 	for _, want := range []string{"+one", "+two", "+changed", "+four"} {
-		require.Contains(t, out, want, "starter diff fetches the branch from the remote")
+		require.Contains(t, out, want, "starter diff fetches the branch from where it was stored")
 	}
 
 	rep := worker.NewWorkflowReplayer()
 	rep.RegisterWorkflowWithOptions((&workflows.Sessions{}).AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
 	require.NoError(t, rep.ReplayWorkflowHistory(nil, history(t, id)))
-	recordHistory(t, id, "worker_lost_restored")
+	if via == "remote" {
+		recordHistory(t, id, "worker_lost_restored")
+	} else {
+		recordHistory(t, id, "worker_lost_restored_bundle")
+	}
+}
+
+// storeFile is where a directory transcript store keeps ref's blob.
+func storeFile(store, ref string) string {
+	h := strings.TrimPrefix(ref, "sha256:")
+	return filepath.Join(store, h[:2], h)
 }

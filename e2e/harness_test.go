@@ -138,6 +138,8 @@ type env struct {
 	worker    *exec.Cmd
 	logs      *syncBuffer
 	workerEnv []string // extra environment for every worker this env starts
+	// starterEnv is extra environment for the starter CLI.
+	starterEnv []string
 
 	// workerArgs are extra flags for every worker this env starts.
 	workerArgs []string
@@ -277,7 +279,7 @@ func (e *env) startIsolated(in workflows.SessionInput) string {
 // starter runs the starter CLI against the test server.
 func (e *env) starter(args ...string) (string, error) {
 	cmd := exec.Command(filepath.Join(binDir, "starter"), args...)
-	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+temporalAddr, "LONGRUN_TASK_QUEUE="+e.taskQueue)
+	cmd.Env = append(append(os.Environ(), "TEMPORAL_ADDRESS="+temporalAddr, "LONGRUN_TASK_QUEUE="+e.taskQueue), e.starterEnv...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

@@ -17,6 +17,14 @@ type Checkout struct {
 	// only on the worker's disk): see checkpoint.go.
 	Checkpoint string `json:"checkpoint,omitempty"`
 	Remote     string `json:"remote,omitempty"`
+	// Bundle is the reference of Checkpoint's bundle in the transcript
+	// store ("" when it is not there: pushed to Remote, or not stored, as
+	// BundleNote then says), and BranchBundle that of the branch, stored
+	// at the end by a worker that restored the checkout with no remote:
+	// starter diff fetches the branch from it.
+	Bundle       string `json:"checkpoint_bundle,omitempty"`
+	BundleNote   string `json:"checkpoint_note,omitempty"`
+	BranchBundle string `json:"branch_bundle,omitempty"`
 	// Origin is the person's repository when the checkout was restored on
 	// another worker (Repo is then the restored checkout itself).
 	Origin string `json:"origin,omitempty"`

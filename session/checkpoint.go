@@ -10,7 +10,8 @@ import (
 
 // ReasonWorkspaceLost is the session's error type when the worker holding
 // its checkout is gone and the checkout cannot be restored on another
-// (no checkpoint, no checkpoint remote, or the fetch failed): the session
+// (no checkpoint, no checkpoint remote or shared transcript store, or the
+// fetch failed): the session
 // then waits for a person, and a message from them tries again.
 const ReasonWorkspaceLost = "workspace_lost"
 
@@ -43,7 +44,7 @@ func WorkerLostText(lost []string, checkpoint, dir, branch string, kept bool) st
 // WorkspaceLostText says why the checkout could not be restored and what
 // a person can do.
 func WorkspaceLostText(queue, why string) string {
-	return fmt.Sprintf("%s: the worker holding the session's checkout (queue %s) is gone and the checkout could not be restored on another worker: %s. Start a worker with --checkpoint-remote (the session's checkpoints are pushed there) or bring the lost one back, then send a message to try again; or cancel the session.", ReasonWorkspaceLost, queue, why)
+	return fmt.Sprintf("%s: the worker holding the session's checkout (queue %s) is gone and the checkout could not be restored on another worker: %s. Start a worker with --checkpoint-remote (the session's checkpoints are pushed there), or with the transcript store the session's checkpoints are stored in, or bring the lost one back, then send a message to try again; or cancel the session.", ReasonWorkspaceLost, queue, why)
 }
 
 // MovedTo is the checkout once another worker restored it (in, on that
@@ -58,7 +59,8 @@ func (c *Checkout) MovedTo(in checkout.Info, queue string) *Checkout {
 	if in.Repo == origin {
 		origin = ""
 	}
-	return &Checkout{Info: in, Queue: queue, Checkpoint: c.Checkpoint, Remote: c.Remote, Origin: origin}
+	return &Checkout{Info: in, Queue: queue, Checkpoint: c.Checkpoint, Remote: c.Remote, Origin: origin,
+		Bundle: c.Bundle, BundleNote: c.BundleNote}
 }
 
 func short(commit string) string {

@@ -50,3 +50,13 @@ func (c *Checkout) CheckpointPaths(jobs int) []string {
 func (c *Checkout) Checkpointed(commit string) {
 	c.Due, c.Lost, c.Checkpoint, c.ByPath, c.Paths = false, nil, commit, false, nil
 }
+
+// CheckpointBundled records where a new checkpoint's bundle is: bundle,
+// its reference in the transcript store, or none (note says why when it
+// was not stored). The previous bundle holds an older checkpoint, so it
+// is dropped either way; an unchanged checkpoint keeps it.
+func (c *Checkout) CheckpointBundled(changed bool, bundle, note string) {
+	if changed {
+		c.Bundle, c.BundleNote = bundle, note
+	}
+}

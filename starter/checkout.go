@@ -6,10 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/session"
+	"github.com/longrun/longrun/transcript"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -29,7 +31,7 @@ func (a *app) sessionCheckout(ctx context.Context, c sessionClient, id string) (
 		return checkout.Info{}, exitError{exitFailure, fmt.Sprintf("session %s ran in place, in the worker's workspace: it has no branch of its own (its changes are in the workspace already)", id)}
 	}
 	if co.Origin != "" {
-		return restoredCheckout(ctx, co)
+		return a.restoredCheckout(ctx, co)
 	}
 	if _, err := os.Stat(co.Repo); err != nil {
 		return checkout.Info{}, exitError{exitFailure, fmt.Sprintf("the repository of session %s, %s, is not on this machine (%v): run %s where the worker that holds it runs", id, co.Repo, err, progName)}
@@ -120,25 +122,70 @@ func (a *app) cmdDiscard(ctx context.Context, fs *flag.FlagSet, args []string) e
 
 // restoredCheckout is the checkout of a session restored on another worker
 // after its own was lost (session.Checkout.Origin): the branch is read in
-// the person's repository, fetched there from the checkpoint remote where
-// the session pushed it, unless the restored checkout itself is on this
-// machine.
-func restoredCheckout(ctx context.Context, co *session.Checkout) (checkout.Info, error) {
+// the person's repository, fetched there from where the session stored it
+// (a bundle in the transcript store, or the checkpoint remote), unless the
+// restored checkout itself is on this machine.
+func (a *app) restoredCheckout(ctx context.Context, co *session.Checkout) (checkout.Info, error) {
 	if _, err := os.Stat(co.Dir); err == nil {
 		return co.Info, nil
 	}
 	in := co.Info
 	in.Repo = co.Origin
 	if _, err := os.Stat(in.Repo); err != nil {
+		if co.BranchBundle != "" {
+			return checkout.Info{}, exitError{exitFailure, fmt.Sprintf("the session's repository %s is not on this machine (%v): its branch is in the transcript store as the git bundle %s; fetch it there with %s diff where the repository is", in.Repo, err, co.BranchBundle, progName)}
+		}
 		return checkout.Info{}, exitError{exitFailure, fmt.Sprintf("the session's repository %s is not on this machine (%v): fetch its branch yourself: git fetch %s %s", in.Repo, err, shellQuote(co.Remote), in.Branch)}
 	}
-	if co.Remote == "" {
-		return in, nil
-	}
-	if err := checkout.FetchBranch(ctx, in.Repo, co.Remote, in.Branch); err != nil {
-		return checkout.Info{}, fmt.Errorf("the session's branch was pushed to its checkpoint remote: %w", err)
+	switch {
+	case co.BranchBundle != "":
+		if err := a.fetchBranchBundle(ctx, in, co.BranchBundle); err != nil {
+			return checkout.Info{}, err
+		}
+	case co.Remote != "":
+		if err := checkout.FetchBranch(ctx, in.Repo, co.Remote, in.Branch); err != nil {
+			return checkout.Info{}, fmt.Errorf("the session's branch was pushed to its checkpoint remote: %w", err)
+		}
 	}
 	return in, nil
+}
+
+// fetchBranchBundle fetches the session's branch into the person's
+// repository from its bundle in the workers' transcript store.
+func (a *app) fetchBranchBundle(ctx context.Context, in checkout.Info, ref string) error {
+	spec := a.cfg.Transcript
+	if spec == "" || spec == "off" {
+		return exitError{exitFailure, fmt.Sprintf("the branch %s of this session is in the workers' transcript store, as the git bundle %s: name that store with --transcript DIR|s3://... (or LONGRUN_TRANSCRIPT_DIR), as the workers do", in.Branch, ref)}
+	}
+	if err := a.loadKeys(); err != nil {
+		return err
+	}
+	store, _, err := transcript.Open(ctx, spec)
+	if err != nil {
+		return fmt.Errorf("--transcript: %w", err)
+	}
+	if a.cfg.keys != nil {
+		if store, err = transcript.Seal(store, a.cfg.keys); err != nil {
+			return fmt.Errorf("--transcript: %w", err)
+		}
+	}
+	data, err := store.Get(ctx, ref)
+	if err != nil {
+		return fmt.Errorf("the session's branch %s, as the bundle %s in the transcript store %s: %w", in.Branch, ref, spec, err)
+	}
+	dir, err := os.MkdirTemp("", "longrun-branch-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "branch.bundle")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		return err
+	}
+	if err := checkout.FetchBranch(ctx, in.Repo, file, in.Branch); err != nil {
+		return fmt.Errorf("the session's branch was stored in the transcript store as a bundle: %w", err)
+	}
+	return nil
 }
 
 // short is a commit id cut to 12 characters.

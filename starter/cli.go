@@ -46,6 +46,10 @@ type config struct {
 	EncryptionKeys string
 	// keys is EncryptionKeys loaded, set by loadKeys.
 	keys *codec.Keys
+	// Transcript is the workers' transcript store (--transcript,
+	// LONGRUN_TRANSCRIPT_DIR): a session restored on a worker with no
+	// checkpoint remote leaves its branch there as a bundle.
+	Transcript string
 	// client is the resolved Temporal client profile (file, then
 	// environment, then flags), set by connect.
 	client *envconfig.ClientConfigProfile
@@ -205,6 +209,7 @@ func (a *app) defaultConfig() config {
 		Profile:    a.getenv("TEMPORAL_PROFILE"),
 
 		EncryptionKeys: a.getenv(codec.EnvKeysFile),
+		Transcript:     a.getenv("LONGRUN_TRANSCRIPT_DIR"),
 	}
 	if cfg.TaskQueue == "" {
 		cfg.TaskQueue = workflows.DefaultTaskQueue
@@ -223,6 +228,7 @@ func (a *app) globalFlags(fs *flag.FlagSet) {
 	fs.StringVar(&a.cfg.TaskQueue, "task-queue", a.cfg.TaskQueue, "task queue the worker polls (env LONGRUN_TASK_QUEUE)")
 	fs.BoolVar(&a.cfg.JSON, "json", a.cfg.JSON, "print JSON instead of text")
 	fs.StringVar(&a.cfg.EncryptionKeys, "encryption-keys", a.cfg.EncryptionKeys, "the worker's key file (KEYID=BASE64 lines): encrypt what is sent, decrypt what is read (env "+codec.EnvKeysFile+")")
+	fs.StringVar(&a.cfg.Transcript, "transcript", a.cfg.Transcript, "the workers' transcript store (a directory or s3:// URL, as the worker's --transcript): diff, apply and discard fetch from it the branch of a session restored on a worker with no checkpoint remote (env LONGRUN_TRANSCRIPT_DIR)")
 }
 
 // parseArgs parses flags anywhere among the positional arguments, so

@@ -74,6 +74,7 @@ type Main struct {
 	pricesFlag string
 	// checkouts bounds the disk sessions' checkouts take.
 	checkouts checkoutLimit
+	bundles   checkpointBundles
 }
 
 // ParseFlags reads flags, falling back to the environment (getenv) and
@@ -85,6 +86,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	m.Observe.bind(fs, getenv)
 	m.Notify.bind(fs, getenv)
 	m.checkouts.bind(fs, getenv)
+	m.bundles.bind(fs, getenv)
 	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
 	fs.StringVar(&m.Workspace, "workspace", or(getenv("LONGRUN_WORKSPACE"), "."), "workspace root every tool is confined to (env LONGRUN_WORKSPACE)")
 	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
@@ -160,6 +162,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 		return nil, err
 	}
 	if err := m.checkouts.parse(); err != nil {
+		return nil, err
+	}
+	if err := m.bundles.parse(); err != nil {
 		return nil, err
 	}
 	if m.Guardian.Timeout <= 0 {
@@ -340,6 +345,7 @@ func (m *Main) Run() error {
 		activities.SetLSP(acts, m.Tools.LSP)
 	}
 	activities.SetCheckpointRemote(acts, m.CheckpointRemote)
+	m.bundles.apply(acts, m.CheckpointRemote, m.Transcript, logger)
 	activities.SetCheckoutQueue(acts, checkouts)
 	m.checkouts.apply(acts, m.StateDir, logger)
 	servers, err := openMCP(cfg.MCP, ws.Root(), logger, m.Tools)

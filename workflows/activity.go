@@ -304,7 +304,7 @@ func (s *driver) restoreCheckoutCall(ctx workflow.Context) (activities.CheckoutR
 		},
 		Summary: "restore the checkout of " + s.Checkout.Branch + " from checkpoint " + s.Checkout.Checkpoint,
 	})
-	req := activities.RestoreRequest{Checkout: s.Checkout.Info, Checkpoint: s.Checkout.Checkpoint}
+	req := activities.RestoreRequest{Checkout: s.Checkout.Info, Checkpoint: s.Checkout.Checkpoint, Bundle: s.Checkout.Bundle, Origin: s.Checkout.Origin}
 	var res activities.CheckoutResult
 	err := workflow.ExecuteActivity(actx, a.RestoreCheckout, req).Get(ctx, &res)
 	return res, err

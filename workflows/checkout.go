@@ -112,6 +112,9 @@ func (s *driver) closeCheckout(ctx workflow.Context, res *SessionResult) {
 	if closed.Changes != nil {
 		s.Changes = closed.Changes
 	}
+	if closed.Bundle != "" {
+		s.Checkout.BranchBundle = closed.Bundle
+	}
 	if res != nil {
 		res.Branch, res.Commit = s.Checkout.Branch, closed.Commit
 		res.Changes, res.LeftOut = s.Changes, closed.LeftOut

@@ -61,12 +61,16 @@ func (s *driver) checkpoint(ctx workflow.Context) outcome {
 	res, err := s.checkpointCall(ctx)
 	switch {
 	case err == nil:
+		s.Checkout.CheckpointBundled(res.Commit != s.Checkout.Checkpoint, res.Bundle, res.Note)
 		s.Checkout.Checkpointed(res.Commit)
 		s.recordChanges(ctx, res.Changes)
 		if res.Remote != "" {
 			s.Checkout.Remote = res.Remote
 		}
-		s.logger(ctx).Info("checkpoint", "commit", res.Commit, "remote", s.Checkout.Remote)
+		s.logger(ctx).Info("checkpoint", "commit", res.Commit, "remote", s.Checkout.Remote, "bundle", s.Checkout.Bundle)
+		if res.Note != "" {
+			s.logger(ctx).Warn("checkpoint not stored", "note", res.Note)
+		}
 	case nobodyPolls(err):
 		return s.workerLost(ctx)
 	case ctx.Err() == nil:
@@ -93,6 +97,9 @@ func (s *driver) workerLost(ctx workflow.Context) outcome {
 		why := "no worker could restore it"
 		if err != nil {
 			why = rootMessage(err)
+		}
+		if s.Checkout.BundleNote != "" {
+			why += " (" + s.Checkout.BundleNote + ")"
 		}
 		s.LastError, s.LastErrorType = session.WorkspaceLostText(lostQueue, why), session.ReasonWorkspaceLost
 		s.logger(ctx).Error("workspace lost", "error", s.LastError)

@@ -232,3 +232,65 @@ func TestLostWorkerAtTheEndCommitsOnAnother(t *testing.T) {
 	require.Equal(t, "c0ffee", r.Commit)
 	require.Equal(t, "longrun/s1", r.Branch)
 }
+
+// With no remote, a checkpoint's bundle reference (in the transcript
+// store) is kept beside its commit, dropped when a later checkpoint was
+// not stored (the note is kept instead), and handed to the restore; the
+// branch's bundle, stored at the end by the worker that restored the
+// checkout, is in the checkout query for starter diff.
+func TestCheckpointBundleGoesToTheRestore(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("w1", "write", `{"path":"a","content":"x"}`)),
+		toolReply(call("w2", "write", `{"path":"b","content":"y"}`)),
+		toolReply(call("w3", "write", `{"path":"c","content":"z"}`)),
+		textReply("done"),
+	}, nil)
+	results := []activities.CheckpointResult{
+		{Commit: "cp1", Bundle: "sha256:b1"},
+		{Commit: "cp1"}, // unchanged: the bundle stays
+	}
+	var n int
+	h.env.OnActivity(a.Checkpoint, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.CheckpointRequest) (activities.CheckpointResult, error) {
+			defer func() { n++ }()
+			if n < len(results) {
+				return results[n], nil
+			}
+			return activities.CheckpointResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+		})
+	restored := checkout.Info{Repo: "/b/checkouts/s1", Dir: "/b/checkouts/s1", Name: "s1", Branch: "longrun/s1", Base: "abc"}
+	var restoreReq activities.RestoreRequest
+	h.env.OnActivity(a.RestoreCheckout, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.RestoreRequest) (activities.CheckoutResult, error) {
+			restoreReq = r
+			return activities.CheckoutResult{Checkout: &restored, WorkerQueue: "w2-own"}, nil
+		})
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee", Bundle: "sha256:branch"}, nil)
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase, WorkerLostAfter: Duration(3e9)})
+	require.NoError(t, h.env.GetWorkflowError())
+
+	require.Equal(t, "cp1", restoreReq.Checkpoint)
+	require.Equal(t, "sha256:b1", restoreReq.Bundle, "the restore gets the checkpoint's bundle")
+	v, err := h.env.QueryWorkflow(QueryCheckout)
+	require.NoError(t, err)
+	var co *session.Checkout
+	require.NoError(t, v.Get(&co))
+	require.Equal(t, "sha256:b1", co.Bundle, "carried to the restored checkout")
+	require.Equal(t, "sha256:branch", co.BranchBundle)
+	require.Equal(t, "/repo", co.Origin)
+}
+
+// A checkpoint whose bundle was not stored (too large) drops the older
+// bundle, which holds an older checkpoint, and keeps its note.
+func TestCheckpointBundledNote(t *testing.T) {
+	t.Parallel()
+	co := session.Checkout{}
+	co.CheckpointBundled(true, "sha256:b1", "")
+	co.Checkpointed("cp1")
+	co.CheckpointBundled(false, "", "")
+	require.Equal(t, "sha256:b1", co.Bundle, "unchanged checkpoint: the bundle stays")
+	co.CheckpointBundled(true, "", "too large")
+	require.Empty(t, co.Bundle)
+	require.Equal(t, "too large", co.BundleNote)
+}
