@@ -103,7 +103,14 @@ func (a *Activities) restoreFromBundle(ctx context.Context, req RestoreRequest) 
 	if origin == "" {
 		origin = req.Checkout.Repo
 	}
-	in, err := checkout.RestoreBundle(ctx, req.Checkout, a.stateDir, origin, file, req.Checkpoint)
+	// The base comes from the session's repository when this machine has
+	// it at the same path, else from this worker's own workspace: on a
+	// fleet, each machine's clone of the repository, wherever it is.
+	origins := []string{origin}
+	if a.workspace != nil {
+		origins = append(origins, a.workspace.Root())
+	}
+	in, err := checkout.RestoreBundle(ctx, req.Checkout, a.stateDir, origins, file, req.Checkpoint)
 	if errors.Is(err, checkout.ErrNoBase) || errors.Is(err, checkout.ErrNoCheckpoint) {
 		return checkout.Info{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWorkspaceLost, err)
 	}

@@ -69,12 +69,14 @@ func bundle(ctx context.Context, in Info, ref, file string) error {
 
 // RestoreBundle is Restore from a bundle BundleCheckpoint wrote (file)
 // instead of a remote. A worktree's bundle needs its base: it is fetched
-// first from origin, the session's repository as this machine sees it
-// (ErrNoBase when that fails). A copy's bundle needs nothing.
-func RestoreBundle(ctx context.Context, in Info, stateDir, origin, file, commit string) (Info, error) {
+// first from the first of origins that gives it: the session's
+// repository as this machine sees it, then any clone of it the worker
+// knows (its own workspace, at whatever path), ErrNoBase when none does.
+// A copy's bundle needs nothing.
+func RestoreBundle(ctx context.Context, in Info, stateDir string, origins []string, file, commit string) (Info, error) {
 	fetch := func(dir string) error {
 		if !in.Copy {
-			if err := fetchBase(ctx, dir, origin, in.Base); err != nil {
+			if err := fetchBase(ctx, dir, origins, in.Base); err != nil {
 				return err
 			}
 		}
@@ -94,19 +96,40 @@ func RestoreBundle(ctx context.Context, in Info, stateDir, origin, file, commit 
 	return restore(ctx, in, stateDir, commit, fetch)
 }
 
-// fetchBase brings base, and the history before it, from origin into
-// dir. A worktree's bundle leaves them out.
-func fetchBase(ctx context.Context, dir, origin, base string) error {
-	if origin == "" {
+// fetchBase brings base, and the history before it, into dir from the
+// first of origins that has it. A worktree's bundle leaves them out. The
+// error names the first origin, the session's own repository: that is
+// where a person looks.
+func fetchBase(ctx context.Context, dir string, origins []string, base string) error {
+	var tried []string
+	var first error
+	seen := map[string]bool{}
+	for _, origin := range origins {
+		if origin == "" || seen[origin] {
+			continue
+		}
+		seen[origin] = true
+		var err error
+		if _, serr := os.Stat(origin); serr != nil {
+			err = fmt.Errorf("%w: the checkpoint's bundle holds the changes since the base %s, and restoring it needs that commit from the session's repository %s, which is not on this machine (%v)", ErrNoBase, short(base), origin, serr)
+		} else if _, ferr := git(ctx, dir, nil, "fetch", "--quiet", "--no-tags", origin, base); ferr != nil {
+			err = fmt.Errorf("%w: the checkpoint's bundle holds the changes since the base %s, and the repository %s on this machine does not give that commit (%v)", ErrNoBase, short(base), origin, ferr)
+		} else {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+		tried = append(tried, origin)
+	}
+	if first == nil {
 		return fmt.Errorf("%w: the session's repository is not known", ErrNoBase)
 	}
-	if _, err := os.Stat(origin); err != nil {
-		return fmt.Errorf("%w: the checkpoint's bundle holds the changes since the base %s, and restoring it needs that commit from the session's repository %s, which is not on this machine (%v): run the restoring worker where that repository (or a clone holding %s at the same path) is, or give the workers a --checkpoint-remote", ErrNoBase, short(base), origin, err, short(base))
+	also := ""
+	if len(tried) > 1 {
+		also = fmt.Sprintf("; tried too: %s", strings.Join(tried[1:], ", "))
 	}
-	if _, err := git(ctx, dir, nil, "fetch", "--quiet", "--no-tags", origin, base); err != nil {
-		return fmt.Errorf("%w: the checkpoint's bundle holds the changes since the base %s, and the session's repository on this machine, %s, does not give that commit (%v): fetch it there, or give the workers a --checkpoint-remote", ErrNoBase, short(base), origin, err)
-	}
-	return nil
+	return fmt.Errorf("%w%s. Run the restoring worker where that repository, or a clone holding %s, is its workspace, or give the workers a --checkpoint-remote", first, also, short(base))
 }
 
 // short is a commit id cut to 12 characters.
