@@ -165,17 +165,16 @@ func (c *Client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 		return nil, nil
 	case "workspace/configuration":
 		var p struct {
-			Items []json.RawMessage `json:"items"`
+			Items []struct {
+				Section string `json:"section"`
+			} `json:"items"`
 		}
 		if req.Params != nil {
 			_ = json.Unmarshal(*req.Params, &p)
 		}
 		out := make([]json.RawMessage, len(p.Items))
-		for i := range out {
-			out[i] = json.RawMessage("null")
-			if len(c.cfg.Settings) > 0 {
-				out[i] = c.cfg.Settings
-			}
+		for i, it := range p.Items {
+			out[i] = settingsSection(c.cfg.Settings, it.Section)
 		}
 		return out, nil
 	case "workspace/applyEdit":
@@ -293,7 +292,10 @@ func (c *Client) Sync(ctx context.Context, file string) (int, bool, error) {
 			delete(c.docs, file)
 			delete(c.diags, uri) // a file opened again starts at version 1
 			c.mu.Unlock()
-			return 0, true, c.conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": textDocumentIdentifier{URI: uri}})
+			if err := c.conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": textDocumentIdentifier{URI: uri}}); err != nil {
+				return 0, true, err
+			}
+			return 0, true, c.watched(ctx, uri, fileDeleted)
 		}
 		return 0, false, fmt.Errorf("read file %s: %w", file, err)
 	}
@@ -304,6 +306,13 @@ func (c *Client) Sync(ctx context.Context, file string) (int, bool, error) {
 		c.mu.Lock()
 		c.docs[file] = &document{version: 1, text: text}
 		c.mu.Unlock()
+		// The server may have read the file from disk before it changed
+		// (pyright: when it checked a file importing it), and opening it
+		// does not make the server check those importers again; a
+		// watched-file event does.
+		if err := c.watched(ctx, uri, fileChanged); err != nil {
+			return 1, true, err
+		}
 		err := c.conn.Notify(ctx, "textDocument/didOpen", map[string]any{
 			"textDocument": textDocumentItem{URI: uri, LanguageID: languageID(c.cfg, file), Version: 1, Text: text}})
 		return 1, true, err
@@ -322,6 +331,21 @@ func (c *Client) Sync(ctx context.Context, file string) (int, bool, error) {
 		return v, true, err
 	}
 	return v, true, c.conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": textDocumentIdentifier{URI: uri}, "text": text})
+}
+
+// FileChangeType values of workspace/didChangeWatchedFiles.
+const (
+	fileChanged = 2
+	fileDeleted = 3
+)
+
+// watched tells the server that the file at uri changed on disk. The
+// client does not watch the workspace; it says so for the files it
+// learns of (an edit's), which is what servers that read files they have
+// not opened (pyright, gopls) need to check the files depending on them.
+func (c *Client) watched(ctx context.Context, uri string, kind int) error {
+	return c.conn.Notify(ctx, "workspace/didChangeWatchedFiles", map[string]any{
+		"changes": []map[string]any{{"uri": uri, "type": kind}}})
 }
 
 // SyncOpen re-syncs every document the server holds open with the disk,
@@ -524,4 +548,40 @@ func (c *Client) ErrorsSince(since int64, skip map[string]int) map[string][]Diag
 		}
 	}
 	return out
+}
+
+// settingsSection answers a workspace/configuration item for section
+// ("python.analysis") from a server's settings. Settings keyed by the
+// section's first name ({"python": {"analysis": {...}}}, as VS Code
+// keeps them) answer with the value at the section's path, null where
+// there is none; settings that are not (gopls's {"staticcheck": true},
+// asked for as "gopls") are the server's own section and answer whole.
+func settingsSection(settings json.RawMessage, section string) json.RawMessage {
+	if len(settings) == 0 {
+		return json.RawMessage("null")
+	}
+	if section == "" {
+		return settings
+	}
+	names := strings.Split(section, ".")
+	var top map[string]json.RawMessage
+	if json.Unmarshal(settings, &top) != nil {
+		return settings
+	}
+	if _, keyed := top[names[0]]; !keyed {
+		return settings
+	}
+	cur := settings
+	for _, n := range names {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(cur, &obj) != nil {
+			return json.RawMessage("null")
+		}
+		v, ok := obj[n]
+		if !ok {
+			return json.RawMessage("null")
+		}
+		cur = v
+	}
+	return cur
 }
