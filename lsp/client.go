@@ -55,6 +55,16 @@ type Client struct {
 	seq     int64
 	changed chan struct{} // closed and replaced on every publication
 	lastUse time.Time
+	// versioned is set once the server names the version its diagnostics
+	// are about; sentAt (by URI) is when a change was sent and no wait
+	// has returned since, slowest the longest the server took to publish
+	// after one (an open is not counted: the first loads the project). A server that does
+	// not version may stay silent about a file whose diagnostics did not
+	// change (typescript-language-server), so its silence counts as an
+	// answer after settle (see settleLocked).
+	versioned bool
+	sentAt    map[string]time.Time
+	slowest   time.Duration
 }
 
 type document struct {
@@ -90,7 +100,7 @@ func Start(ctx context.Context, name string, cfg ServerConfig, root string) (*Cl
 		return nil, fmt.Errorf("start %s (%s): %w", name, cfg.Command, err)
 	}
 	c := &Client{name: name, cfg: cfg, root: root, cmd: cmd, stderr: tail, exited: make(chan struct{}),
-		docs: map[string]*document{}, diags: map[string]published{}, changed: make(chan struct{}), lastUse: time.Now()}
+		docs: map[string]*document{}, diags: map[string]published{}, sentAt: map[string]time.Time{}, changed: make(chan struct{}), lastUse: time.Now()}
 	go func() { _ = cmd.Wait(); close(c.exited) }()
 	stream := jsonrpc2.NewBufferedStream(stdio{stdout, stdin}, jsonrpc2.VSCodeObjectCodec{})
 	// Handled in the order they come (not AsyncHandler): two
@@ -191,6 +201,13 @@ func (c *Client) publish(p publishDiagnosticsParams) {
 	defer c.mu.Unlock()
 	if old, ok := c.diags[p.URI]; ok && old.version != nil && p.Version != nil && *p.Version < *old.version {
 		return // about a version older than the one already reported
+	}
+	if p.Version != nil {
+		c.versioned = true
+	}
+	if at, ok := c.sentAt[p.URI]; ok {
+		c.slowest = max(c.slowest, time.Since(at))
+		delete(c.sentAt, p.URI)
 	}
 	c.seq++
 	c.diags[p.URI] = published{seq: c.seq, version: p.Version, diags: p.Diagnostics}
@@ -323,6 +340,7 @@ func (c *Client) Sync(ctx context.Context, file string) (int, bool, error) {
 	d.version++
 	d.text = text
 	v := d.version
+	c.sentAt[uri] = time.Now()
 	c.mu.Unlock()
 	if err := c.conn.Notify(ctx, "textDocument/didChange", map[string]any{
 		"textDocument":   versionedTextDocumentIdentifier{URI: uri, Version: v},
@@ -398,20 +416,50 @@ func (c *Client) FirstDiagnostics(ctx context.Context, want map[string]int, sinc
 // SeqNow is the publication count, to give FirstDiagnostics as since.
 func (c *Client) SeqNow() int64 { return c.seqNow() }
 
+// Settle is the least time a wait gives a server that does not version
+// its diagnostics before its silence about a file it reported on before
+// is taken to mean "unchanged"; twice the longest it took to publish
+// after a change, when that is longer.
+const Settle = time.Second
+
+// settleLocked is how long a wait gives the server before its silence
+// answers; 0: never (its publications are versioned, so every change
+// gets one).
+func (c *Client) settleLocked() time.Duration {
+	if c.versioned {
+		return 0
+	}
+	return max(Settle, 2*c.slowest)
+}
+
 func (c *Client) waitDiagnostics(ctx context.Context, want map[string]int, since int64, deadline time.Time, quiet time.Duration) (map[string][]Diagnostic, []string) {
+	defer func() {
+		// A publication after the wait is not the answer to its change.
+		c.mu.Lock()
+		for f := range want {
+			delete(c.sentAt, FileURI(f))
+		}
+		c.mu.Unlock()
+	}()
 	arrivedAt := time.Time{}
+	start := time.Now()
 	for {
 		c.mu.Lock()
-		missing := c.missingLocked(want, since)
+		settle := c.settleLocked()
+		now := time.Now()
+		silent := settle > 0 && now.Sub(start) >= settle
+		missing := c.missingLocked(want, since, silent)
 		ch := c.changed
 		c.mu.Unlock()
-		now := time.Now()
 		if len(missing) == 0 && arrivedAt.IsZero() {
 			arrivedAt = now
 		}
 		stop := deadline
 		if !arrivedAt.IsZero() && arrivedAt.Add(quiet).Before(stop) {
 			stop = arrivedAt.Add(quiet)
+		}
+		if len(missing) > 0 && settle > 0 && !silent && start.Add(settle).Before(stop) {
+			stop = start.Add(settle)
 		}
 		if !now.Before(stop) {
 			return c.diagnosticsOf(want), missing
@@ -426,18 +474,24 @@ func (c *Client) waitDiagnostics(ctx context.Context, want map[string]int, since
 		timer.Stop()
 		if !c.Alive() || ctx.Err() != nil {
 			c.mu.Lock()
-			missing = c.missingLocked(want, since)
+			missing = c.missingLocked(want, since, false)
 			c.mu.Unlock()
 			return c.diagnosticsOf(want), missing
 		}
 	}
 }
 
-func (c *Client) missingLocked(want map[string]int, since int64) []string {
+// missingLocked are the files in want the server has not published for
+// since; with silent, a file it published for before and has been
+// silent about since counts as published (unchanged).
+func (c *Client) missingLocked(want map[string]int, since int64, silent bool) []string {
 	var missing []string
 	for f, v := range want {
 		p, ok := c.diags[FileURI(f)]
 		if !ok || p.seq <= since || (p.version != nil && *p.version < v) {
+			if silent && ok && p.version == nil {
+				continue
+			}
 			missing = append(missing, f)
 		}
 	}
