@@ -58,10 +58,10 @@ type Client struct {
 	// versioned is set once the server names the version its diagnostics
 	// are about; sentAt (by URI) is when a change was sent and no wait
 	// has returned since, slowest the longest the server took to publish
-	// after one (an open is not counted: the first loads the project). A server that does
-	// not version may stay silent about a file whose diagnostics did not
-	// change (typescript-language-server), so its silence counts as an
-	// answer after settle (see settleLocked).
+	// after one (an open is not counted: the first loads the project). A
+	// server that does not version may stay silent about a file whose
+	// diagnostics did not change (typescript-language-server), so its
+	// silence counts as an answer after settleLocked.
 	versioned bool
 	sentAt    map[string]time.Time
 	slowest   time.Duration
