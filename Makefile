@@ -5,7 +5,7 @@
 BIN      := $(CURDIR)/.longrun-bin
 DEVSERVER := $(BIN)/devserver
 
-.PHONY: all build devserver temporal-cli gopls test demo vet fuzz clean record-histories install
+.PHONY: all build devserver temporal-cli gopls lsp-node test demo vet fuzz clean record-histories install
 
 # Every parser and matcher has a fuzz target; CI runs each for a bounded
 # number of executions (package:target:count). Counts, not durations: a
@@ -78,8 +78,25 @@ gopls:
 	@test -x $(GOPLS) || GOBIN=$(BIN) go install golang.org/x/tools/gopls@v0.23.0 || \
 		echo "gopls v0.23.0 did not build" >&2
 
-test: devserver vet temporal-cli gopls
-	@LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) LONGRUN_GOPLS=$(GOPLS) ./scripts/check-test-deps.sh
+# The servers that are not Go's, to prove any server named in lsp.json
+# works as gopls does: pyright (lsp TestPyright*, tools
+# TestLSPToolsOnAPythonProject) and typescript-language-server with the
+# typescript it runs (lsp TestTypeScript*). Installed with npm, at these
+# pinned versions, into .longrun-bin/node, where the tests find them
+# without PATH changes (lsp/lsptest; its versions are these). They need
+# node and npm (Node 20). A failed install says so and the tests skip
+# loudly (LONGRUN_REQUIRE_LSP=1, as in .ci/run, makes them fail).
+NODE_LSP := pyright@1.1.414 typescript-language-server@5.1.3 typescript@5.9.3
+NODE_LSP_DIR := $(BIN)/node
+lsp-node:
+	@mkdir -p $(NODE_LSP_DIR)
+	@test "$$(cat $(NODE_LSP_DIR)/.installed 2>/dev/null)" = "$(NODE_LSP)" || \
+		{ npm install --prefix $(NODE_LSP_DIR) --no-audit --no-fund --loglevel=error $(NODE_LSP) && \
+			echo "$(NODE_LSP)" > $(NODE_LSP_DIR)/.installed; } || \
+		echo "npm install $(NODE_LSP) failed (are node and npm installed?)" >&2
+
+test: devserver vet temporal-cli gopls lsp-node
+	@LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) LONGRUN_GOPLS=$(GOPLS) LONGRUN_NODE_LSP=$(NODE_LSP_DIR) ./scripts/check-test-deps.sh
 	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) LONGRUN_GOPLS=$(GOPLS) go test -race -count=1 ./...
 	$(MAKE) test-postgres
 	$(MAKE) fuzz

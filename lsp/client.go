@@ -55,6 +55,16 @@ type Client struct {
 	seq     int64
 	changed chan struct{} // closed and replaced on every publication
 	lastUse time.Time
+	// versioned is set once the server names the version its diagnostics
+	// are about; sentAt (by URI) is when a change was sent and no wait
+	// has returned since, slowest the longest the server took to publish
+	// after one (an open is not counted: the first loads the project). A
+	// server that does not version may stay silent about a file whose
+	// diagnostics did not change (typescript-language-server), so its
+	// silence counts as an answer after settleLocked.
+	versioned bool
+	sentAt    map[string]time.Time
+	slowest   time.Duration
 }
 
 type document struct {
@@ -90,7 +100,7 @@ func Start(ctx context.Context, name string, cfg ServerConfig, root string) (*Cl
 		return nil, fmt.Errorf("start %s (%s): %w", name, cfg.Command, err)
 	}
 	c := &Client{name: name, cfg: cfg, root: root, cmd: cmd, stderr: tail, exited: make(chan struct{}),
-		docs: map[string]*document{}, diags: map[string]published{}, changed: make(chan struct{}), lastUse: time.Now()}
+		docs: map[string]*document{}, diags: map[string]published{}, sentAt: map[string]time.Time{}, changed: make(chan struct{}), lastUse: time.Now()}
 	go func() { _ = cmd.Wait(); close(c.exited) }()
 	stream := jsonrpc2.NewBufferedStream(stdio{stdout, stdin}, jsonrpc2.VSCodeObjectCodec{})
 	// Handled in the order they come (not AsyncHandler): two
@@ -165,17 +175,16 @@ func (c *Client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 		return nil, nil
 	case "workspace/configuration":
 		var p struct {
-			Items []json.RawMessage `json:"items"`
+			Items []struct {
+				Section string `json:"section"`
+			} `json:"items"`
 		}
 		if req.Params != nil {
 			_ = json.Unmarshal(*req.Params, &p)
 		}
 		out := make([]json.RawMessage, len(p.Items))
-		for i := range out {
-			out[i] = json.RawMessage("null")
-			if len(c.cfg.Settings) > 0 {
-				out[i] = c.cfg.Settings
-			}
+		for i, it := range p.Items {
+			out[i] = settingsSection(c.cfg.Settings, it.Section)
 		}
 		return out, nil
 	case "workspace/applyEdit":
@@ -192,6 +201,13 @@ func (c *Client) publish(p publishDiagnosticsParams) {
 	defer c.mu.Unlock()
 	if old, ok := c.diags[p.URI]; ok && old.version != nil && p.Version != nil && *p.Version < *old.version {
 		return // about a version older than the one already reported
+	}
+	if p.Version != nil {
+		c.versioned = true
+	}
+	if at, ok := c.sentAt[p.URI]; ok {
+		c.slowest = max(c.slowest, time.Since(at))
+		delete(c.sentAt, p.URI)
 	}
 	c.seq++
 	c.diags[p.URI] = published{seq: c.seq, version: p.Version, diags: p.Diagnostics}
@@ -293,7 +309,10 @@ func (c *Client) Sync(ctx context.Context, file string) (int, bool, error) {
 			delete(c.docs, file)
 			delete(c.diags, uri) // a file opened again starts at version 1
 			c.mu.Unlock()
-			return 0, true, c.conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": textDocumentIdentifier{URI: uri}})
+			if err := c.conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": textDocumentIdentifier{URI: uri}}); err != nil {
+				return 0, true, err
+			}
+			return 0, true, c.watched(ctx, uri, fileDeleted)
 		}
 		return 0, false, fmt.Errorf("read file %s: %w", file, err)
 	}
@@ -304,6 +323,13 @@ func (c *Client) Sync(ctx context.Context, file string) (int, bool, error) {
 		c.mu.Lock()
 		c.docs[file] = &document{version: 1, text: text}
 		c.mu.Unlock()
+		// The server may have read the file from disk before it changed
+		// (pyright: when it checked a file importing it), and opening it
+		// does not make the server check those importers again; a
+		// watched-file event does.
+		if err := c.watched(ctx, uri, fileChanged); err != nil {
+			return 1, true, err
+		}
 		err := c.conn.Notify(ctx, "textDocument/didOpen", map[string]any{
 			"textDocument": textDocumentItem{URI: uri, LanguageID: languageID(c.cfg, file), Version: 1, Text: text}})
 		return 1, true, err
@@ -314,6 +340,7 @@ func (c *Client) Sync(ctx context.Context, file string) (int, bool, error) {
 	d.version++
 	d.text = text
 	v := d.version
+	c.sentAt[uri] = time.Now()
 	c.mu.Unlock()
 	if err := c.conn.Notify(ctx, "textDocument/didChange", map[string]any{
 		"textDocument":   versionedTextDocumentIdentifier{URI: uri, Version: v},
@@ -322,6 +349,21 @@ func (c *Client) Sync(ctx context.Context, file string) (int, bool, error) {
 		return v, true, err
 	}
 	return v, true, c.conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": textDocumentIdentifier{URI: uri}, "text": text})
+}
+
+// FileChangeType values of workspace/didChangeWatchedFiles.
+const (
+	fileChanged = 2
+	fileDeleted = 3
+)
+
+// watched tells the server that the file at uri changed on disk. The
+// client does not watch the workspace; it says so for the files it
+// learns of (an edit's), which is what servers that read files they have
+// not opened (pyright, gopls) need to check the files depending on them.
+func (c *Client) watched(ctx context.Context, uri string, kind int) error {
+	return c.conn.Notify(ctx, "workspace/didChangeWatchedFiles", map[string]any{
+		"changes": []map[string]any{{"uri": uri, "type": kind}}})
 }
 
 // SyncOpen re-syncs every document the server holds open with the disk,
@@ -374,20 +416,50 @@ func (c *Client) FirstDiagnostics(ctx context.Context, want map[string]int, sinc
 // SeqNow is the publication count, to give FirstDiagnostics as since.
 func (c *Client) SeqNow() int64 { return c.seqNow() }
 
+// Settle is the least time a wait gives a server that does not version
+// its diagnostics before its silence about a file it reported on before
+// is taken to mean "unchanged"; twice the longest it took to publish
+// after a change, when that is longer.
+const Settle = time.Second
+
+// settleLocked is how long a wait gives the server before its silence
+// answers; 0: never (its publications are versioned, so every change
+// gets one).
+func (c *Client) settleLocked() time.Duration {
+	if c.versioned {
+		return 0
+	}
+	return max(Settle, 2*c.slowest)
+}
+
 func (c *Client) waitDiagnostics(ctx context.Context, want map[string]int, since int64, deadline time.Time, quiet time.Duration) (map[string][]Diagnostic, []string) {
+	defer func() {
+		// A publication after the wait is not the answer to its change.
+		c.mu.Lock()
+		for f := range want {
+			delete(c.sentAt, FileURI(f))
+		}
+		c.mu.Unlock()
+	}()
 	arrivedAt := time.Time{}
+	start := time.Now()
 	for {
 		c.mu.Lock()
-		missing := c.missingLocked(want, since)
+		settle := c.settleLocked()
+		now := time.Now()
+		silent := settle > 0 && now.Sub(start) >= settle
+		missing := c.missingLocked(want, since, silent)
 		ch := c.changed
 		c.mu.Unlock()
-		now := time.Now()
 		if len(missing) == 0 && arrivedAt.IsZero() {
 			arrivedAt = now
 		}
 		stop := deadline
 		if !arrivedAt.IsZero() && arrivedAt.Add(quiet).Before(stop) {
 			stop = arrivedAt.Add(quiet)
+		}
+		if len(missing) > 0 && settle > 0 && !silent && start.Add(settle).Before(stop) {
+			stop = start.Add(settle)
 		}
 		if !now.Before(stop) {
 			return c.diagnosticsOf(want), missing
@@ -402,18 +474,24 @@ func (c *Client) waitDiagnostics(ctx context.Context, want map[string]int, since
 		timer.Stop()
 		if !c.Alive() || ctx.Err() != nil {
 			c.mu.Lock()
-			missing = c.missingLocked(want, since)
+			missing = c.missingLocked(want, since, false)
 			c.mu.Unlock()
 			return c.diagnosticsOf(want), missing
 		}
 	}
 }
 
-func (c *Client) missingLocked(want map[string]int, since int64) []string {
+// missingLocked are the files in want the server has not published for
+// since; with silent, a file it published for before and has been
+// silent about since counts as published (unchanged).
+func (c *Client) missingLocked(want map[string]int, since int64, silent bool) []string {
 	var missing []string
 	for f, v := range want {
 		p, ok := c.diags[FileURI(f)]
 		if !ok || p.seq <= since || (p.version != nil && *p.version < v) {
+			if silent && ok && p.version == nil {
+				continue
+			}
 			missing = append(missing, f)
 		}
 	}
@@ -524,4 +602,40 @@ func (c *Client) ErrorsSince(since int64, skip map[string]int) map[string][]Diag
 		}
 	}
 	return out
+}
+
+// settingsSection answers a workspace/configuration item for section
+// ("python.analysis") from a server's settings. Settings keyed by the
+// section's first name ({"python": {"analysis": {...}}}, as VS Code
+// keeps them) answer with the value at the section's path, null where
+// there is none; settings that are not (gopls's {"staticcheck": true},
+// asked for as "gopls") are the server's own section and answer whole.
+func settingsSection(settings json.RawMessage, section string) json.RawMessage {
+	if len(settings) == 0 {
+		return json.RawMessage("null")
+	}
+	if section == "" {
+		return settings
+	}
+	names := strings.Split(section, ".")
+	var top map[string]json.RawMessage
+	if json.Unmarshal(settings, &top) != nil {
+		return settings
+	}
+	if _, keyed := top[names[0]]; !keyed {
+		return settings
+	}
+	cur := settings
+	for _, n := range names {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(cur, &obj) != nil {
+			return json.RawMessage("null")
+		}
+		v, ok := obj[n]
+		if !ok {
+			return json.RawMessage("null")
+		}
+		cur = v
+	}
+	return cur
 }

@@ -189,8 +189,9 @@ func (c Config) serverFor(rel string) string {
 
 // languageIDs guesses a document's languageId from its extension.
 var languageIDs = map[string]string{
-	".go": "go", ".mod": "go.mod", ".work": "go.work", ".ts": "typescript", ".tsx": "typescriptreact",
-	".js": "javascript", ".jsx": "javascriptreact", ".py": "python", ".rs": "rust", ".c": "c", ".h": "c",
+	".go": "go", ".mod": "go.mod", ".work": "go.work", ".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
+	".tsx": "typescriptreact", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+	".jsx": "javascriptreact", ".py": "python", ".pyi": "python", ".rs": "rust", ".c": "c", ".h": "c",
 	".cpp": "cpp", ".java": "java", ".rb": "ruby", ".json": "json",
 }
 

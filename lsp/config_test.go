@@ -84,3 +84,12 @@ func TestIdleServerIsStopped(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, c2.Alive())
 }
+
+func TestLanguageIDFromTheExtension(t *testing.T) {
+	t.Parallel()
+	for file, want := range map[string]string{"a.py": "python", "stubs/a.pyi": "python", "a.ts": "typescript", "a.mts": "typescript",
+		"a.tsx": "typescriptreact", "a.mjs": "javascript", "a.go": "go", "go.mod": "go.mod", "a.txt": "plaintext"} {
+		require.Equal(t, want, languageID(ServerConfig{}, file), file)
+	}
+	require.Equal(t, "python", languageID(ServerConfig{LanguageID: "python"}, "a.txt"), "language_id wins")
+}

@@ -180,13 +180,25 @@ func Format(root string, diags map[string][]Diagnostic, worst int) string {
 		if l.d.Source != "" {
 			src = " [" + l.d.Source + "]"
 		}
-		msg := strings.ReplaceAll(strings.TrimSpace(l.d.Message), "\n", " ")
-		fmt.Fprintf(&sb, "%s:%d:%d: %s: %s%s\n", l.file, l.at.Line, l.at.Column, severityName(l.sev), msg, src)
+		fmt.Fprintf(&sb, "%s:%d:%d: %s: %s%s\n", l.file, l.at.Line, l.at.Column, severityName(l.sev), oneLine(l.d.Message), src)
 	}
 	if left := len(all) - shown; left > 0 {
 		fmt.Fprintf(&sb, "(%d more not shown)\n", left)
 	}
 	return strings.TrimRight(sb.String(), "\n")
+}
+
+// oneLine puts a message of several lines on one: pyright indents its
+// details on lines of their own ("Cannot access attribute ...\n  Attribute
+// "x" is unknown"), which become "; "-separated.
+func oneLine(msg string) string {
+	var parts []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 func severityName(s int) string {

@@ -42,4 +42,11 @@ fi
 if [ -n "${LONGRUN_GOPLS:-}" ] && [ ! -x "$LONGRUN_GOPLS" ]; then
 	loud "gopls ($LONGRUN_GOPLS) did not build: the language-server tests (lsp, tools TestLSP*, e2e TestLanguageServerOnAGoModule) DO NOT RUN (GOBIN=\$PWD/.longrun-bin go install golang.org/x/tools/gopls@v0.23.0)."
 fi
+if [ -n "${LONGRUN_NODE_LSP:-}" ]; then
+	for server in pyright-langserver typescript-language-server; do
+		if [ ! -x "$LONGRUN_NODE_LSP/node_modules/.bin/$server" ]; then
+			loud "$server is not installed in $LONGRUN_NODE_LSP: the tests of language servers other than gopls (lsp TestPyright*/TestTypeScript*, tools TestLSPToolsOnAPythonProject) DO NOT RUN (make lsp-node; it needs node and npm)."
+		fi
+	done
+fi
 exit 0

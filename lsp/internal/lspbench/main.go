@@ -1,9 +1,12 @@
 // Command lspbench measures the time from an edit to the first
 // diagnostics from gopls (through package lsp, warm and cold) against
 // `go vet` of the edited package, on a generated 100-file Go module, and
-// prints a Markdown table (docs/BENCHMARKS.md, "Language servers").
+// prints a Markdown table (docs/BENCHMARKS.md, "Language servers"). With
+// -pyright it does the same for pyright-langserver on a generated
+// 100-module Python project, against the pyright CLI on the edited file.
 //
 //	go run ./lsp/internal/lspbench -gopls .longrun-bin/gopls -runs 15
+//	go run ./lsp/internal/lspbench -pyright .longrun-bin/node/node_modules/.bin -runs 15
 package main
 
 import (
@@ -24,7 +27,19 @@ func main() {
 	gopls := flag.String("gopls", "gopls", "the gopls binary")
 	files := flag.Int("files", 100, "files in the package")
 	runs := flag.Int("runs", 15, "edits measured per row")
+	pyright := flag.String("pyright", "", "the directory holding pyright-langserver and pyright: measure pyright instead")
 	flag.Parse()
+	if *pyright != "" {
+		dir, err := filepath.Abs(*pyright)
+		if err == nil {
+			err = runPyright(dir, *files, *runs)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lspbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if strings.Contains(*gopls, "/") {
 		// The server runs in the generated module, not here.
 		abs, err := filepath.Abs(*gopls)

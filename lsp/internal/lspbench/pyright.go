@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/longrun/longrun/lsp"
+)
+
+// pyProject writes n modules, each with a class and functions calling
+// into the next module, so every module imports another.
+func pyProject(n int) (string, error) {
+	dir, err := os.MkdirTemp("", "lspbench-py-")
+	if err != nil {
+		return "", err
+	}
+	for i := 0; i < n; i++ {
+		if err := os.WriteFile(pyName(dir, i), []byte(pySource(i, n, "1")), 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+func pyName(dir string, i int) string { return filepath.Join(dir, fmt.Sprintf("m%03d.py", i)) }
+
+// pySource is module i; value is its constant K's value ("1", "2", or a
+// string, which breaks the type check: K is declared int).
+func pySource(i, n int, value string) string {
+	var b strings.Builder
+	next := (i + 1) % n
+	fmt.Fprintf(&b, "from __future__ import annotations\n\nimport m%03d\n\nK: int = %s\n\n\n", next, value)
+	fmt.Fprintf(&b, "class T%d:\n    \"\"\"A record.\"\"\"\n\n    def __init__(self, name: str, n: int) -> None:\n        self.name = name\n        self.n = n\n        self.next: m%03d.T%d | None = None\n\n\n", i, next, next)
+	for j := 0; j < 8; j++ {
+		fmt.Fprintf(&b, "def f%d_%d(t: T%d, xs: list[int]) -> str:\n    total = K\n    for x in xs:\n        total += x * %d\n    if t.next is not None:\n        m%03d.f%d_%d(t.next, xs[: len(xs) // 2])\n    return f\"{t.name}={total + t.n}\"\n\n\n",
+			i, j, i, j+1, next, next, j)
+	}
+	return b.String()
+}
+
+func runPyright(bin string, n, runs int) error {
+	dir, err := pyProject(n)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	target := pyName(dir, n/2)
+	cfg := lsp.ServerConfig{Command: filepath.Join(bin, "pyright-langserver"), Args: []string{"--stdio"}, Patterns: []string{"*.py"}}
+	m := lsp.NewManager(lsp.Config{Servers: map[string]lsp.ServerConfig{"pyright": cfg}})
+	defer m.Close()
+	start := time.Now()
+	c, _, err := m.ForFile(ctx, dir, target)
+	if err != nil {
+		return err
+	}
+	since := c.SeqNow()
+	v, _, err := c.Sync(ctx, target)
+	if err != nil {
+		return err
+	}
+	if _, missing := c.FirstDiagnostics(ctx, map[string]int{target: v}, since, time.Now().Add(2*time.Minute)); len(missing) > 0 {
+		return fmt.Errorf("cold: no diagnostics")
+	}
+	cold := time.Since(start)
+
+	edit := func(value string) (time.Duration, int, error) {
+		if err := os.WriteFile(target, []byte(pySource(n/2, n, value)), 0o644); err != nil {
+			return 0, 0, err
+		}
+		start := time.Now()
+		since := c.SeqNow()
+		v, _, err := c.Sync(ctx, target)
+		if err != nil {
+			return 0, 0, err
+		}
+		d, missing := c.FirstDiagnostics(ctx, map[string]int{target: v}, since, time.Now().Add(time.Minute))
+		if len(missing) > 0 {
+			return 0, 0, fmt.Errorf("warm: no diagnostics")
+		}
+		return time.Since(start), len(d[target]), nil
+	}
+	cli := func(value string) (time.Duration, error) {
+		if err := os.WriteFile(target, []byte(pySource(n/2, n, value)), 0o644); err != nil {
+			return 0, err
+		}
+		cmd := exec.Command(filepath.Join(bin, "pyright"), filepath.Base(target))
+		cmd.Dir = dir
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		took := time.Since(start)
+		if (err != nil) != (value == `"x"`) {
+			return 0, fmt.Errorf("pyright %s with K = %s: %v: %s", filepath.Base(target), value, err, out)
+		}
+		return took, nil
+	}
+	var warmOK, warmBad, cliOK, cliBad []time.Duration
+	for i := 0; i < runs; i++ {
+		d, _, err := edit(fmt.Sprint(10 + i))
+		if err != nil {
+			return err
+		}
+		warmOK = append(warmOK, d)
+		d, errs, err := edit(`"x"`)
+		if err != nil {
+			return err
+		}
+		if errs == 0 {
+			return fmt.Errorf("the breaking edit got no diagnostic")
+		}
+		warmBad = append(warmBad, d)
+		cd, err := cli(fmt.Sprint(100 + i))
+		if err != nil {
+			return err
+		}
+		cliOK = append(cliOK, cd)
+		if cd, err = cli(`"x"`); err != nil {
+			return err
+		}
+		cliBad = append(cliBad, cd)
+	}
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond)) }
+	fmt.Printf("%d modules, %d edits per row, median ms\n\n", n, runs)
+	fmt.Println("| edit | pyright-langserver, warm (lsp package) | pyright FILE (CLI) | ratio server/CLI |")
+	fmt.Println("|---|---:|---:|---:|")
+	fmt.Printf("| a constant's value (no error) | %s | %s | %.2f |\n", ms(median(warmOK)), ms(median(cliOK)), float64(median(warmOK))/float64(median(cliOK)))
+	fmt.Printf("| a type error | %s | %s | %.2f |\n", ms(median(warmBad)), ms(median(cliBad)), float64(median(warmBad))/float64(median(cliBad)))
+	fmt.Printf("\ncold start (pyright started, first diagnostics of the edited module): %s ms\n", ms(cold))
+	return nil
+}
