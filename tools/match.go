@@ -63,9 +63,14 @@ type editOutcome struct {
 // fallback. Without all, a matcher must find exactly one candidate (after
 // dropping those whose span is under half or over twice len(old)); with
 // all, every candidate of the first matcher that finds any is used. An
-// empty cands means no usable match.
+// empty cands means no usable match, and so does an empty old: it would
+// match between every two characters (and, with all, loop forever at
+// offset 0); editContent handles the empty old_string itself.
 func findEditMatches(content, old, repl string, all bool) editOutcome {
 	var out editOutcome
+	if old == "" {
+		return out
+	}
 	if n := strings.Count(content, old); n > 0 {
 		out.matcher = matchExact
 		if n > 1 && !all {

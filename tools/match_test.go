@@ -23,6 +23,8 @@ func TestMatchChain(t *testing.T) {
 		{name: "exact ambiguous", content: "x\nx\n", old: "x", new: "y", ambiguous: matchExact},
 		{name: "exact replace all", content: "x\nx\n", old: "x", new: "y", all: true, matcher: matchExact, want: "y\ny\n"},
 		{name: "missing", content: "a\nb\n", old: "zzz", new: "y"},
+		{name: "empty old matches nothing", content: "", old: "", new: "6", all: true},
+		{name: "empty old in content matches nothing", content: "a\n", old: "", new: "6", all: true},
 		{name: "trimmed line ends", content: "if x {   \n\treturn\t\n}\n", old: "if x {\n\treturn\n}", new: "if y {\n\treturn\n}",
 			matcher: matchTrimmedEnds, want: "if y {\n\treturn\n}\n"},
 		{name: "indentation flexible adds indent", content: "func f() {\n\t\tif x {\n\t\t\tg()\n\t\t}\n}\n",
