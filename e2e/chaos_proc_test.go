@@ -113,6 +113,27 @@ var devserverReady = regexp.MustCompile(`devserver ready: temporal=(\S+)`)
 // port 0 picks a free port; a restart passes the first run's port so
 // workers and clients already dialled to it reconnect.
 func startDevserver(db string, port int, logPath string) (*groupProc, string, error) {
+	// The devserver picks free ports for its HTTP API and internal services
+	// at each start (listen on :0, close, bind later); on a busy machine an
+	// outgoing connection of another test can take one in between, and the
+	// server then exits with "bind: address already in use". That is the
+	// machine's race, not the server's state: try again, a few times.
+	var (
+		p    *groupProc
+		addr string
+		err  error
+	)
+	for attempt := 0; attempt < 4; attempt++ {
+		p, addr, err = startDevserverOnce(db, port, logPath)
+		if err == nil || !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+		time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)
+	}
+	return p, addr, err
+}
+
+func startDevserverOnce(db string, port int, logPath string) (*groupProc, string, error) {
 	store, err := devserverStoreArgs(db)
 	if err != nil {
 		return nil, "", err

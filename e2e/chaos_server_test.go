@@ -28,7 +28,9 @@ func TestChaosServerRestart(t *testing.T) {
 	srv, addr, err := startDevserver(db, 0, logPath)
 	require.NoError(t, err)
 	defer func() {
-		srv.stop()
+		if srv != nil { // nil when a restart failed
+			srv.stop()
+		}
 		if t.Failed() {
 			t.Logf("devserver log (tail):\n%s", tailFile(logPath, 6000))
 		}
