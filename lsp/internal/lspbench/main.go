@@ -112,37 +112,17 @@ func run(gopls string, n, runs int) error {
 	if err := os.WriteFile(target, []byte(source(n/2, n, "2")), 0o644); err != nil {
 		return err
 	}
-	start := time.Now()
-	c, _, err := m.ForFile(ctx, dir, target)
+	c, cold, err := coldStart(ctx, m, dir, target)
 	if err != nil {
 		return err
 	}
-	since := c.SeqNow()
-	v, _, err := c.Sync(ctx, target)
-	if err != nil {
-		return err
-	}
-	if _, missing := c.FirstDiagnostics(ctx, map[string]int{target: v}, since, time.Now().Add(2*time.Minute)); len(missing) > 0 {
-		return fmt.Errorf("cold: no diagnostics")
-	}
-	cold := time.Since(start)
 
 	// Warm: the same server, one edit after another.
 	edit := func(value string) (time.Duration, int, error) {
 		if err := os.WriteFile(target, []byte(source(n/2, n, value)), 0o644); err != nil {
 			return 0, 0, err
 		}
-		start := time.Now()
-		since := c.SeqNow()
-		v, _, err := c.Sync(ctx, target)
-		if err != nil {
-			return 0, 0, err
-		}
-		d, missing := c.FirstDiagnostics(ctx, map[string]int{target: v}, since, time.Now().Add(time.Minute))
-		if len(missing) > 0 {
-			return 0, 0, fmt.Errorf("warm: no diagnostics")
-		}
-		return time.Since(start), len(d[target]), nil
+		return firstDiagnostics(ctx, c, target, time.Minute)
 	}
 	vet := func(value string) (time.Duration, error) {
 		if err := os.WriteFile(target, []byte(source(n/2, n, value)), 0o644); err != nil {
@@ -198,4 +178,35 @@ func run(gopls string, n, runs int) error {
 	fmt.Printf("| a type error | %s | %s | %.2f |\n", ms(median(warmBad)), ms(median(vetBad)), float64(median(warmBad))/float64(median(vetBad)))
 	fmt.Printf("\ncold start (gopls started, workspace loaded, first diagnostics): %s ms\n", ms(cold))
 	return nil
+}
+
+// coldStart starts target's server (m.ForFile) and waits for its first
+// diagnostics of target: what the first edit of a session pays.
+func coldStart(ctx context.Context, m *lsp.Manager, dir, target string) (*lsp.Client, time.Duration, error) {
+	start := time.Now()
+	c, _, err := m.ForFile(ctx, dir, target)
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, _, err := firstDiagnostics(ctx, c, target, 2*time.Minute); err != nil {
+		return nil, 0, fmt.Errorf("cold: %w", err)
+	}
+	return c, time.Since(start), nil
+}
+
+// firstDiagnostics tells the server target changed and waits at most
+// wait for its diagnostics of that version: the time they took, and how
+// many there are.
+func firstDiagnostics(ctx context.Context, c *lsp.Client, target string, wait time.Duration) (time.Duration, int, error) {
+	start := time.Now()
+	since := c.SeqNow()
+	v, _, err := c.Sync(ctx, target)
+	if err != nil {
+		return 0, 0, err
+	}
+	d, missing := c.FirstDiagnostics(ctx, map[string]int{target: v}, since, time.Now().Add(wait))
+	if len(missing) > 0 {
+		return 0, 0, fmt.Errorf("no diagnostics of %s within %s", filepath.Base(target), wait)
+	}
+	return time.Since(start), len(d[target]), nil
 }

@@ -54,36 +54,16 @@ func runPyright(bin string, n, runs int) error {
 	cfg := lsp.ServerConfig{Command: filepath.Join(bin, "pyright-langserver"), Args: []string{"--stdio"}, Patterns: []string{"*.py"}}
 	m := lsp.NewManager(lsp.Config{Servers: map[string]lsp.ServerConfig{"pyright": cfg}})
 	defer m.Close()
-	start := time.Now()
-	c, _, err := m.ForFile(ctx, dir, target)
+	c, cold, err := coldStart(ctx, m, dir, target)
 	if err != nil {
 		return err
 	}
-	since := c.SeqNow()
-	v, _, err := c.Sync(ctx, target)
-	if err != nil {
-		return err
-	}
-	if _, missing := c.FirstDiagnostics(ctx, map[string]int{target: v}, since, time.Now().Add(2*time.Minute)); len(missing) > 0 {
-		return fmt.Errorf("cold: no diagnostics")
-	}
-	cold := time.Since(start)
 
 	edit := func(value string) (time.Duration, int, error) {
 		if err := os.WriteFile(target, []byte(pySource(n/2, n, value)), 0o644); err != nil {
 			return 0, 0, err
 		}
-		start := time.Now()
-		since := c.SeqNow()
-		v, _, err := c.Sync(ctx, target)
-		if err != nil {
-			return 0, 0, err
-		}
-		d, missing := c.FirstDiagnostics(ctx, map[string]int{target: v}, since, time.Now().Add(time.Minute))
-		if len(missing) > 0 {
-			return 0, 0, fmt.Errorf("warm: no diagnostics")
-		}
-		return time.Since(start), len(d[target]), nil
+		return firstDiagnostics(ctx, c, target, time.Minute)
 	}
 	cli := func(value string) (time.Duration, error) {
 		if err := os.WriteFile(target, []byte(pySource(n/2, n, value)), 0o644); err != nil {
