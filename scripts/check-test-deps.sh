@@ -45,7 +45,7 @@ fi
 if [ -n "${LONGRUN_NODE_LSP:-}" ]; then
 	for server in pyright-langserver typescript-language-server; do
 		if [ ! -x "$LONGRUN_NODE_LSP/node_modules/.bin/$server" ]; then
-			loud "$server is not installed in $LONGRUN_NODE_LSP: the tests of language servers other than gopls (lsp TestPyright*/TestTypeScript*, tools TestLSPToolsOnAPythonProject) DO NOT RUN (make lsp-node; it needs node and npm)."
+			loud "$server is not installed in $LONGRUN_NODE_LSP: the tests of language servers other than gopls (lsp TestPyright*/TestTypeScript*, tools TestLSPToolsOnAPythonProject, e2e TestLanguageServerConfiguredInLSPJSON) DO NOT RUN (make lsp-node; it needs node and npm)."
 		fi
 	done
 fi
