@@ -143,9 +143,17 @@ func buildTree(ctx context.Context, in Info, dirs repoDirs, prev string, paths [
 			return "", st, false, nil, err
 		}
 	}
-	for i, c := range ch {
-		if err := t.apply(c, orig[i], ignored[c.path], fileMode); err != nil {
-			return "", st, false, nil, err
+	// What is gone goes first: a directory reported after the files in
+	// it (a file that became one) takes out whatever it replaced, and
+	// the files then come back.
+	for _, gone := range []bool{true, false} {
+		for i, c := range ch {
+			if (c.kind == kindGone) != gone {
+				continue
+			}
+			if err := t.apply(c, orig[i], ignored[c.path], fileMode); err != nil {
+				return "", st, false, nil, err
+			}
 		}
 	}
 	tree, err := t.write(ctx, in.Dir, st.prevTree)
