@@ -96,19 +96,19 @@ func buildTree(ctx context.Context, in Info, dirs repoDirs, prev string, paths [
 			present = append(present, c.path)
 		}
 	}
-	// Five git processes at once, each a few milliseconds mostly to start:
-	// the previous checkpoint and HEAD (and later its trees), the config,
-	// the attributes, the ignore rules, and the blobs.
+	// Four git processes at once, each a few milliseconds mostly to
+	// start: the previous checkpoint and HEAD (and later its trees), the
+	// config, the attributes, the ignore rules.
 	var (
-		wg                      sync.WaitGroup
-		cat                     *catFile
-		cfg                     map[string]string
-		attrs                   map[string]map[string]string
-		ignored                 map[string]bool
-		catErr, cfgErr, attrErr error
-		ignErr, hashErr         error
+		wg              sync.WaitGroup
+		cat             *catFile
+		cfg             map[string]string
+		attrs           map[string]map[string]string
+		ignored         map[string]bool
+		catErr, cfgErr  error
+		attrErr, ignErr error
 	)
-	wg.Add(5)
+	wg.Add(4)
 	go func() {
 		defer wg.Done()
 		cat, st, catErr = openState(ctx, in.Dir, prev)
@@ -116,12 +116,11 @@ func buildTree(ctx context.Context, in Info, dirs repoDirs, prev string, paths [
 	go func() { defer wg.Done(); cfg, cfgErr = checkpointConfig(ctx, in.Dir) }()
 	go func() { defer wg.Done(); attrs, attrErr = checkAttr(ctx, in.Dir, dirs, files) }()
 	go func() { defer wg.Done(); ignored, ignErr = checkIgnore(ctx, in.Dir, present) }()
-	go func() { defer wg.Done(); hashErr = hashBlobs(ctx, in.Dir, ch) }()
 	wg.Wait()
 	if cat != nil {
 		defer cat.close()
 	}
-	for _, err := range []error{catErr, cfgErr, attrErr, ignErr, hashErr} {
+	for _, err := range []error{catErr, cfgErr, attrErr, ignErr} {
 		if err != nil {
 			return "", st, false, nil, err
 		}
@@ -130,7 +129,11 @@ func buildTree(ctx context.Context, in Info, dirs repoDirs, prev string, paths [
 	if err != nil {
 		return "", st, false, nil, err
 	}
-	t := &treeEdit{cat: cat, nodes: map[string]*treeNode{}}
+	objects := looseObjects{filepath.Join(dirs.common, "objects")}
+	if err := writeBlobs(objects, in.Dir, ch); err != nil {
+		return "", st, false, nil, err
+	}
+	t := &treeEdit{cat: cat, objects: objects, nodes: map[string]*treeNode{}}
 	if t.nodes[""], err = t.load(st.prevTree); err != nil {
 		return "", st, false, nil, err
 	}
@@ -156,7 +159,7 @@ func buildTree(ctx context.Context, in Info, dirs repoDirs, prev string, paths [
 			}
 		}
 	}
-	tree, err := t.write(ctx, in.Dir, st.prevTree)
+	tree, err := t.write(st.prevTree)
 	return tree, st, fileMode, ch, err
 }
 
@@ -206,8 +209,8 @@ func inspect(dir, sub string, paths []string) ([]changed, error) {
 // plainPath reports whether every component of p is one git records
 // without question: no ".git" lookalike (nor .gitignore, .gitattributes,
 // .gitmodules: a change to them changes how other files are seen), no
-// control character or backslash, not starting with a quote (hash-object
-// would unquote it).
+// control character or backslash, not starting with a quote (which git
+// unquotes in some inputs).
 func plainPath(p string) bool {
 	if strings.HasPrefix(p, `"`) {
 		return false
@@ -342,7 +345,7 @@ func walkNew(dir, full string, seen map[string]bool) ([]changed, error) {
 // checkpointConfig reads the settings that change what git add records.
 func checkpointConfig(ctx context.Context, dir string) (map[string]string, error) {
 	out, code, err := gitCode(ctx, dir, nil, "", "config", "-z", "--get-regexp",
-		`^(core\.(autocrlf|safecrlf|filemode|symlinks|ignorecase|precomposeunicode|sparsecheckout)|extensions\.objectformat)$`)
+		`^(core\.(autocrlf|safecrlf|filemode|symlinks|ignorecase|precomposeunicode|sparsecheckout|sharedrepository)|extensions\.objectformat)$`)
 	if code == 1 {
 		return map[string]string{}, nil // none set
 	}
@@ -434,47 +437,29 @@ func checkIgnore(ctx context.Context, dir string, paths []string) (map[string]bo
 	return res, nil
 }
 
-// hashBlobs writes the blobs of the files and links in ch, as they are
-// (usable says whether git add would convert them), in one git process.
-// A link's blob is its target, given through a file of its own.
-func hashBlobs(ctx context.Context, dir string, ch []changed) error {
-	var in strings.Builder
-	var idx []int
-	tmp := ""
+// writeBlobs writes the blobs of the files and links in ch, as they are
+// (usable says whether git add would convert them): a file's bytes, a
+// link's target.
+func writeBlobs(objects looseObjects, dir string, ch []changed) error {
 	for i, c := range ch {
-		p := c.path
+		var body []byte
 		switch c.kind {
 		case kindGone:
 			continue
 		case kindLink:
-			if tmp == "" {
-				var err error
-				if tmp, err = os.MkdirTemp("", "longrun-links-"); err != nil {
-					return err
-				}
-				defer os.RemoveAll(tmp)
+			body = []byte(c.target)
+		default:
+			b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(c.path)))
+			if err != nil {
+				return errFullLook // changed meanwhile: let git add look
 			}
-			p = filepath.Join(tmp, strconv.Itoa(i))
-			if err := os.WriteFile(p, []byte(c.target), 0o600); err != nil {
-				return err
-			}
+			body = b
 		}
-		in.WriteString(p + "\n")
-		idx = append(idx, i)
-	}
-	if len(idx) == 0 {
-		return nil
-	}
-	out, err := gitIn(ctx, dir, in.String(), "hash-object", "-w", "--no-filters", "--stdin-paths")
-	if err != nil {
-		return err
-	}
-	oids := strings.Fields(out)
-	if len(oids) != len(idx) {
-		return fmt.Errorf("git hash-object: %d blobs for %d files", len(oids), len(idx))
-	}
-	for k, i := range idx {
-		ch[i].blob = oids[k]
+		oid, err := objects.write("blob", body)
+		if err != nil {
+			return err
+		}
+		ch[i].blob = oid
 	}
 	return nil
 }
@@ -489,7 +474,12 @@ func usable(cfg map[string]string, attrs map[string]map[string]string, dir strin
 		return false, errFullLook
 	}
 	if f := cfg["extensions.objectformat"]; f != "" && f != "sha1" {
-		return false, errFullLook
+		return false, errFullLook // the objects written are SHA-1's
+	}
+	switch strings.ToLower(cfg["core.sharedrepository"]) {
+	case "", "false", "umask", "0", "no", "off":
+	default:
+		return false, errFullLook // the objects written would need the group's permissions
 	}
 	if !configBool(cfg, "core.symlinks", true) || configBool(cfg, "core.ignorecase", false) ||
 		configBool(cfg, "core.precomposeunicode", false) || configBool(cfg, "core.sparsecheckout", false) {
@@ -569,8 +559,9 @@ type treeNode struct {
 // treeEdit edits the previous checkpoint's tree: nodes by directory
 // ("" the top), read from cat as they are needed.
 type treeEdit struct {
-	cat   *catFile
-	nodes map[string]*treeNode
+	cat     *catFile
+	objects looseObjects
+	nodes   map[string]*treeNode
 }
 
 func (t *treeEdit) load(oid string) (*treeNode, error) {
@@ -734,9 +725,9 @@ func (t *treeEdit) apply(c changed, orig treeEntry, ignored, fileMode bool) erro
 	return t.set(c.path, treeEntry{mode, c.blob})
 }
 
-// write writes the changed trees, deepest first, with one git mktree
-// process, and gives the top one; a directory left empty goes.
-func (t *treeEdit) write(ctx context.Context, dir, unchanged string) (string, error) {
+// write writes the changed trees, deepest first, and gives the top one;
+// a directory left empty goes.
+func (t *treeEdit) write(unchanged string) (string, error) {
 	var todo []string
 	for d, n := range t.nodes {
 		if n.dirty {
@@ -753,11 +744,6 @@ func (t *treeEdit) write(ctx context.Context, dir, unchanged string) (string, er
 		return strings.Count(d, "/")
 	}
 	sort.Slice(todo, func(i, j int) bool { return depth(todo[i]) > depth(todo[j]) })
-	mk, err := startBatch(ctx, dir, "mktree", "-z", "--batch")
-	if err != nil {
-		return "", err
-	}
-	defer mk.close()
 	for _, d := range todo {
 		n := t.nodes[d]
 		parentDir, name := path.Split(d)
@@ -766,22 +752,11 @@ func (t *treeEdit) write(ctx context.Context, dir, unchanged string) (string, er
 			delete(parent.entries, name)
 			continue
 		}
-		var b bytes.Buffer
-		for name, e := range n.entries {
-			if e.oid == "" {
-				return "", fmt.Errorf("checkpoint paths: %s/%s was not written", d, name)
-			}
-			typ := "blob"
-			switch e.mode {
-			case modeTree:
-				typ = "tree"
-			case modeGitlink:
-				typ = "commit"
-			}
-			fmt.Fprintf(&b, "%s %s %s\t%s\x00", e.mode, typ, e.oid, name)
+		body, err := treeBody(n.entries)
+		if err != nil {
+			return "", err
 		}
-		b.WriteByte(0)
-		oid, err := mk.line(b.Bytes())
+		oid, err := t.objects.write("tree", body)
 		if err != nil {
 			return "", err
 		}
