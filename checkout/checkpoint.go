@@ -24,20 +24,25 @@ func CheckpointRef(name string) string { return CheckpointPrefix + name }
 // included, ignored ones not) as a commit whose parent is the checkout's
 // HEAD, on CheckpointRef(in.Name), without touching the checkout's index,
 // its branch or its working tree: the tree is written through an index of
-// the checkpoints' own (checkpointIndex). When the tree and HEAD are those
-// of prev, the last checkpoint, nothing is made and prev is returned.
+// the checkpoints' own (checkpointIndex; checkpoint_index.go says how it
+// may lag behind the paths mode's checkpoints). When the tree and HEAD
+// are those of prev, the last checkpoint, nothing is made and prev is
+// returned.
 func Checkpoint(ctx context.Context, in Info, prev string) (string, error) {
 	return CheckpointPaths(ctx, in, prev, nil)
 }
 
 // CheckpointPaths is Checkpoint when the caller knows every file that can
 // have changed since prev: paths (relative to in.Sub, slash-separated; an
-// empty non-nil list: none), the files its tools wrote or deleted. Only
-// those are looked at instead of every file of the checkout (the walk is
-// most of a checkpoint's cost in a large repository). nil paths, no prev
-// or an index of the checkpoints' own made just now mean a full look; so
-// does any path git refuses (ignored, outside the checkout, gone and never
-// recorded), so the result is always the full look's.
+// empty non-nil list: none), the files its tools wrote or deleted. The
+// new tree is built from prev's with only those looked at, without any
+// index (pathsTree), so its cost does not grow with the checkout: the
+// walk and the index are most of a checkpoint's cost in a large
+// repository. nil paths, no prev or an index of the checkpoints' own made
+// just now mean a full look; so does anything the paths mode cannot be
+// sure of (a path outside the checkout or through a symbolic link, a
+// .gitignore or .gitattributes changed, an attribute that converts, a
+// gitlink on the way...), so the result is always the full look's.
 func CheckpointPaths(ctx context.Context, in Info, prev string, paths []string) (string, error) {
 	commit, err := checkpoint(ctx, in, prev, paths)
 	if err != nil {

@@ -49,7 +49,7 @@ func indexLagPaths(index, prev string) (paths []string, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	last := ""
+	last, seen := "", map[string]bool{}
 	for i, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
 		tag, v, _ := strings.Cut(l, " ")
 		switch {
@@ -57,14 +57,20 @@ func indexLagPaths(index, prev string) (paths []string, ok bool) {
 			return nil, false
 		case tag == "I" || tag == "C":
 			last = v
-		case tag == "P":
+		case tag == "P" && !seen[v]:
+			seen[v] = true
 			paths = append(paths, v)
+		case tag == "P":
 		default:
 			return nil, false
 		}
 	}
-	return paths, last == prev && prev != ""
+	return paths, last == prev && prev != "" && len(paths) <= maxLagPaths
 }
+
+// maxLagPaths bounds the paths a full look checks against the ignore
+// rules; past it, reading the index afresh is as cheap.
+const maxLagPaths = 2000
 
 // syncIndex brings the checkpoints' index (env) to prev's tree when its
 // lag could make git add --all give another tree than it would from

@@ -368,3 +368,146 @@ func randomChange(t *testing.T, rnd *rand.Rand, dirs ...string) (paths []string,
 	}
 	return paths, ok
 }
+
+// edgeStep changes a checkout and gives the paths a tool would report;
+// tree says whether the paths mode should answer it without the full
+// look, command that it is a command's change (a full look, through the
+// index the paths mode left lagging).
+type edgeStep struct {
+	change  func(t *testing.T, dir string) []string
+	tree    bool
+	command bool
+}
+
+// Cases the random changes reach seldom or never, each against the full
+// look of a twin checkout, and whether the paths mode answers them
+// itself.
+func TestCheckpointPathsEdges(t *testing.T) {
+	t.Parallel()
+	write := func(name, body string) func(t *testing.T, dir string) []string {
+		return func(t *testing.T, dir string) []string {
+			writeFile(t, dir, name, body)
+			return []string{name}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		base   map[string]string
+		config []string
+		steps  []edgeStep
+	}{
+		{"an ignored file where a tracked directory was", map[string]string{".gitignore": "out\n", "keep.txt": "k\n", "out/a.txt": "a\n"}, nil, []edgeStep{
+			{func(t *testing.T, dir string) []string {
+				require.NoError(t, os.RemoveAll(filepath.Join(dir, "out")))
+				writeFile(t, dir, "out", "now a file\n")
+				return []string{"out"}
+			}, true, false},
+		}},
+		{"a tracked ignored file deleted, made again, then a full look", map[string]string{".gitignore": "*.log\n", "keep.log": "tracked\n"}, nil, []edgeStep{
+			{func(t *testing.T, dir string) []string {
+				require.NoError(t, os.Remove(filepath.Join(dir, "keep.log")))
+				return []string{"keep.log"}
+			}, true, false},
+			{write("keep.log", "again\n"), true, false},
+			{write("other.txt", "by a command\n"), false, true},
+		}},
+		{"an ignored tracked file edited, then a full look", map[string]string{".gitignore": "*.log\n", "keep.log": "tracked\n"}, nil, []edgeStep{
+			{write("keep.log", "edited\n"), true, false},
+			{write("new.log", "ignored\n"), true, false},
+			{write("other.txt", "by a command\n"), false, true},
+		}},
+		{"a path through a symbolic link", map[string]string{"real/f.txt": "f\n"}, nil, []edgeStep{
+			{func(t *testing.T, dir string) []string {
+				require.NoError(t, os.Symlink("real", filepath.Join(dir, "lnk")))
+				return []string{"lnk"}
+			}, true, false},
+			{func(t *testing.T, dir string) []string {
+				writeFile(t, dir, "real/g.txt", "g\n")
+				return []string{"lnk/g.txt", "real/g.txt"}
+			}, false, false},
+		}},
+		{"a nested repository", map[string]string{"f.txt": "f\n"}, nil, []edgeStep{
+			{func(t *testing.T, dir string) []string {
+				_, err := git(context.Background(), dir, nil, "init", "-q", filepath.Join(dir, "nested"))
+				require.NoError(t, err)
+				writeFile(t, dir, "nested/x.txt", "x\n")
+				_, err = Commit(context.Background(), filepath.Join(dir, "nested"), "nested")
+				require.NoError(t, err)
+				return []string{"nested/x.txt"}
+			}, false, false},
+		}},
+		{"core.fileMode false keeps the recorded bit", map[string]string{"run.sh": "#!/bin/sh\n"}, []string{"core.fileMode", "false"}, []edgeStep{
+			{func(t *testing.T, dir string) []string {
+				require.NoError(t, os.Chmod(filepath.Join(dir, "run.sh"), 0o644))
+				writeFile(t, dir, "new.sh", "#!/bin/sh\n")
+				require.NoError(t, os.Chmod(filepath.Join(dir, "new.sh"), 0o755))
+				return []string{"run.sh", "new.sh"}
+			}, true, false},
+			{write("other.txt", "by a command\n"), false, true},
+		}},
+		{"a text attribute: CRLF is a full look, LF is not", map[string]string{".gitattributes": "*.txt text\n"}, nil, []edgeStep{
+			{write("a.txt", "lf\n"), true, false},
+			{write("b.txt", "crlf\r\n"), false, false},
+		}},
+		{"a filter is a full look", map[string]string{".gitattributes": "*.f filter=upper\n"}, []string{"filter.upper.clean", "tr a-z A-Z"}, []edgeStep{
+			{write("a.f", "lower\n"), false, false},
+		}},
+		{"git's order of names", map[string]string{"a/x": "1\n", "a.b": "2\n", "a-b": "3\n", "a0": "4\n"}, nil, []edgeStep{
+			{write("a/y", "5\n"), true, false},
+			{write("a.c/z", "6\n"), true, false},
+		}},
+		{"paths outside the checkout", map[string]string{"f.txt": "f\n"}, nil, []edgeStep{
+			{func(t *testing.T, dir string) []string { return []string{"../outside"} }, false, false},
+			{func(t *testing.T, dir string) []string { return []string{"/etc/passwd"} }, false, false},
+			{func(t *testing.T, dir string) []string { return []string{".git/config"} }, false, false},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			repo, state := newRepo(t), t.TempDir()
+			for name, body := range tc.base {
+				writeFile(t, repo, name, body)
+			}
+			if strings.Contains(tc.name, "fileMode") {
+				require.NoError(t, os.Chmod(filepath.Join(repo, "run.sh"), 0o755))
+			}
+			_, err := git(ctx, repo, nil, "add", "--all", "--force")
+			require.NoError(t, err)
+			_, err = Commit(ctx, repo, "base")
+			require.NoError(t, err)
+			if tc.config != nil {
+				_, err = git(ctx, repo, nil, append([]string{"config"}, tc.config...)...)
+				require.NoError(t, err)
+			}
+			inA, err := Create(ctx, repo, state, "ea", "")
+			require.NoError(t, err)
+			inB, err := Create(ctx, repo, state, "eb", "")
+			require.NoError(t, err)
+			dirsA, err := gitDirs(ctx, inA.Dir)
+			require.NoError(t, err)
+			prevA, err := Checkpoint(ctx, inA, "")
+			require.NoError(t, err)
+			prevB, err := Checkpoint(ctx, inB, "")
+			require.NoError(t, err)
+			for i, s := range tc.steps {
+				paths := s.change(t, inA.Dir)
+				s.change(t, inB.Dir)
+				if s.command {
+					paths = nil
+				}
+				wantC, err := Checkpoint(ctx, inB, prevB)
+				require.NoError(t, err)
+				want := treeOf(t, repo, wantC)
+				if paths != nil {
+					_, err := pathsTree(ctx, inA, dirsA, prevA, paths)
+					require.Equal(t, s.tree, err == nil, "step %d: the paths mode answers it itself (%v)", i, err)
+				}
+				gotC, err := CheckpointPaths(ctx, inA, prevA, paths)
+				require.NoError(t, err)
+				require.Equal(t, want, treeOf(t, repo, gotC), "step %d\n%s", i, treeDiff(repo, want, gotC))
+				prevA, prevB = gotC, wantC
+			}
+		})
+	}
+}
