@@ -46,6 +46,7 @@ type changed struct {
 	target string // kindLink: what it points to
 	blob   string // kindFile, kindLink: its blob, once hashed
 	isDir  bool   // a reported path that is a directory now (kindGone: the files in it follow)
+	under  string // the deepest directory on its way that is one on disk ("" the top)
 }
 
 // pathsResult is what the paths mode found: the tree, the state the
@@ -158,12 +159,11 @@ func buildTree(ctx context.Context, in Info, dirs repoDirs, prev string, paths [
 
 // inspect cleans paths (relative to sub) into paths relative to the
 // checkout's top and looks at each on disk; a new directory gives the
-// files in it. Anything git add would refuse or treat otherwise is
+// files in it, and a file where a directory on a path's way was is looked
+// at too. Anything git add would refuse or treat otherwise is
 // errFullLook.
 func inspect(dir, sub string, paths []string) ([]changed, error) {
-	seen := map[string]bool{}
-	var out []changed
-	dirOK := map[string]error{} // a directory on the way: nil, or why not
+	var todo []string
 	for _, p := range paths {
 		if p == "" || strings.HasPrefix(p, "/") {
 			return nil, errFullLook
@@ -172,13 +172,24 @@ func inspect(dir, sub string, paths []string) ([]changed, error) {
 		if full == "." || full == ".." || strings.HasPrefix(full, "../") || !plainPath(full) {
 			return nil, errFullLook
 		}
+		todo = append(todo, full)
+	}
+	seen := map[string]bool{}
+	var out []changed
+	dirOK := map[string]error{} // a directory on the way: nil, or why not
+	for len(todo) > 0 {
+		full := todo[0]
+		todo = todo[1:]
 		if seen[full] {
 			continue
 		}
 		seen[full] = true
-		c, isDir, err := look(dir, full, dirOK)
+		c, isDir, file, err := look(dir, full, dirOK)
 		if err != nil {
 			return nil, err
+		}
+		if file != "" {
+			todo = append(todo, file)
 		}
 		if !isDir {
 			out = append(out, c)
@@ -190,7 +201,8 @@ func inspect(dir, sub string, paths []string) ([]changed, error) {
 		}
 		// The directory's own entry (a file it replaced) is gone; the
 		// files in it are looked at like reported ones.
-		out = append(out, changed{path: full, kind: kindGone, isDir: true})
+		c.kind, c.isDir = kindGone, true
+		out = append(out, c)
 		out = append(out, walked...)
 	}
 	if len(out) > maxWalk {
@@ -224,49 +236,57 @@ func plainPath(p string) bool {
 
 // look lstats full (relative to dir) and the directories on its way,
 // which must be real directories with no .git in them (a nested
-// repository, which git add records as a gitlink).
-func look(dir, full string, dirOK map[string]error) (changed, bool, error) {
-	c := changed{path: full}
+// repository, which git add records as a gitlink). isDir: full is a
+// directory. file: a file on full's way, where a directory was, to look
+// at too.
+func look(dir, full string, dirOK map[string]error) (c changed, isDir bool, file string, err error) {
+	c = changed{path: full}
 	parts := strings.Split(full, "/")
 	for i := 1; i < len(parts); i++ {
 		d := strings.Join(parts[:i], "/")
-		err, known := dirOK[d]
+		derr, known := dirOK[d]
 		if !known {
-			err = realDir(filepath.Join(dir, filepath.FromSlash(d)))
-			dirOK[d] = err
+			derr = realDir(filepath.Join(dir, filepath.FromSlash(d)))
+			dirOK[d] = derr
 		}
-		if errors.Is(err, fs.ErrNotExist) {
-			return c, false, nil // gone with its directory
+		switch {
+		case errors.Is(derr, errIsFile):
+			return c, false, d, nil // gone, and the file in its place is new
+		case errors.Is(derr, fs.ErrNotExist):
+			return c, false, "", nil // gone with its directory
+		case derr != nil:
+			return c, false, "", derr
 		}
-		if err != nil {
-			return c, false, err
-		}
+		c.under = d
 	}
 	fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(full)))
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || isNotDir(err):
-		return c, false, nil
+		return c, false, "", nil
 	case err != nil:
-		return c, false, err
+		return c, false, "", err
 	case fi.Mode().IsRegular():
 		c.kind, c.exec = kindFile, fi.Mode().Perm()&0o100 != 0
 	case fi.Mode()&fs.ModeSymlink != 0:
 		t, err := os.Readlink(filepath.Join(dir, filepath.FromSlash(full)))
 		if err != nil {
-			return c, false, err
+			return c, false, "", err
 		}
 		c.kind, c.target = kindLink, t
 	case fi.IsDir():
-		return c, true, nil
+		return c, true, "", nil
 	default:
-		return c, false, errFullLook // a fifo, a socket, a device
+		return c, false, "", errFullLook // a fifo, a socket, a device
 	}
-	return c, false, nil
+	return c, false, "", nil
 }
 
+// errIsFile says a directory on a path's way is a file now.
+var errIsFile = errors.New("not a directory")
+
 // realDir is nil for a directory that is not a symbolic link and holds no
-// .git, fs.ErrNotExist for none (or a file: what was under it is gone),
-// errFullLook otherwise.
+// .git, fs.ErrNotExist for none, errIsFile for a file, errFullLook
+// otherwise.
 func realDir(d string) error {
 	fi, err := os.Lstat(d)
 	switch {
@@ -276,8 +296,10 @@ func realDir(d string) error {
 		return err
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return errFullLook // git add will not look beyond a symbolic link
+	case fi.Mode().IsRegular():
+		return errIsFile
 	case !fi.IsDir():
-		return fs.ErrNotExist
+		return errFullLook
 	}
 	if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
 		return errFullLook
@@ -321,7 +343,7 @@ func walkNew(dir, full string, seen map[string]bool) ([]changed, error) {
 			return nil
 		}
 		seen[rel] = true
-		c, _, err := look(dir, rel, map[string]error{})
+		c, _, _, err := look(dir, rel, map[string]error{})
 		if err != nil {
 			return err
 		}

@@ -416,6 +416,19 @@ func TestCheckpointPathsEdges(t *testing.T) {
 			{write("new.log", "ignored\n"), true, false},
 			{write("other.txt", "by a command\n"), false, true},
 		}},
+		{"only the paths under a file become a directory, or under a directory become a file", map[string]string{"f": "file\n", "d/x": "x\n", "d/y": "y\n"}, nil, []edgeStep{
+			{func(t *testing.T, dir string) []string {
+				require.NoError(t, os.Remove(filepath.Join(dir, "f")))
+				writeFile(t, dir, "f/inner", "in\n")
+				require.NoError(t, os.Remove(filepath.Join(dir, "f/inner")))
+				return []string{"f/inner"} // f is an empty directory now
+			}, true, false},
+			{func(t *testing.T, dir string) []string {
+				require.NoError(t, os.RemoveAll(filepath.Join(dir, "d")))
+				writeFile(t, dir, "d", "now a file\n")
+				return []string{"d/x"}
+			}, true, false},
+		}},
 		{"a path through a symbolic link", map[string]string{"real/f.txt": "f\n"}, nil, []edgeStep{
 			{func(t *testing.T, dir string) []string {
 				require.NoError(t, os.Symlink("real", filepath.Join(dir, "lnk")))

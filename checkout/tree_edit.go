@@ -171,12 +171,13 @@ func (t *treeEdit) apply(c changed, orig treeEntry, ignored, fileMode bool) erro
 	if c.isDir && orig.isTree() {
 		return errFullLook // a directory before too: what changed in it is unknown
 	}
+	// The directories on the way that are directories on disk are
+	// directories in the tree: a file recorded there is gone.
+	if _, err := t.dir(c.under, true); err != nil {
+		return err
+	}
 	if c.kind == kindGone {
 		return t.remove(c.path)
-	}
-	d, _ := path.Split(c.path)
-	if _, err := t.dir(strings.TrimSuffix(d, "/"), true); err != nil {
-		return err // the directories on the way, files there replaced
 	}
 	tracked := orig.mode != "" && !orig.isTree()
 	if !tracked && ignored {
