@@ -21,6 +21,8 @@ type batch struct {
 	name string
 }
 
+// startBatch starts git with args in dir, its stdin and stdout kept for
+// requests.
 func startBatch(ctx context.Context, dir string, args ...string) (*batch, error) {
 	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), gitSafe...), args...)...)
 	cmd.Dir = dir
