@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -25,20 +24,25 @@ func CheckpointRef(name string) string { return CheckpointPrefix + name }
 // included, ignored ones not) as a commit whose parent is the checkout's
 // HEAD, on CheckpointRef(in.Name), without touching the checkout's index,
 // its branch or its working tree: the tree is written through an index of
-// the checkpoints' own (checkpointIndex). When the tree and HEAD are those
-// of prev, the last checkpoint, nothing is made and prev is returned.
+// the checkpoints' own (checkpointIndex; checkpoint_index.go says how it
+// may lag behind the paths mode's checkpoints). When the tree and HEAD
+// are those of prev, the last checkpoint, nothing is made and prev is
+// returned.
 func Checkpoint(ctx context.Context, in Info, prev string) (string, error) {
 	return CheckpointPaths(ctx, in, prev, nil)
 }
 
 // CheckpointPaths is Checkpoint when the caller knows every file that can
 // have changed since prev: paths (relative to in.Sub, slash-separated; an
-// empty non-nil list: none), the files its tools wrote or deleted. Only
-// those are looked at instead of every file of the checkout (the walk is
-// most of a checkpoint's cost in a large repository). nil paths, no prev
-// or an index of the checkpoints' own made just now mean a full look; so
-// does any path git refuses (ignored, outside the checkout, gone and never
-// recorded), so the result is always the full look's.
+// empty non-nil list: none), the files its tools wrote or deleted. The
+// new tree is built from prev's with only those looked at, without any
+// index (pathsTree), so its cost does not grow with the checkout: the
+// walk and the index are most of a checkpoint's cost in a large
+// repository. nil paths, no prev or an index of the checkpoints' own made
+// just now mean a full look; so does anything the paths mode cannot be
+// sure of (a path outside the checkout or through a symbolic link, a
+// .gitignore or .gitattributes changed, an attribute that converts, a
+// gitlink on the way...), so the result is always the full look's.
 func CheckpointPaths(ctx context.Context, in Info, prev string, paths []string) (string, error) {
 	commit, err := checkpoint(ctx, in, prev, paths)
 	if err != nil {
@@ -62,6 +66,7 @@ func checkpoint(ctx context.Context, in Info, prev string, paths []string) (stri
 		os.Remove(index + ".lock") // left by a worker killed mid-checkpoint
 	}
 	if _, err := os.Stat(index); errors.Is(err, os.ErrNotExist) {
+		os.Remove(indexLag(index))
 		if err := copyIndex(filepath.Join(dirs.git, "index"), index); err != nil {
 			return "", err
 		}
@@ -70,6 +75,42 @@ func checkpoint(ctx context.Context, in Info, prev string, paths []string) (stri
 	if prev == "" {
 		paths = nil
 	}
+	if paths != nil {
+		// Any failure of the paths mode is left to the full look to
+		// answer: it is slower, never wrong.
+		if res, err := pathsTree(ctx, in, dirs, prev, paths); err == nil {
+			return pathsCheckpoint(ctx, in, dirs, index, prev, res)
+		}
+	}
+	return fullLook(ctx, in, dirs, index, prev)
+}
+
+// pathsCheckpoint commits the tree the paths mode built, noting the
+// paths it looked at in the index's lag first.
+func pathsCheckpoint(ctx context.Context, in Info, dirs repoDirs, index, prev string, res pathsResult) (string, error) {
+	lines := make([]string, 0, len(res.paths)+1)
+	for _, p := range res.paths {
+		lines = append(lines, "P "+p)
+	}
+	if !res.fileMode {
+		lines = append(lines, "S")
+	}
+	if err := appendLag(index, lines...); err != nil {
+		os.Remove(indexLag(index)) // unknown: the next full look reads the index afresh
+	}
+	commit, err := commitTree(ctx, in, dirs, prev, res.st, res.tree)
+	if err != nil {
+		return "", err
+	}
+	if err := appendLag(index, "C "+commit); err != nil {
+		os.Remove(indexLag(index))
+	}
+	return commit, nil
+}
+
+// fullLook brings the checkpoints' index up to every file with git add
+// --all and commits its tree.
+func fullLook(ctx context.Context, in Info, dirs repoDirs, index, prev string) (string, error) {
 	// HEAD and the previous checkpoint are read while git add runs: each
 	// git process costs milliseconds, and the two share nothing.
 	stc := make(chan stateOrErr, 1)
@@ -78,7 +119,10 @@ func checkpoint(ctx context.Context, in Info, prev string, paths []string) (stri
 		stc <- stateOrErr{st, err}
 	}()
 	env := []string{"GIT_INDEX_FILE=" + index}
-	err = addPaths(ctx, in, env, paths)
+	err := syncIndex(ctx, in.Dir, env, index, prev)
+	if err == nil {
+		_, err = git(ctx, in.Dir, env, checkpointAdd...)
+	}
 	got := <-stc
 	if err != nil {
 		return "", err
@@ -86,11 +130,23 @@ func checkpoint(ctx context.Context, in Info, prev string, paths []string) (stri
 	if got.err != nil {
 		return "", got.err
 	}
-	st := got.st
 	tree, err := git(ctx, in.Dir, env, "write-tree")
 	if err != nil {
 		return "", err
 	}
+	commit, err := commitTree(ctx, in, dirs, prev, got.st, tree)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(indexLag(index), []byte("I "+commit+"\n"), 0o600); err != nil {
+		os.Remove(indexLag(index))
+	}
+	return commit, nil
+}
+
+// commitTree makes the checkpoint commit of tree on HEAD and points the
+// ref at it; prev when it has that tree and parent already.
+func commitTree(ctx context.Context, in Info, dirs repoDirs, prev string, st ckptState, tree string) (string, error) {
 	if prev != "" && tree == st.prevTree && st.head == st.prevParent {
 		return prev, nil
 	}
@@ -102,28 +158,6 @@ func checkpoint(ctx context.Context, in Info, prev string, paths []string) (stri
 		return "", err
 	}
 	return commit, nil
-}
-
-// addPaths brings the checkpoints' index up to the files: all of them
-// (paths nil), none (empty), or paths, with a full look when git refuses
-// one of them.
-func addPaths(ctx context.Context, in Info, env, paths []string) error {
-	if paths == nil {
-		_, err := git(ctx, in.Dir, env, checkpointAdd...)
-		return err
-	}
-	if len(paths) == 0 {
-		return nil
-	}
-	args := append(append([]string(nil), checkpointAdd...), "--")
-	for _, p := range paths {
-		args = append(args, ":(literal)"+path.Join(in.Sub, p))
-	}
-	if _, err := git(ctx, in.Dir, env, args...); err != nil {
-		_, err = git(ctx, in.Dir, env, checkpointAdd...)
-		return err
-	}
-	return nil
 }
 
 type stateOrErr struct {

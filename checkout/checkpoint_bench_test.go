@@ -67,7 +67,8 @@ func typicalPaths(i int) []string {
 
 // BenchmarkCheckpoint makes the repository once and measures, each in a
 // worktree of its own: a checkpoint, one given the changed paths (a batch
-// of file tools only, CheckpointPaths), a checkpoint pushed to a bare
+// of file tools only, CheckpointPaths), a full one right after one given
+// the paths, a checkpoint pushed to a bare
 // repository on the same disk (what a worker with --checkpoint-remote
 // does; the first push, of the whole base, is before the timer), and the
 // baseline, git add -A && git commit as a person runs it.
@@ -103,6 +104,30 @@ func BenchmarkCheckpoint(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			typicalChange(b, in.Dir, i)
 			if prev, err = CheckpointPaths(ctx, in, prev, typicalPaths(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// A full look right after a paths-mode checkpoint (a command after
+	// a batch of file tools): the checkpoints' index lags by the paths,
+	// which are checked against the ignore rules first. Only the full
+	// look is timed.
+	b.Run("checkpoint-after-paths", func(b *testing.B) {
+		in := open(b, "after-"+strconv.Itoa(b.N))
+		prev, err := Checkpoint(ctx, in, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			typicalChange(b, in.Dir, 2*i)
+			if prev, err = CheckpointPaths(ctx, in, prev, typicalPaths(2*i)); err != nil {
+				b.Fatal(err)
+			}
+			typicalChange(b, in.Dir, 2*i+1)
+			b.StartTimer()
+			if prev, err = Checkpoint(ctx, in, prev); err != nil {
 				b.Fatal(err)
 			}
 		}

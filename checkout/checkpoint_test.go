@@ -120,9 +120,9 @@ func TestRestoreFromTheRemoteOnAnotherMachine(t *testing.T) {
 // A checkpoint given the paths the batch's file tools reported looks at
 // those only (relative to the session's working directory): a file a tool
 // created is in, one it deleted is out, and a change nobody reported is
-// not looked at. A path git refuses (an ignored file), a fresh index of
-// the checkpoints' own or no previous checkpoint mean a full look; no
-// paths, no change. The ref moves past a packed one.
+// not looked at; an ignored one is left out, still without a full look.
+// A fresh index of the checkpoints' own or no previous checkpoint mean a
+// full look; no paths, no change. The ref moves past a packed one.
 func TestCheckpointPathsLooksAtTheReportedFiles(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -167,7 +167,7 @@ func TestCheckpointPathsLooksAtTheReportedFiles(t *testing.T) {
 	write("sub/new.txt", "changed\n")
 	c3, err := CheckpointPaths(ctx, in, c2, []string{"noise.log", "new.txt"})
 	require.NoError(t, err)
-	require.Equal(t, ".gitignore\nearly.txt\nf.txt\nsub/new.txt\nunreported.txt", files(c3), "an ignored path: a full look, still without it")
+	require.Equal(t, ".gitignore\nearly.txt\nf.txt\nsub/new.txt", files(c3), "an ignored path left out, the unreported one still not looked at")
 	ref, _ = git(ctx, repo, nil, "rev-parse", CheckpointRef(in.Name))
 	require.Equal(t, c3, ref, "the loose ref wins over the packed one")
 	refs, _ := git(ctx, repo, nil, "for-each-ref", "--format=%(objectname) %(refname)", CheckpointPrefix)
