@@ -265,6 +265,8 @@ func look(dir, full string, dirOK map[string]error) (c changed, isDir bool, file
 		return c, false, "", nil
 	case err != nil:
 		return c, false, "", err
+	case fi.Mode().IsRegular() && fi.Size() > maxPathsBlob:
+		return c, false, "", errFullLook // git add streams it; the paths mode would hold it in memory
 	case fi.Mode().IsRegular():
 		c.kind, c.exec = kindFile, fi.Mode().Perm()&0o100 != 0
 	case fi.Mode()&fs.ModeSymlink != 0:
@@ -280,6 +282,11 @@ func look(dir, full string, dirOK map[string]error) (c changed, isDir bool, file
 	}
 	return c, false, "", nil
 }
+
+// maxPathsBlob is the largest file the paths mode hashes itself: it reads
+// a file whole to write its blob, so a larger one (a build output, a data
+// file a tool wrote) is left to the full look's git add, which streams it.
+const maxPathsBlob = 16 << 20
 
 // errIsFile says a directory on a path's way is a file now.
 var errIsFile = errors.New("not a directory")

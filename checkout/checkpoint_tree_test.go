@@ -439,6 +439,10 @@ func TestCheckpointPathsEdges(t *testing.T) {
 				return []string{"lnk/g.txt", "real/g.txt"}
 			}, false, false},
 		}},
+		{"a file too large for the paths mode to hold", map[string]string{"f.txt": "f\n"}, nil, []edgeStep{
+			{write("big.bin", strings.Repeat("0123456789abcdef", maxPathsBlob/16+1)), false, false},
+			{write("f.txt", "small again\n"), true, false},
+		}},
 		{"a nested repository", map[string]string{"f.txt": "f\n"}, nil, []edgeStep{
 			{func(t *testing.T, dir string) []string {
 				_, err := git(context.Background(), dir, nil, "init", "-q", filepath.Join(dir, "nested"))
