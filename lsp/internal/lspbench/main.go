@@ -143,39 +143,12 @@ func run(gopls string, n, runs int) error {
 	if _, err := vet("3"); err != nil {
 		return err
 	}
-	var warmOK, warmBad, vetOK, vetBad []time.Duration
-	for i := 0; i < runs; i++ {
-		val := fmt.Sprint(10 + i) // a new value every time: nothing is cached
-		d, _, err := edit(val)
-		if err != nil {
-			return err
-		}
-		warmOK = append(warmOK, d)
-		d, errs, err := edit(`"x"`)
-		if err != nil {
-			return err
-		}
-		if errs == 0 {
-			return fmt.Errorf("the breaking edit got no diagnostic")
-		}
-		warmBad = append(warmBad, d)
-		vd, err := vet(fmt.Sprint(100 + i))
-		if err != nil {
-			return err
-		}
-		vetOK = append(vetOK, vd)
-		vd, err = vet(`"x"`)
-		if err != nil {
-			return err
-		}
-		vetBad = append(vetBad, vd)
+	if err := measure(runs, edit, vet, table{
+		intro:  fmt.Sprintf("%d files in one package", n),
+		server: "gopls, warm (lsp package)", base: "go vet ./pkg", ratio: "ratio gopls/vet",
+	}); err != nil {
+		return err
 	}
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond)) }
-	fmt.Printf("%d files in one package, %d edits per row, median ms\n\n", n, runs)
-	fmt.Println("| edit | gopls, warm (lsp package) | go vet ./pkg | ratio gopls/vet |")
-	fmt.Println("|---|---:|---:|---:|")
-	fmt.Printf("| a constant's value (no error) | %s | %s | %.2f |\n", ms(median(warmOK)), ms(median(vetOK)), float64(median(warmOK))/float64(median(vetOK)))
-	fmt.Printf("| a type error | %s | %s | %.2f |\n", ms(median(warmBad)), ms(median(vetBad)), float64(median(warmBad))/float64(median(vetBad)))
 	fmt.Printf("\ncold start (gopls started, workspace loaded, first diagnostics): %s ms\n", ms(cold))
 	return nil
 }
@@ -210,3 +183,46 @@ func firstDiagnostics(ctx context.Context, c *lsp.Client, target string, wait ti
 	}
 	return time.Since(start), len(d[target]), nil
 }
+
+// table names measure's columns.
+type table struct{ intro, server, base, ratio string }
+
+// measure alternates runs edits through the server (a new value, then a
+// type error) with the baseline command on the same two edits, and
+// prints the medians as a Markdown table.
+func measure(runs int, edit func(value string) (time.Duration, int, error), base func(value string) (time.Duration, error), tb table) error {
+	var warmOK, warmBad, baseOK, baseBad []time.Duration
+	for i := 0; i < runs; i++ {
+		d, _, err := edit(fmt.Sprint(10 + i)) // a new value every time: nothing is cached
+		if err != nil {
+			return err
+		}
+		warmOK = append(warmOK, d)
+		d, errs, err := edit(`"x"`)
+		if err != nil {
+			return err
+		}
+		if errs == 0 {
+			return fmt.Errorf("the breaking edit got no diagnostic")
+		}
+		warmBad = append(warmBad, d)
+		bd, err := base(fmt.Sprint(100 + i))
+		if err != nil {
+			return err
+		}
+		baseOK = append(baseOK, bd)
+		if bd, err = base(`"x"`); err != nil {
+			return err
+		}
+		baseBad = append(baseBad, bd)
+	}
+	fmt.Printf("%s, %d edits per row, median ms\n\n", tb.intro, runs)
+	fmt.Printf("| edit | %s | %s | %s |\n", tb.server, tb.base, tb.ratio)
+	fmt.Println("|---|---:|---:|---:|")
+	fmt.Printf("| a constant's value (no error) | %s | %s | %.2f |\n", ms(median(warmOK)), ms(median(baseOK)), float64(median(warmOK))/float64(median(baseOK)))
+	fmt.Printf("| a type error | %s | %s | %.2f |\n", ms(median(warmBad)), ms(median(baseBad)), float64(median(warmBad))/float64(median(baseBad)))
+	return nil
+}
+
+// ms is d in whole milliseconds.
+func ms(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond)) }

@@ -79,37 +79,12 @@ func runPyright(bin string, n, runs int) error {
 		}
 		return took, nil
 	}
-	var warmOK, warmBad, cliOK, cliBad []time.Duration
-	for i := 0; i < runs; i++ {
-		d, _, err := edit(fmt.Sprint(10 + i))
-		if err != nil {
-			return err
-		}
-		warmOK = append(warmOK, d)
-		d, errs, err := edit(`"x"`)
-		if err != nil {
-			return err
-		}
-		if errs == 0 {
-			return fmt.Errorf("the breaking edit got no diagnostic")
-		}
-		warmBad = append(warmBad, d)
-		cd, err := cli(fmt.Sprint(100 + i))
-		if err != nil {
-			return err
-		}
-		cliOK = append(cliOK, cd)
-		if cd, err = cli(`"x"`); err != nil {
-			return err
-		}
-		cliBad = append(cliBad, cd)
+	if err := measure(runs, edit, cli, table{
+		intro:  fmt.Sprintf("%d modules", n),
+		server: "pyright-langserver, warm (lsp package)", base: "pyright FILE (CLI)", ratio: "ratio server/CLI",
+	}); err != nil {
+		return err
 	}
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond)) }
-	fmt.Printf("%d modules, %d edits per row, median ms\n\n", n, runs)
-	fmt.Println("| edit | pyright-langserver, warm (lsp package) | pyright FILE (CLI) | ratio server/CLI |")
-	fmt.Println("|---|---:|---:|---:|")
-	fmt.Printf("| a constant's value (no error) | %s | %s | %.2f |\n", ms(median(warmOK)), ms(median(cliOK)), float64(median(warmOK))/float64(median(cliOK)))
-	fmt.Printf("| a type error | %s | %s | %.2f |\n", ms(median(warmBad)), ms(median(cliBad)), float64(median(warmBad))/float64(median(cliBad)))
 	fmt.Printf("\ncold start (pyright started, first diagnostics of the edited module): %s ms\n", ms(cold))
 	return nil
 }
