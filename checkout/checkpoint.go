@@ -403,7 +403,7 @@ func CloseTo(ctx context.Context, in Info, message, remote string) (Closed, erro
 		return Close(ctx, in, message)
 	}
 	if _, err := os.Stat(in.Dir); errors.Is(err, os.ErrNotExist) {
-		return Closed{}, nil
+		return closedBranch(ctx, in), nil // a restored one's repository went with it: nothing
 	}
 	c, err := closeCommit(ctx, in, message)
 	if err != nil {

@@ -32,11 +32,12 @@ type Closed struct {
 // Close commits everything the session left in its checkout on its
 // branch, with message, except control files (Closed.LeftOut), then
 // removes the checkout; the branch stays until Discard. Running it again
-// after the checkout is gone does nothing (and reports nothing).
+// after the checkout is gone (an activity retry after the removal) makes
+// nothing and reports the branch as it is (closedBranch).
 func Close(ctx context.Context, in Info, message string) (Closed, error) {
 	if _, err := os.Stat(in.Dir); errors.Is(err, os.ErrNotExist) {
 		_, _ = git(ctx, in.Repo, nil, "worktree", "prune")
-		return Closed{}, nil
+		return closedBranch(ctx, in), nil
 	}
 	c, err := closeCommit(ctx, in, message)
 	if err != nil {
@@ -57,6 +58,15 @@ func closeCommit(ctx context.Context, in Info, message string) (Closed, error) {
 	if err != nil {
 		return Closed{}, err
 	}
+	if c.Commit == "" {
+		// Nothing left to commit, but the branch may hold the session's
+		// changes already: commits it made itself (git commit in a
+		// command), or an earlier attempt's. The result names the branch's
+		// head whenever the branch differs from its base.
+		if head, err := git(ctx, in.Dir, nil, "rev-parse", "HEAD"); err == nil && in.Base != "" && head != in.Base {
+			c.Commit = head
+		}
+	}
 	if in.Base != "" {
 		if st, err := BranchStats(ctx, in.Dir, in.Base, "HEAD"); err == nil {
 			st.Control = c.LeftOut
@@ -64,6 +74,26 @@ func closeCommit(ctx context.Context, in Info, message string) (Closed, error) {
 		}
 	}
 	return c, nil
+}
+
+// closedBranch is what Close reports for a checkout an earlier attempt
+// closed and removed: the branch's head and its changes against the base,
+// read from the repository (nothing when the branch is at its base or
+// cannot be read). The control files it left out are gone with the
+// checkout.
+func closedBranch(ctx context.Context, in Info) Closed {
+	if in.Base == "" || in.Repo == "" || in.Repo == in.Dir {
+		return Closed{}
+	}
+	head, err := git(ctx, in.Repo, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+in.Branch)
+	if err != nil || head == in.Base {
+		return Closed{}
+	}
+	c := Closed{Commit: head}
+	if st, err := BranchStats(ctx, in.Repo, in.Base, head); err == nil {
+		c.Changes = &st
+	}
+	return c
 }
 
 // removeWorktree removes a worktree checkout; its branch stays.

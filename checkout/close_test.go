@@ -65,6 +65,28 @@ func TestCloseLeavesControlFilesOut(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, msg, "left out of this commit: .longrun/permissions.json")
 
+	// Closed again (an activity retry after the checkout was removed):
+	// nothing is made, and the branch is reported as it is.
+	require.NoDirExists(t, in.Dir)
+	again, err := Close(ctx, in, "change f")
+	require.NoError(t, err)
+	require.Equal(t, c.Commit, again.Commit, "the retry names the branch's head")
+	require.NotNil(t, again.Changes)
+	require.Equal(t, c.Changes.Files, again.Changes.Files)
+	require.Empty(t, again.LeftOut, "gone with the checkout")
+
+	// The session committed its change itself (git commit in a command):
+	// nothing is left to commit at the end, and the result still names it.
+	in3, err := Create(ctx, repo, state, "self-committed", "")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(in3.Dir, "f.txt"), []byte("three\n"), 0o644))
+	own, err := Commit(ctx, in3.Dir, "the session's own commit")
+	require.NoError(t, err)
+	c3, err := Close(ctx, in3, "done")
+	require.NoError(t, err)
+	require.Equal(t, own, c3.Commit)
+	require.Equal(t, 1, c3.Changes.Files)
+
 	// Only control files changed: no commit, and they are still named.
 	in2, err := Create(ctx, repo, state, "control-only", "")
 	require.NoError(t, err)
