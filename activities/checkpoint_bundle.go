@@ -130,12 +130,17 @@ func (a *Activities) storeBranch(ctx context.Context, in checkout.Info, c *check
 	ref, note, err := a.storeBundle(ctx, "the branch "+in.Branch, func(file string) (bool, error) {
 		return checkout.BundleBranch(ctx, in, file)
 	})
-	if err != nil || ref == "" {
-		if note != "" && activity.IsActivity(ctx) {
-			activity.GetLogger(ctx).Warn("the restored checkout is kept: its branch is only there", "dir", in.Dir)
-		}
+	if err != nil {
 		return err
 	}
+	if note != "" {
+		if activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Warn("the restored checkout is kept: its branch is only there", "dir", in.Dir)
+		}
+		return nil
+	}
+	// ref is "" when the branch is still its base, which the person's
+	// repository has: nothing to store, and nothing to keep either.
 	c.Bundle = ref
 	return checkout.RemoveRestored(in)
 }

@@ -66,4 +66,13 @@ func TestCheckpointBundleThroughS3ToAClone(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(rr.Checkout.Dir, "f.txt"))
 	require.NoError(t, err)
 	require.Equal(t, "two\n", string(got), "the checkpoint's change, restored from the bucket on the clone's base")
+
+	// The session then undid its change: the branch stays at its base,
+	// there is nothing to store, and the restored checkout goes.
+	require.NoError(t, os.WriteFile(filepath.Join(rr.Checkout.Dir, "f.txt"), []byte("one\n"), 0o644))
+	closed, err := b.CloseCheckout(ctx, CloseCheckoutRequest{Checkout: *rr.Checkout, Message: "nothing"})
+	require.NoError(t, err)
+	require.Empty(t, closed.Commit)
+	require.Empty(t, closed.Bundle)
+	require.NoDirExists(t, rr.Checkout.Dir, "not kept: its branch is the base")
 }
