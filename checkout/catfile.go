@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -24,9 +23,7 @@ type batch struct {
 // startBatch starts git with args in dir, its stdin and stdout kept for
 // requests.
 func startBatch(ctx context.Context, dir string, args ...string) (*batch, error) {
-	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), gitSafe...), args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), gitIdentity...)
+	cmd := gitCmd(ctx, dir, nil, args...)
 	b := &batch{cmd: cmd, name: "git " + strings.Join(args, " ")}
 	cmd.Stderr = &b.errb
 	in, err := cmd.StdinPipe()

@@ -296,20 +296,40 @@ func gitIn(ctx context.Context, dir, stdin string, args ...string) (string, erro
 }
 
 func run(ctx context.Context, dir string, env []string, stdin string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), gitSafe...), args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), gitIdentity...), env...)
+	out, _, err := gitCode(ctx, dir, env, stdin, args...)
+	return out, err
+}
+
+// gitCode runs git with stdin and gives its exit code too (-1: it did
+// not run); an error says what git said.
+func gitCode(ctx context.Context, dir string, env []string, stdin string, args ...string) (string, int, error) {
+	cmd := gitCmd(ctx, dir, env, args...)
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return out.String(), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+	err := cmd.Run()
+	if err == nil {
+		return out.String(), 0, nil
 	}
-	return out.String(), nil
+	code := -1
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	}
+	msg := strings.TrimSpace(errb.String())
+	if msg == "" {
+		msg = err.Error()
+	}
+	return out.String(), code, fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+}
+
+// gitCmd is git with args in dir, with the checkouts' safe settings
+// (gitSafe) and identity, and env added.
+func gitCmd(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), gitSafe...), args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), gitIdentity...), env...)
+	return cmd
 }

@@ -3,10 +3,7 @@ package checkout
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -185,29 +182,4 @@ func usable(cfg map[string]string, attrs map[string]map[string]string, dir strin
 		}
 	}
 	return configBool(cfg, "core.filemode", true), nil
-}
-
-// gitCode runs git with stdin and gives its exit code too (-1: it did
-// not run).
-func gitCode(ctx context.Context, dir string, env []string, stdin string, args ...string) (string, int, error) {
-	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), gitSafe...), args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), gitIdentity...), env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if err == nil {
-		return out.String(), 0, nil
-	}
-	code := -1
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	}
-	msg := strings.TrimSpace(errb.String())
-	if msg == "" {
-		msg = err.Error()
-	}
-	return out.String(), code, fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
 }
