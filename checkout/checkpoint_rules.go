@@ -108,6 +108,18 @@ func checkIgnore(ctx context.Context, dir string, paths []string) (map[string]bo
 	return res, nil
 }
 
+// readChanged reads the changed file rel (slash-separated) beneath the
+// checkout dir through os.Root: nothing outside the checkout is read,
+// whatever a directory on its way became after look checked it.
+func readChanged(dir, rel string) ([]byte, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.ReadFile(filepath.FromSlash(rel))
+}
+
 // writeBlobs writes the blobs of the files and links in ch, as they are
 // (usable says whether git add would convert them): a file's bytes, a
 // link's target.
@@ -120,7 +132,7 @@ func writeBlobs(objects looseObjects, dir string, ch []changed) error {
 		case kindLink:
 			body = []byte(c.target)
 		default:
-			b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(c.path)))
+			b, err := readChanged(dir, c.path)
 			if err != nil {
 				return errFullLook // changed meanwhile: let git add look
 			}
@@ -176,7 +188,7 @@ func usable(cfg map[string]string, attrs map[string]map[string]string, dir strin
 		if safeCRLF != "" && safeCRLF != "false" && safeCRLF != "warn" {
 			return false, errFullLook
 		}
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+		b, err := readChanged(dir, f)
 		if err != nil || bytes.IndexByte(b, '\r') >= 0 {
 			return false, errFullLook
 		}

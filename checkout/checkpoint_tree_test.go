@@ -528,3 +528,19 @@ func TestCheckpointPathsEdges(t *testing.T) {
 		})
 	}
 }
+
+// readChanged reads beneath the checkout only: a directory on the way
+// that became a symbolic link out of it (after look checked it) is an
+// error, not the file it points at.
+func TestReadChangedStaysInTheCheckout(t *testing.T) {
+	t.Parallel()
+	dir, outside := t.TempDir(), t.TempDir()
+	writeFile(t, outside, "secret", "not the checkout's\n")
+	writeFile(t, dir, "d/f.txt", "in\n")
+	b, err := readChanged(dir, "d/f.txt")
+	require.NoError(t, err)
+	require.Equal(t, "in\n", string(b))
+	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "lnk")))
+	_, err = readChanged(dir, "lnk/secret")
+	require.Error(t, err)
+}
