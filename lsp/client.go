@@ -622,11 +622,11 @@ func settingsSection(settings json.RawMessage, section string) json.RawMessage {
 	if json.Unmarshal(settings, &top) != nil {
 		return settings
 	}
-	if _, keyed := top[names[0]]; !keyed {
+	cur, keyed := top[names[0]]
+	if !keyed {
 		return settings
 	}
-	cur := settings
-	for _, n := range names {
+	for _, n := range names[1:] {
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(cur, &obj) != nil {
 			return json.RawMessage("null")
