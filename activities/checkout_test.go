@@ -56,14 +56,11 @@ func TestCheckoutActivities(t *testing.T) {
 	co := *res.Checkout
 	require.Equal(t, filepath.Join(state, checkout.Dir, co.Name), co.Dir)
 
-	args, _ := json.Marshal(map[string]string{"path": "new.txt", "content": "x\n"})
-	r, err := a.RunTool(ctx, ToolRequest{CallID: "w", Name: "write", Arguments: args, Checkout: co.Name, GuardWrites: true, Seen: map[string]string{}})
-	require.NoError(t, err)
-	require.False(t, r.IsError, r.Content)
+	writeNewTxt(t, a, co)
 	cp, err := a.Checkpoint(ctx, CheckpointRequest{Checkout: co})
 	require.NoError(t, err)
 	require.Equal(t, &checkout.Stat{Files: 1, Insertions: 1, Paths: []string{"new.txt"}}, cp.Changes, "the checkpoint after a write measures the checkout against its base")
-	r, err = a.RunTool(ctx, ToolRequest{CallID: "r", Name: "read", Arguments: json.RawMessage(`{"path":"new.txt"}`), Checkout: co.Name})
+	r, err := a.RunTool(ctx, ToolRequest{CallID: "r", Name: "read", Arguments: json.RawMessage(`{"path":"new.txt"}`), Checkout: co.Name})
 	require.NoError(t, err)
 	require.FileExists(t, filepath.Join(co.Dir, "new.txt"))
 	require.NoFileExists(t, filepath.Join(root, "new.txt"), "the workspace is untouched")

@@ -40,11 +40,7 @@ func TestCheckpointBundleThroughS3ToAClone(t *testing.T) {
 	gitT(t, root, "commit", "-q", "-m", "first")
 	b, clone := newActs(t, nil)
 	gitT(t, clone, "clone", "-q", root, ".")
-	for _, w := range []*Activities{a, b} {
-		SetCheckouts(w, t.TempDir())
-		SetTranscript(w, store)
-		SetCheckpointBundles(w, DefaultMaxBundleBytes)
-	}
+	bundleWorkers(t, store, a, b)
 
 	res, err := a.OpenCheckout(ctx, CheckoutRequest{})
 	require.NoError(t, err)

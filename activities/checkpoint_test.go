@@ -46,10 +46,7 @@ func TestCheckpointAndRestoreActivities(t *testing.T) {
 	res, err := a.OpenCheckout(ctx, CheckoutRequest{})
 	require.NoError(t, err)
 	co := *res.Checkout
-	args, _ := json.Marshal(map[string]string{"path": "new.txt", "content": "x\n"})
-	r, err := a.RunTool(ctx, ToolRequest{CallID: "w", Name: "write", Arguments: args, Checkout: co.Name, GuardWrites: true, Seen: map[string]string{}})
-	require.NoError(t, err)
-	require.False(t, r.IsError, r.Content)
+	writeNewTxt(t, a, co)
 	cp, err := a.Checkpoint(ctx, CheckpointRequest{Checkout: co})
 	require.NoError(t, err)
 	require.NotEmpty(t, cp.Commit)
@@ -100,19 +97,12 @@ func TestCheckpointBundlesInTheTranscriptStore(t *testing.T) {
 	b, _ := newActs(t, nil)
 	gitT(t, root, "init", "-q", ".")
 	gitT(t, root, "commit", "-q", "--allow-empty", "-m", "first")
-	for _, w := range []*Activities{a, b} {
-		SetCheckouts(w, t.TempDir())
-		SetTranscript(w, store)
-		SetCheckpointBundles(w, DefaultMaxBundleBytes)
-	}
+	bundleWorkers(t, store, a, b)
 
 	res, err := a.OpenCheckout(ctx, CheckoutRequest{})
 	require.NoError(t, err)
 	co := *res.Checkout
-	args, _ := json.Marshal(map[string]string{"path": "new.txt", "content": "x\n"})
-	r, err := a.RunTool(ctx, ToolRequest{CallID: "w", Name: "write", Arguments: args, Checkout: co.Name, GuardWrites: true, Seen: map[string]string{}})
-	require.NoError(t, err)
-	require.False(t, r.IsError, r.Content)
+	writeNewTxt(t, a, co)
 	cp, err := a.Checkpoint(ctx, CheckpointRequest{Checkout: co})
 	require.NoError(t, err)
 	require.NotEmpty(t, cp.Commit)
@@ -192,4 +182,25 @@ func TestCheckpointBundlesInTheTranscriptStore(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, small.checkpointRemote, pushed.Remote)
 	require.Empty(t, pushed.Bundle)
+}
+
+// writeNewTxt has a write new.txt ("x\n") in the checkout co, as a
+// session's write call would.
+func writeNewTxt(t *testing.T, a *Activities, co checkout.Info) {
+	t.Helper()
+	args, _ := json.Marshal(map[string]string{"path": "new.txt", "content": "x\n"})
+	r, err := a.RunTool(context.Background(), ToolRequest{CallID: "w", Name: "write", Arguments: args, Checkout: co.Name, GuardWrites: true, Seen: map[string]string{}})
+	require.NoError(t, err)
+	require.False(t, r.IsError, r.Content)
+}
+
+// bundleWorkers gives each worker a state directory of its own and the
+// shared transcript store, where their checkpoints go as bundles.
+func bundleWorkers(t *testing.T, store transcript.Store, workers ...*Activities) {
+	t.Helper()
+	for _, w := range workers {
+		SetCheckouts(w, t.TempDir())
+		SetTranscript(w, store)
+		SetCheckpointBundles(w, DefaultMaxBundleBytes)
+	}
 }
