@@ -51,10 +51,10 @@ func CheckpointPaths(ctx context.Context, in Info, prev string, paths []string) 
 	return commit, nil
 }
 
-// checkpointAdd is git add through the checkpoints' index; the untracked
-// cache (kept in that index) spares reading directories that did not
-// change when looking for new files.
-var checkpointAdd = []string{"-c", "core.untrackedCache=true", "add", "--all"}
+// checkpointAdd are git's options for the checkpoints' git add (addAll):
+// the untracked cache (kept in that index) spares reading directories
+// that did not change when looking for new files.
+var checkpointAdd = []string{"-c", "core.untrackedCache=true"}
 
 func checkpoint(ctx context.Context, in Info, prev string, paths []string) (string, error) {
 	dirs, err := gitDirs(ctx, in.Dir)
@@ -121,7 +121,7 @@ func fullLook(ctx context.Context, in Info, dirs repoDirs, index, prev string) (
 	env := []string{"GIT_INDEX_FILE=" + index}
 	err := syncIndex(ctx, in.Dir, env, index, prev)
 	if err == nil {
-		_, err = git(ctx, in.Dir, env, checkpointAdd...)
+		_, err = addAll(ctx, in.Dir, env, checkpointAdd...)
 	}
 	got := <-stc
 	if err != nil {
@@ -296,7 +296,7 @@ func copyIndex(from, to string) error {
 // commits. The ref is forced: a session's checkpoints are not one line of
 // history (each is a child of the branch's head at the time).
 func PushCheckpoint(ctx context.Context, dir, remote, name, commit string) error {
-	if _, err := git(ctx, dir, nil, "push", "--quiet", "--force", "--no-verify", remote, commit+":"+CheckpointRef(name)); err != nil {
+	if _, err := gitRemote(ctx, dir, "push", "--quiet", "--force", "--no-verify", remote, commit+":"+CheckpointRef(name)); err != nil {
 		return fmt.Errorf("push checkpoint to %s: %w", remote, err)
 	}
 	return nil
@@ -307,7 +307,7 @@ func PushCheckpoint(ctx context.Context, dir, remote, name, commit string) error
 // gone.
 func PushBranch(ctx context.Context, dir, remote, branch string) error {
 	ref := "refs/heads/" + branch
-	if _, err := git(ctx, dir, nil, "push", "--quiet", "--force", "--no-verify", remote, ref+":"+ref); err != nil {
+	if _, err := gitRemote(ctx, dir, "push", "--quiet", "--force", "--no-verify", remote, ref+":"+ref); err != nil {
 		return fmt.Errorf("push branch %s to %s: %w", branch, remote, err)
 	}
 	return nil
@@ -330,7 +330,7 @@ func Restore(ctx context.Context, in Info, stateDir, remote, commit string) (Inf
 	}
 	fetch := func(dir string) error {
 		ref := CheckpointRef(in.Name)
-		if _, err := git(ctx, dir, nil, "fetch", "--quiet", "--no-tags", remote, "+"+ref+":"+ref); err != nil {
+		if _, err := gitRemote(ctx, dir, "fetch", "--quiet", "--no-tags", remote, "+"+ref+":"+ref); err != nil {
 			return fmt.Errorf("restore checkout from %s: %w", remote, err)
 		}
 		got, err := git(ctx, dir, nil, "rev-parse", "--verify", ref)
@@ -340,7 +340,7 @@ func Restore(ctx context.Context, in Info, stateDir, remote, commit string) (Inf
 		if got != commit && !strings.HasPrefix(got, commit) {
 			// A later run of the session pushed again; the session's own
 			// record is the checkpoint it knows its conversation matches.
-			if _, err := git(ctx, dir, nil, "fetch", "--quiet", "--no-tags", remote, commit); err != nil {
+			if _, err := gitRemote(ctx, dir, "fetch", "--quiet", "--no-tags", remote, commit); err != nil {
 				return fmt.Errorf("restore checkout: the remote holds %s, not the session's checkpoint %s: %w", got, commit, err)
 			}
 		}
@@ -437,7 +437,7 @@ func FetchBranch(ctx context.Context, repo, remote, branch string) error {
 	// The lost machine's worktree may still hold the branch in the
 	// repository's records, which would refuse the fetch.
 	_, _ = git(ctx, repo, nil, "worktree", "prune")
-	if _, err := git(ctx, repo, nil, "fetch", "--quiet", "--no-tags", remote, "+"+ref+":"+ref); err != nil {
+	if _, err := gitRemote(ctx, repo, "fetch", "--quiet", "--no-tags", remote, "+"+ref+":"+ref); err != nil {
 		return fmt.Errorf("fetch branch %s from %s: %w", branch, remote, err)
 	}
 	return nil
