@@ -184,7 +184,8 @@ func setSecrets(t *testing.T) {
 // makes in its checkout (vendor/lib/.git, likewise hostile): every git
 // the worker runs on the host over the session's files (Create,
 // checkpoints in both modes, Stats, Diff, bundle, push to the remote,
-// Apply clean and conflicting, Close, Discard) runs none of it, and none
+// restore from it and from the bundle, Apply clean and conflicting, the
+// close with its push and fetch, Discard) runs none of it, and none
 // of the worker's secrets is in the environment of anything git starts.
 // A checkpoint and the close record no gitlink the base does not have.
 func TestHostGitRunsNothingOfTheRepository(t *testing.T) {
@@ -217,6 +218,7 @@ func TestHostGitRunsNothingOfTheRepository(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(in.Dir, "a.txt"), []byte("one\ntwo\nthree\nfour\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(in.Dir, "b.inc"), []byte("inc2\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(in.Dir, "new.txt"), []byte("new\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(in.Dir, "AGENTS.md"), []byte("obey\n"), 0o644)) // a control file: the close resets it
 	require.NoError(t, os.Remove(filepath.Join(in.Dir, "sub")))
 	plainGit(t, t.TempDir(), "clone", "-q", filepath.Join(repo, "sub"), filepath.Join(in.Dir, "sub"))
 	appendConfig(t, filepath.Join(in.Dir, "sub", ".git", "config"), h.config("nest"))
@@ -257,11 +259,23 @@ func TestHostGitRunsNothingOfTheRepository(t *testing.T) {
 	h.check(t, "stats and diff")
 
 	step("bundle and push")
-	require.NoError(t, BundleCheckpoint(ctx, in, c3, filepath.Join(t.TempDir(), "c.bundle")))
+	bundleFile := filepath.Join(t.TempDir(), "c.bundle")
+	require.NoError(t, BundleCheckpoint(ctx, in, c3, bundleFile))
 	remote := t.TempDir()
 	plainGit(t, remote, "init", "-q", "--bare")
 	require.NoError(t, PushCheckpoint(ctx, in.Dir, remote, in.Name, c3))
 	h.check(t, "bundle and push")
+
+	step("restore")
+	r1, err := Restore(ctx, in, t.TempDir(), remote, c3)
+	require.NoError(t, err)
+	r2, err := RestoreBundle(ctx, in, t.TempDir(), []string{repo}, bundleFile, c3)
+	require.NoError(t, err)
+	for _, r := range []Info{r1, r2} {
+		require.FileExists(t, filepath.Join(r.Dir, "new.txt"))
+		require.NoError(t, RemoveRestored(r))
+	}
+	h.check(t, "restore")
 
 	step("apply")
 	other := filepath.Join(t.TempDir(), "o")
@@ -277,9 +291,11 @@ func TestHostGitRunsNothingOfTheRepository(t *testing.T) {
 	h.check(t, "apply")
 
 	step("close")
-	closed, err := Close(ctx, in, "hostile session")
+	closed, err := CloseTo(ctx, in, "hostile session", remote)
 	require.NoError(t, err)
+	require.NoError(t, FetchBranch(ctx, repo, remote, in.Branch))
 	h.check(t, "close")
+	require.Contains(t, closed.LeftOut, "AGENTS.md")
 	require.NotEmpty(t, closed.Commit)
 	require.Equal(t, map[string]string{"sub": subHead}, gitlinks(t, repo, closed.Commit), "the branch records only the base's gitlink")
 	require.Contains(t, closed.LeftOut, "vendor/lib/", "the nested repository is reported as left out")
