@@ -70,6 +70,11 @@ func checkpoint(ctx context.Context, in Info, prev string, paths []string) (stri
 		if err := copyIndex(filepath.Join(dirs.git, "index"), index); err != nil {
 			return "", err
 		}
+		// The checkout's index may hold a gitlink a killed close left:
+		// the first add drops those first (addMarked).
+		if err := os.WriteFile(indexAdding(index), nil, 0o600); err != nil {
+			return "", err
+		}
 		paths = nil // its stats are the checkout index's: look at everything
 	}
 	if prev == "" {
@@ -121,7 +126,7 @@ func fullLook(ctx context.Context, in Info, dirs repoDirs, index, prev string) (
 	env := []string{"GIT_INDEX_FILE=" + index}
 	err := syncIndex(ctx, in.Dir, env, index, prev)
 	if err == nil {
-		_, err = addAll(ctx, in.Dir, env, checkpointAdd...)
+		_, err = addMarked(ctx, in.Dir, env, indexAdding(index), checkpointAdd...)
 	}
 	got := <-stc
 	if err != nil {
@@ -159,6 +164,10 @@ func commitTree(ctx context.Context, in Info, dirs repoDirs, prev string, st ckp
 	}
 	return commit, nil
 }
+
+// indexAdding is the marker an add through the checkpoints' index leaves
+// until it has dropped the gitlinks it recorded (addMarked).
+func indexAdding(index string) string { return index + ".adding" }
 
 type stateOrErr struct {
 	st  ckptState

@@ -3,6 +3,7 @@ package checkout
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 )
@@ -23,19 +24,28 @@ import (
 // committed either: git cannot add them through the parent; the close
 // lists the directory among what it left out.
 //
-// One window remains: a worker killed between the add and the drop
-// leaves the new gitlink in that index, and the next add there may look
-// into it (all of its programs are still neutralised by name only for
-// the repository's own configuration).
+// A worker killed between the add and the drop leaves the new gitlink in
+// that index, where the next add would go into it: so the drop also runs
+// before the add, unless the index is the checkpoints' own (the hot path),
+// whose adds leave a marker beside it until their drop is done
+// (addMarked), and which starts marked when copied from the checkout's.
 
 // gitlinkMode is the mode git gives a gitlink in an index or a tree.
 const gitlinkMode = "160000"
 
 // addAll is git add --all in dir through env's index (pre are git's own
 // options, before "add"), with HEAD's gitlinks left out and new gitlinks
-// taken back out of the index; it returns the paths of those (nested
-// repositories the session made).
+// taken back out of the index, before and after; it returns the paths of
+// those the add found (nested repositories the session made).
 func addAll(ctx context.Context, dir string, env []string, pre ...string) ([]string, error) {
+	return addMarked(ctx, dir, env, "", pre...)
+}
+
+// addMarked is addAll for an index whose adds mark themselves with the
+// file marker: the drop before the add runs only when the marker is
+// there (an add that did not finish its drop, or an index just copied).
+// marker "": always.
+func addMarked(ctx context.Context, dir string, env []string, marker string, pre ...string) ([]string, error) {
 	head, err := headCommit(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -43,6 +53,19 @@ func addAll(ctx context.Context, dir string, env []string, pre ...string) ([]str
 	links, err := headGitlinks(ctx, dir, head)
 	if err != nil {
 		return nil, err
+	}
+	pending := marker == ""
+	if marker != "" {
+		if _, err := os.Stat(marker); err == nil {
+			pending = true
+		} else if err := os.WriteFile(marker, nil, 0o600); err != nil {
+			return nil, fmt.Errorf("mark the index: %w", err)
+		}
+	}
+	if pending {
+		if _, err := dropNewGitlinks(ctx, dir, env, head); err != nil {
+			return nil, err
+		}
 	}
 	args := append(append([]string(nil), pre...), "add", "--all")
 	if len(links) > 0 {
@@ -56,7 +79,11 @@ func addAll(ctx context.Context, dir string, env []string, pre ...string) ([]str
 	if _, err := git(ctx, dir, env, args...); err != nil {
 		return nil, err
 	}
-	return dropNewGitlinks(ctx, dir, env, head)
+	dropped, err := dropNewGitlinks(ctx, dir, env, head)
+	if err == nil && marker != "" {
+		os.Remove(marker)
+	}
+	return dropped, err
 }
 
 // headCommit is the commit at HEAD in dir, "" when the branch has none yet.

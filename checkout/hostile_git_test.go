@@ -115,7 +115,7 @@ func (h hostile) check(t *testing.T, step string) {
 // configuration.
 func plainGit(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "core.hooksPath=/dev/null", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "protocol.file.allow=always"}, args...)...)
+	cmd := exec.Command("git", append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "protocol.file.allow=always"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
 	out, err := cmd.CombinedOutput()
@@ -304,6 +304,52 @@ func TestHostGitRunsNothingOfTheRepository(t *testing.T) {
 	step("discard")
 	require.NoError(t, Discard(ctx, in))
 	h.check(t, "discard")
+}
+
+// TestHostGitDropsAGitlinkLeftInTheIndex: a repository the session made
+// that is in the checkout's index as a gitlink already, as git add
+// records one (a worker killed between a close's add and its drop leaves
+// that): the first checkpoint (its index copied from the checkout's),
+// Stats, Diff and the close take it out of the index before their git
+// add, so git never goes into it and no commit records it.
+func TestHostGitDropsAGitlinkLeftInTheIndex(t *testing.T) {
+	setSecrets(t)
+	ctx := context.Background()
+	h := newHostile(t)
+	repo := t.TempDir()
+	plainGit(t, repo, "init", "-q", "-b", "main")
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644))
+	plainGit(t, repo, "add", "a.txt")
+	plainGit(t, repo, "commit", "-q", "-m", "base")
+	in, err := Create(ctx, repo, t.TempDir(), "left", "")
+	require.NoError(t, err)
+
+	head := nestedRepo(t, h, filepath.Join(in.Dir, "sub"))
+	plainGit(t, in.Dir, "update-index", "--add", "--cacheinfo", gitlinkMode+","+head+",sub")
+	require.NoError(t, os.WriteFile(filepath.Join(in.Dir, "a.txt"), []byte("b\n"), 0o644))
+	touchAll(t, in.Dir, "2031-01-01")
+	h.check(t, "setup")
+
+	t.Setenv("LONGRUN_TEST_HOST_STEP", "checkpoint")
+	c1, err := Checkpoint(ctx, in, "")
+	require.NoError(t, err)
+	h.check(t, "checkpoint")
+	require.Empty(t, gitlinks(t, in.Dir, c1))
+
+	t.Setenv("LONGRUN_TEST_HOST_STEP", "stats and diff")
+	touchAll(t, in.Dir, "2032-01-01")
+	_, err = Stats(ctx, in.Dir, in.Base)
+	require.NoError(t, err)
+	_, err = Diff(ctx, in)
+	require.NoError(t, err)
+	h.check(t, "stats and diff")
+
+	t.Setenv("LONGRUN_TEST_HOST_STEP", "close")
+	closed, err := Close(ctx, in, "done")
+	require.NoError(t, err)
+	h.check(t, "close")
+	require.Empty(t, gitlinks(t, repo, closed.Commit))
+	require.Contains(t, closed.LeftOut, "sub/")
 }
 
 // TestCopyDropsNestedGit: a directory outside git that holds a vendored
