@@ -32,7 +32,9 @@ type CheckoutRequest struct {
 
 // CheckoutResult is the session's checkout, or why it runs in place.
 type CheckoutResult struct {
-	// Checkout is nil when the session runs in place; Note then says why.
+	// Checkout is nil when the session runs in place; Note then says
+	// why. With a checkout, Note says what its copy left out (nested
+	// repositories' .git: checkout.Info.Dropped), if anything.
 	Checkout *checkout.Info `json:"checkout,omitempty"`
 	Note     string         `json:"note,omitempty"`
 	// WorkerQueue is the task queue only the worker holding the checkout

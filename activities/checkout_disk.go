@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -79,10 +80,15 @@ func (a *Activities) openCopy(ctx context.Context, dir string) (CheckoutResult, 
 	case err != nil:
 		return CheckoutResult{}, fmt.Errorf("open checkout: %w", err)
 	}
-	if activity.IsActivity(ctx) {
-		activity.GetLogger(ctx).Info("session outside git works in a copy", "dir", dir, "copy", in.Dir)
+	note := ""
+	if len(in.Dropped) > 0 {
+		note = fmt.Sprintf("the copy of %s leaves out the nested git repositories' .git (%s): their files are copied as plain files of the copy, "+
+			"and their configuration, which could name programs the worker's git would run, is not", dir, strings.Join(in.Dropped, ", "))
 	}
-	return CheckoutResult{Checkout: &in, WorkerQueue: a.pinQueue()}, nil
+	if activity.IsActivity(ctx) {
+		activity.GetLogger(ctx).Info("session outside git works in a copy", "dir", dir, "copy", in.Dir, "dropped", in.Dropped)
+	}
+	return CheckoutResult{Checkout: &in, Note: note, WorkerQueue: a.pinQueue()}, nil
 }
 
 // SetCheckoutQueue names the task queue of the worker's checkouts: it

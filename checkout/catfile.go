@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+
+	"github.com/longrun/longrun/gitsafe"
 )
 
 // batch is a git process answering requests on its stdin, one at a time.
@@ -23,7 +25,10 @@ type batch struct {
 // startBatch starts git with args in dir, its stdin and stdout kept for
 // requests.
 func startBatch(ctx context.Context, dir string, args ...string) (*batch, error) {
-	cmd := gitCmd(ctx, dir, nil, args...)
+	cmd, err := gitCmd(ctx, gitsafe.HostLocal, dir, nil, args...)
+	if err != nil {
+		return nil, err
+	}
 	b := &batch{cmd: cmd, name: "git " + strings.Join(args, " ")}
 	cmd.Stderr = &b.errb
 	in, err := cmd.StdinPipe()

@@ -18,6 +18,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/longrun/longrun/gitsafe"
 )
 
 // BranchPrefix is where session branches live: longrun/<session>.
@@ -52,6 +54,11 @@ type Info struct {
 	// the directory copied, and Dir a repository of its own holding the
 	// branch, kept until Discard.
 	Copy bool `json:"copy,omitempty"`
+	// Dropped are the nested .git entries (repositories inside the
+	// directory copied) a copy left out (CreateCopy), slash-separated,
+	// relative to Repo: the files beside them were copied, as files of
+	// the copy's own repository.
+	Dropped []string `json:"dropped,omitempty"`
 }
 
 // Sanitize makes a session id into one component that is a valid git ref
@@ -152,10 +159,10 @@ func Finish(ctx context.Context, in Info, message string) (string, error) {
 // Commit records the checkout's changes as a commit on its branch, or
 // returns "" when there are none.
 func Commit(ctx context.Context, dir, message string) (string, error) {
-	if _, err := git(ctx, dir, nil, "add", "--all"); err != nil {
+	if _, err := addAll(ctx, dir, nil); err != nil {
 		return "", fmt.Errorf("commit checkout %s: %w", dir, err)
 	}
-	if _, err := git(ctx, dir, nil, "diff", "--cached", "--quiet"); err == nil {
+	if _, err := git(ctx, dir, nil, "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--cached", "--quiet"); err == nil {
 		return "", nil
 	}
 	if strings.TrimSpace(message) == "" {
@@ -174,7 +181,7 @@ func Commit(ctx context.Context, dir, message string) (string, error) {
 // the checkout's own is left as it is.
 func Diff(ctx context.Context, in Info) (string, error) {
 	if _, err := os.Stat(in.Dir); err != nil {
-		return gitRaw(ctx, in.Repo, nil, "diff", "--binary", "--no-renames", in.Base, in.Branch, "--")
+		return gitRaw(ctx, in.Repo, nil, "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--binary", "--no-renames", in.Base, in.Branch, "--")
 	}
 	idx, err := os.CreateTemp("", "longrun-diff-index-")
 	if err != nil {
@@ -187,10 +194,10 @@ func Diff(ctx context.Context, in Info) (string, error) {
 	if _, err := git(ctx, in.Dir, env, "read-tree", "HEAD"); err != nil {
 		return "", fmt.Errorf("diff checkout: %w", err)
 	}
-	if _, err := git(ctx, in.Dir, env, "add", "--all"); err != nil {
+	if _, err := addAll(ctx, in.Dir, env); err != nil {
 		return "", fmt.Errorf("diff checkout: %w", err)
 	}
-	return gitRaw(ctx, in.Dir, env, "diff", "--binary", "--no-renames", "--cached", in.Base, "--")
+	return gitRaw(ctx, in.Dir, env, "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--binary", "--no-renames", "--cached", in.Base, "--")
 }
 
 // ErrConflict marks a diff that does not apply to the person's checkout
@@ -224,7 +231,7 @@ func Apply(ctx context.Context, dir, patch string) error {
 	_, _ = idx.Write(b)
 	idx.Close()
 	env := []string{"GIT_INDEX_FILE=" + idx.Name()}
-	if _, err := git(ctx, dir, env, "add", "--all"); err != nil {
+	if _, err := addAll(ctx, dir, env); err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
 	if _, err := run(ctx, dir, env, patch, "apply", "--3way", "--cached"); err != nil {
@@ -265,15 +272,6 @@ func Discard(ctx context.Context, in Info) error {
 	return nil
 }
 
-// gitSafe are set on every git this package runs, outside any sandbox:
-// the repository's hooks and file system monitor do not run, commits are
-// not signed (no agent or key to ask), and they have an author even on a
-// machine where none is configured.
-var gitSafe = []string{
-	"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-	"-c", "commit.gpgSign=false", "-c", "user.useConfigOnly=false",
-}
-
 // gitIdentity names the commits a session's checkout gets.
 var gitIdentity = []string{
 	"GIT_AUTHOR_NAME=longrun", "GIT_AUTHOR_EMAIL=longrun@localhost",
@@ -300,16 +298,31 @@ func run(ctx context.Context, dir string, env []string, stdin string, args ...st
 	return out, err
 }
 
+// gitRemote runs git in dir for a push or fetch to the worker's
+// checkpoint remote: with the worker's own ssh and credential settings
+// (gitsafe.HostRemote), the repository's programs still neutralised.
+func gitRemote(ctx context.Context, dir string, args ...string) (string, error) {
+	out, _, err := gitExec(ctx, gitsafe.HostRemote, dir, nil, "", args...)
+	return strings.TrimSpace(out), err
+}
+
 // gitCode runs git with stdin and gives its exit code too (-1: it did
 // not run); an error says what git said.
 func gitCode(ctx context.Context, dir string, env []string, stdin string, args ...string) (string, int, error) {
-	cmd := gitCmd(ctx, dir, env, args...)
+	return gitExec(ctx, gitsafe.HostLocal, dir, env, stdin, args...)
+}
+
+func gitExec(ctx context.Context, mode gitsafe.Mode, dir string, env []string, stdin string, args ...string) (string, int, error) {
+	cmd, err := gitCmd(ctx, mode, dir, env, args...)
+	if err != nil {
+		return "", -1, err
+	}
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	err = cmd.Run()
 	if err == nil {
 		return out.String(), 0, nil
 	}
@@ -325,11 +338,23 @@ func gitCode(ctx context.Context, dir string, env []string, stdin string, args .
 	return out.String(), code, fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
 }
 
-// gitCmd is git with args in dir, with the checkouts' safe settings
-// (gitSafe) and identity, and env added.
-func gitCmd(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), gitSafe...), args...)...)
+// gitCmd is the one way this package starts a process: git with args in
+// dir, on the host, over files a session wrote. Its environment is built
+// from nothing (gitsafe.HostEnv: none of the worker's variables, an empty
+// home and global configuration, the system's skipped) with every key
+// that makes git run a program (filters, diff and merge drivers, file
+// system monitor, hooks, attributes file, ssh, credentials, submodule
+// recursion) overridden at the highest precedence, for the keys the
+// repository's configuration and its includes name too; then the
+// checkouts' identity and env. A repository whose configuration cannot
+// be read within gitsafe's limits is refused: nothing runs.
+func gitCmd(ctx context.Context, mode gitsafe.Mode, dir string, env []string, args ...string) (*exec.Cmd, error) {
+	base, err := gitsafe.HostEnv(dir, mode)
+	if err != nil {
+		return nil, fmt.Errorf("git %s in %s: %w", strings.Join(args, " "), dir, err)
+	}
+	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), gitIdentity...), env...)
-	return cmd
+	cmd.Env = append(append(base, gitIdentity...), env...)
+	return cmd, nil
 }

@@ -51,10 +51,10 @@ func CheckpointPaths(ctx context.Context, in Info, prev string, paths []string) 
 	return commit, nil
 }
 
-// checkpointAdd is git add through the checkpoints' index; the untracked
-// cache (kept in that index) spares reading directories that did not
-// change when looking for new files.
-var checkpointAdd = []string{"-c", "core.untrackedCache=true", "add", "--all"}
+// checkpointAdd are git's options for the checkpoints' git add (addAll):
+// the untracked cache (kept in that index) spares reading directories
+// that did not change when looking for new files.
+var checkpointAdd = []string{"-c", "core.untrackedCache=true"}
 
 func checkpoint(ctx context.Context, in Info, prev string, paths []string) (string, error) {
 	dirs, err := gitDirs(ctx, in.Dir)
@@ -68,6 +68,11 @@ func checkpoint(ctx context.Context, in Info, prev string, paths []string) (stri
 	if _, err := os.Stat(index); errors.Is(err, os.ErrNotExist) {
 		os.Remove(indexLag(index))
 		if err := copyIndex(filepath.Join(dirs.git, "index"), index); err != nil {
+			return "", err
+		}
+		// The checkout's index may hold a gitlink a killed close left:
+		// the first add drops those first (addMarked).
+		if err := os.WriteFile(indexAdding(index), nil, 0o600); err != nil {
 			return "", err
 		}
 		paths = nil // its stats are the checkout index's: look at everything
@@ -121,7 +126,7 @@ func fullLook(ctx context.Context, in Info, dirs repoDirs, index, prev string) (
 	env := []string{"GIT_INDEX_FILE=" + index}
 	err := syncIndex(ctx, in.Dir, env, index, prev)
 	if err == nil {
-		_, err = git(ctx, in.Dir, env, checkpointAdd...)
+		_, err = addMarked(ctx, in.Dir, env, indexAdding(index), checkpointAdd...)
 	}
 	got := <-stc
 	if err != nil {
@@ -159,6 +164,10 @@ func commitTree(ctx context.Context, in Info, dirs repoDirs, prev string, st ckp
 	}
 	return commit, nil
 }
+
+// indexAdding is the marker an add through the checkpoints' index leaves
+// until it has dropped the gitlinks it recorded (addMarked).
+func indexAdding(index string) string { return index + ".adding" }
 
 type stateOrErr struct {
 	st  ckptState
@@ -296,7 +305,7 @@ func copyIndex(from, to string) error {
 // commits. The ref is forced: a session's checkpoints are not one line of
 // history (each is a child of the branch's head at the time).
 func PushCheckpoint(ctx context.Context, dir, remote, name, commit string) error {
-	if _, err := git(ctx, dir, nil, "push", "--quiet", "--force", "--no-verify", remote, commit+":"+CheckpointRef(name)); err != nil {
+	if _, err := gitRemote(ctx, dir, "push", "--quiet", "--force", "--no-verify", remote, commit+":"+CheckpointRef(name)); err != nil {
 		return fmt.Errorf("push checkpoint to %s: %w", remote, err)
 	}
 	return nil
@@ -307,7 +316,7 @@ func PushCheckpoint(ctx context.Context, dir, remote, name, commit string) error
 // gone.
 func PushBranch(ctx context.Context, dir, remote, branch string) error {
 	ref := "refs/heads/" + branch
-	if _, err := git(ctx, dir, nil, "push", "--quiet", "--force", "--no-verify", remote, ref+":"+ref); err != nil {
+	if _, err := gitRemote(ctx, dir, "push", "--quiet", "--force", "--no-verify", remote, ref+":"+ref); err != nil {
 		return fmt.Errorf("push branch %s to %s: %w", branch, remote, err)
 	}
 	return nil
@@ -330,7 +339,7 @@ func Restore(ctx context.Context, in Info, stateDir, remote, commit string) (Inf
 	}
 	fetch := func(dir string) error {
 		ref := CheckpointRef(in.Name)
-		if _, err := git(ctx, dir, nil, "fetch", "--quiet", "--no-tags", remote, "+"+ref+":"+ref); err != nil {
+		if _, err := gitRemote(ctx, dir, "fetch", "--quiet", "--no-tags", remote, "+"+ref+":"+ref); err != nil {
 			return fmt.Errorf("restore checkout from %s: %w", remote, err)
 		}
 		got, err := git(ctx, dir, nil, "rev-parse", "--verify", ref)
@@ -340,7 +349,7 @@ func Restore(ctx context.Context, in Info, stateDir, remote, commit string) (Inf
 		if got != commit && !strings.HasPrefix(got, commit) {
 			// A later run of the session pushed again; the session's own
 			// record is the checkpoint it knows its conversation matches.
-			if _, err := git(ctx, dir, nil, "fetch", "--quiet", "--no-tags", remote, commit); err != nil {
+			if _, err := gitRemote(ctx, dir, "fetch", "--quiet", "--no-tags", remote, commit); err != nil {
 				return fmt.Errorf("restore checkout: the remote holds %s, not the session's checkpoint %s: %w", got, commit, err)
 			}
 		}
@@ -437,7 +446,7 @@ func FetchBranch(ctx context.Context, repo, remote, branch string) error {
 	// The lost machine's worktree may still hold the branch in the
 	// repository's records, which would refuse the fetch.
 	_, _ = git(ctx, repo, nil, "worktree", "prune")
-	if _, err := git(ctx, repo, nil, "fetch", "--quiet", "--no-tags", remote, "+"+ref+":"+ref); err != nil {
+	if _, err := gitRemote(ctx, repo, "fetch", "--quiet", "--no-tags", remote, "+"+ref+":"+ref); err != nil {
 		return fmt.Errorf("fetch branch %s from %s: %w", branch, remote, err)
 	}
 	return nil

@@ -18,7 +18,9 @@ type Closed struct {
 	// permission.IsControlPath) the session created or changed in its
 	// checkout: they configure what later sessions may do, so they never
 	// reach the branch (and so starter apply) on the session's say; they
-	// are removed with the checkout.
+	// are removed with the checkout. A nested repository the session made
+	// (a directory holding a .git) is listed too, as "dir/": the worker's
+	// git never goes into it, and records neither it nor its files.
 	LeftOut []string `json:"left_out,omitempty"`
 	// Changes is the branch against its base.
 	Changes *Stat `json:"changes,omitempty"`
@@ -107,10 +109,11 @@ func removeWorktree(ctx context.Context, in Info) error {
 // commitExceptControl is Commit with the control files the working tree
 // changed kept out of the index: they are listed, not committed.
 func commitExceptControl(ctx context.Context, dir, message string) (string, []string, error) {
-	if _, err := git(ctx, dir, nil, "add", "--all"); err != nil {
+	nested, err := addAll(ctx, dir, nil)
+	if err != nil {
 		return "", nil, fmt.Errorf("commit checkout %s: %w", dir, err)
 	}
-	out, err := gitRaw(ctx, dir, nil, "diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--")
+	out, err := gitRaw(ctx, dir, nil, "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--")
 	if err != nil {
 		return "", nil, fmt.Errorf("commit checkout %s: %w", dir, err)
 	}
@@ -128,14 +131,19 @@ func commitExceptControl(ctx context.Context, dir, message string) (string, []st
 			return "", nil, fmt.Errorf("commit checkout %s: leave control files out: %w", dir, err)
 		}
 	}
-	if _, err := git(ctx, dir, nil, "diff", "--cached", "--quiet"); err == nil {
+	// A nested repository the session made is left out whole (addAll):
+	// listed with a trailing slash beside the control files.
+	for _, n := range nested {
+		control = append(control, n+"/")
+	}
+	if _, err := git(ctx, dir, nil, "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--cached", "--quiet"); err == nil {
 		return "", control, nil
 	}
 	if strings.TrimSpace(message) == "" {
 		message = "longrun session"
 	}
 	if len(control) > 0 {
-		message += "\n\nControl files the session changed, left out of this commit: " + strings.Join(control, ", ")
+		message += "\n\nControl files and nested repositories the session changed, left out of this commit: " + strings.Join(control, ", ")
 	}
 	if _, err := git(ctx, dir, nil, "commit", "--quiet", "--no-verify", "-m", message); err != nil {
 		return "", nil, fmt.Errorf("commit checkout %s: %w", dir, err)

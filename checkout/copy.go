@@ -37,7 +37,11 @@ var ErrTooLarge = errors.New("too large to copy")
 // (Diff, Stats, Close), and ApplyCopy brings them back. Everything is
 // copied, hidden files and ignored ones included (a build may need them),
 // symlinks as symlinks, except the directory's own .git (a broken one:
-// git found no repository) and what is not a file, directory or symlink.
+// git found no repository), every nested .git (a repository inside it, a
+// vendored library's or a tarball's: its configuration names programs
+// the worker's git on the host would run once it recorded that directory
+// as a gitlink; Info.Dropped lists them, their directories' files are
+// copied as plain files) and what is not a file, directory or symlink.
 // A retry finds a finished copy; a half-made one is made again.
 func CreateCopy(ctx context.Context, workDir, stateDir, session string, limit CopyLimit) (Info, error) {
 	if stateDir == "" {
@@ -53,6 +57,7 @@ func CreateCopy(ctx context.Context, workDir, stateDir, session string, limit Co
 		first, err := git(ctx, in.Dir, nil, "rev-list", "--max-parents=0", base)
 		if err == nil {
 			in.Base = strings.Fields(first)[0]
+			in.Dropped = nestedGit(src)
 			return in, nil // made by an earlier attempt
 		}
 	}
@@ -66,22 +71,44 @@ func CreateCopy(ctx context.Context, workDir, stateDir, session string, limit Co
 	if err := os.MkdirAll(in.Dir, 0o700); err != nil {
 		return Info{}, fmt.Errorf("create copy: %w", err)
 	}
-	if err := copyTree(ctx, src, in.Dir); err != nil {
+	if in.Dropped, err = copyTree(ctx, src, in.Dir); err != nil {
 		return Info{}, fmt.Errorf("copy %s (%d files, %s): %w", src, files, Size(bytes), err)
 	}
-	for _, args := range [][]string{
-		{"init", "--quiet", "--initial-branch=" + in.Branch},
-		{"add", "--all"},
-		{"commit", "--quiet", "--no-verify", "--allow-empty", "-m", "longrun: copy of " + src},
-	} {
-		if _, err := git(ctx, in.Dir, nil, args...); err != nil {
-			return Info{}, fmt.Errorf("create copy: %w", err)
-		}
+	if _, err := git(ctx, in.Dir, nil, "init", "--quiet", "--initial-branch="+in.Branch); err != nil {
+		return Info{}, fmt.Errorf("create copy: %w", err)
+	}
+	if _, err := addAll(ctx, in.Dir, nil); err != nil {
+		return Info{}, fmt.Errorf("create copy: %w", err)
+	}
+	if _, err := git(ctx, in.Dir, nil, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", "longrun: copy of "+src); err != nil {
+		return Info{}, fmt.Errorf("create copy: %w", err)
 	}
 	if in.Base, err = git(ctx, in.Dir, nil, "rev-parse", "HEAD"); err != nil {
 		return Info{}, fmt.Errorf("create copy: %w", err)
 	}
 	return in, nil
+}
+
+// nestedGit are the nested .git entries under src, as copyTree leaves
+// them out (for a retry that finds the copy made: the report is the
+// same); what cannot be walked is left unsaid.
+func nestedGit(src string) []string {
+	var out []string
+	_ = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == src || d.Name() != ".git" {
+			return nil
+		}
+		if filepath.Dir(p) != src {
+			if rel, err := filepath.Rel(src, p); err == nil {
+				out = append(out, filepath.ToSlash(rel))
+			}
+		}
+		if d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	return out
 }
 
 // isOwnRepo reports whether dir holds a repository of its own (a copy),
@@ -102,8 +129,11 @@ func MeasureCopy(src string, limit CopyLimit) (int, int64, error) {
 		if err != nil {
 			return err
 		}
-		if p != src && d.Name() == ".git" && filepath.Dir(p) == src {
-			return fs.SkipDir
+		if p != src && d.Name() == ".git" {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil // not copied
 		}
 		if d.Type().IsRegular() {
 			info, err := d.Info()
@@ -124,9 +154,12 @@ func MeasureCopy(src string, limit CopyLimit) (int, int64, error) {
 	return files, bytes, err
 }
 
-// copyTree copies src's contents into dst (which exists).
-func copyTree(ctx context.Context, src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+// copyTree copies src's contents into dst (which exists), but for the
+// .git entries: src's own is left, nested ones are left and returned
+// (slash-separated, relative to src).
+func copyTree(ctx context.Context, src, dst string) ([]string, error) {
+	var dropped []string
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -137,7 +170,10 @@ func copyTree(ctx context.Context, src, dst string) error {
 		if err != nil || rel == "." {
 			return err
 		}
-		if d.Name() == ".git" && filepath.Dir(p) == src {
+		if d.Name() == ".git" {
+			if filepath.Dir(p) != src {
+				dropped = append(dropped, filepath.ToSlash(rel))
+			}
 			if d.IsDir() {
 				return fs.SkipDir
 			}
@@ -162,6 +198,7 @@ func copyTree(ctx context.Context, src, dst string) error {
 		}
 		return nil // a socket, device or pipe: nothing a session edits
 	})
+	return dropped, err
 }
 
 func copyFile(src, dst string, mode fs.FileMode) error {
@@ -196,10 +233,10 @@ func ApplyCopy(ctx context.Context, in Info, dest string) ([]string, error) {
 		return nil, fmt.Errorf("apply copy: %w", err)
 	}
 	defer done()
-	if _, err := git(ctx, in.Dir, env, "add", "--all"); err != nil {
+	if _, err := addAll(ctx, in.Dir, env); err != nil {
 		return nil, fmt.Errorf("apply copy: %w", err)
 	}
-	out, err := gitRaw(ctx, in.Dir, env, "diff", "--cached", "--name-status", "-z", "--no-renames", in.Base, "--")
+	out, err := gitRaw(ctx, in.Dir, env, "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--cached", "--name-status", "-z", "--no-renames", in.Base, "--")
 	if err != nil {
 		return nil, fmt.Errorf("apply copy: %w", err)
 	}

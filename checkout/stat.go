@@ -55,10 +55,10 @@ func Stats(ctx context.Context, dir, base string) (Stat, error) {
 		return Stat{}, fmt.Errorf("checkout stats: %w", err)
 	}
 	defer done()
-	if _, err := git(ctx, dir, env, "add", "--all"); err != nil {
+	if _, err := addAll(ctx, dir, env); err != nil {
 		return Stat{}, fmt.Errorf("checkout stats: %w", err)
 	}
-	out, err := gitRaw(ctx, dir, env, "diff", "--cached", "--numstat", "-z", "--no-renames", base, "--")
+	out, err := gitRaw(ctx, dir, env, "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--cached", "--numstat", "-z", "--no-renames", base, "--")
 	if err != nil {
 		return Stat{}, fmt.Errorf("checkout stats: %w", err)
 	}
@@ -68,7 +68,7 @@ func Stats(ctx context.Context, dir, base string) (Stat, error) {
 // BranchStats is what branch holds against base, in the repository at
 // repo: one git command.
 func BranchStats(ctx context.Context, repo, base, branch string) (Stat, error) {
-	out, err := gitRaw(ctx, repo, nil, "diff", "--numstat", "-z", "--no-renames", base, branch, "--")
+	out, err := gitRaw(ctx, repo, nil, "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--numstat", "-z", "--no-renames", base, branch, "--")
 	if err != nil {
 		return Stat{}, fmt.Errorf("branch stats: %w", err)
 	}

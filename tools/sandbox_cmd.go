@@ -287,8 +287,12 @@ func (x *sandboxExec) close() {
 // create the mount point on the host, so a command a person approved can
 // still create .longrun or AGENTS.md where there is none; the write tools
 // ask a person for those paths, and an unapproved command cannot write at
-// all. Control files deeper in the tree (a nested repository's .git) are
-// not protected.
+// all. A nested repository's .git (vendor/lib/.git, a/b/.git) is a control
+// file too (permission.IsControlPath): those that exist are found by
+// nestedGitEntries and bound read-only the same way, so a command cannot
+// rewrite the configuration of a repository the worker's tools treat as
+// the person's; one it creates itself is the session's, and the worker's
+// git on the host never goes into it (package checkout leaves it out).
 func controlFiles(root string) []string {
 	if root == "" {
 		return nil
@@ -315,6 +319,17 @@ func controlFiles(root string) []string {
 				g = filepath.Join(root, g)
 			}
 			add(g)
+		}
+	}
+	for _, p := range nestedGitEntries(root) {
+		add(p)
+		if b, err := readBounded(p, 4096); err == nil {
+			if g, ok := cutGitdir(string(b)); ok {
+				if !filepath.IsAbs(g) {
+					g = filepath.Join(filepath.Dir(p), g)
+				}
+				add(g)
+			}
 		}
 	}
 	return out

@@ -43,6 +43,9 @@ func (s *driver) openCheckout(ctx workflow.Context) error {
 		s.logger(ctx).Warn("session runs in place", "why", res.Note)
 		return nil
 	}
+	if res.Note != "" {
+		s.logger(ctx).Warn("the session's copy left things out", "note", res.Note)
+	}
 	s.Checkout = &session.Checkout{Info: *res.Checkout, Queue: res.WorkerQueue}
 	return nil
 }
