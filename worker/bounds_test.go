@@ -29,7 +29,7 @@ func TestBoundsFlags(t *testing.T) {
 	require.Equal(t, time.Second, m.bounds.reapEvery)
 
 	for args, want := range map[string]string{
-		"--session-quota-bytes=0": `--session-quota-bytes / LONGRUN_SESSION_QUOTA_BYTES "0": want a positive size`,
+		"--session-quota-bytes=0":  `--session-quota-bytes / LONGRUN_SESSION_QUOTA_BYTES "0": want a positive size`,
 		"--sandbox-tmp-bytes=lots": `--sandbox-tmp-bytes / LONGRUN_SANDBOX_TMP_BYTES: "lots": want a size`,
 		"--max-jobs=0":             `--max-jobs / LONGRUN_MAX_JOBS "0": want a positive number of jobs`,
 	} {
