@@ -102,6 +102,7 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 		Seen:             req.Seen,
 		AllowNetwork:     req.AllowNetwork,
 		Session:          sessionID(ctx),
+		Run:              runID(ctx),
 		JobID:            req.JobID,
 		ReadOnlySandbox:  req.ReadOnlySandbox,
 		ApprovedByPerson: req.ApprovedByPerson,
@@ -169,6 +170,16 @@ func (a *Activities) origin(req ToolRequest) *tools.Workspace {
 }
 
 // sessionID is the id of the workflow the activity runs for: the session.
+// runID is the run of the session's workflow the activity belongs to,
+// "" outside an activity: a background job remembers it, so the worker's
+// reaper can tell a run that ended (terminated, reset) from the session.
+func runID(ctx context.Context) string {
+	if !activity.IsActivity(ctx) {
+		return ""
+	}
+	return activity.GetInfo(ctx).WorkflowExecution.RunID
+}
+
 func sessionID(ctx context.Context) string {
 	if !activity.IsActivity(ctx) {
 		return ""

@@ -322,6 +322,34 @@ func PushBranch(ctx context.Context, dir, remote, branch string) error {
 	return nil
 }
 
+// DiscardRemote deletes what the session stored in the checkpoint remote,
+// its checkpoint ref and its branch, running git in dir (a repository:
+// the person's, or the copy's before it is removed). Refs the remote does
+// not have are not asked for, so a discard run twice succeeds.
+func DiscardRemote(ctx context.Context, dir, remote string, in Info) error {
+	refs := []string{CheckpointRef(in.Name)}
+	if in.Branch != "" {
+		refs = append(refs, "refs/heads/"+in.Branch)
+	}
+	out, err := git(ctx, dir, nil, append([]string{"ls-remote", "--refs", remote}, refs...)...)
+	if err != nil {
+		return fmt.Errorf("discard in %s: %w", remote, err)
+	}
+	var del []string
+	for _, line := range strings.Split(out, "\n") {
+		if _, ref, ok := strings.Cut(line, "\t"); ok {
+			del = append(del, ":"+ref)
+		}
+	}
+	if len(del) == 0 {
+		return nil
+	}
+	if _, err := git(ctx, dir, nil, append([]string{"push", "--quiet", "--no-verify", remote}, del...)...); err != nil {
+		return fmt.Errorf("discard in %s: %w", remote, err)
+	}
+	return nil
+}
+
 // ErrNoCheckpoint marks a restore that has nothing to restore from.
 var ErrNoCheckpoint = errors.New("no checkpoint to restore")
 

@@ -50,7 +50,8 @@ func jobModel(marker string) sm.Responder {
 }
 
 // A background job outlives the turn that started it, its output is read
-// in later turns, and cancelling the session kills it; its log stays.
+// in later turns, and cancelling the session kills it; its log is
+// deleted once the session has ended.
 func TestBackgroundJobAcrossTurnsKilledOnCancel(t *testing.T) {
 	t.Parallel()
 	marker := "longrun-job-" + randHex(6)
@@ -82,12 +83,6 @@ func TestBackgroundJobAcrossTurnsKilledOnCancel(t *testing.T) {
 	require.Contains(t, polls[len(polls)-1], "ready")
 	require.NotEmpty(t, processesWith(marker), "the job still runs while the session waits")
 
-	out, err := e.starter("cancel", id)
-	require.NoError(t, err, out)
-	waitFor(t, "the job's processes to be gone", 20*time.Second, func() bool { return len(processesWith(marker)) == 0 })
-	e.checkSession(id)
-	recordHistory(t, id, "background_job_killed_on_cancel")
-
 	var logs []string
 	_ = filepath.WalkDir(filepath.Join(e.stateDir, "sessions"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, "job-1.log") {
@@ -95,9 +90,17 @@ func TestBackgroundJobAcrossTurnsKilledOnCancel(t *testing.T) {
 		}
 		return nil
 	})
-	require.Len(t, logs, 1, "the job's log stays in the worker's state directory")
+	require.Len(t, logs, 1, "the job's log is in the worker's state directory")
 	require.NoDirExists(t, filepath.Join(e.workspace, ".longrun", "jobs"), "and nothing of it in the workspace")
 	require.Contains(t, readFile(t, logs[0]), "tick 3\nready\n")
+
+	out, err := e.starter("cancel", id)
+	require.NoError(t, err, out)
+	waitFor(t, "the job's processes to be gone", 20*time.Second, func() bool { return len(processesWith(marker)) == 0 })
+	e.checkSession(id)
+	recordHistory(t, id, "background_job_killed_on_cancel")
+	// The session has ended: the worker's reaper deletes its files.
+	waitFor(t, "the ended session's job log to be deleted", 15*time.Second, func() bool { return !dirExists(filepath.Dir(filepath.Dir(logs[0]))) })
 }
 
 // When the worker holding a job is gone, a call about the job says so

@@ -39,7 +39,8 @@ func TestSpillInStateDirCapped(t *testing.T) {
 		sm.Text("done"),
 	)
 	e.stopWorker()
-	e.workerArgs = append(e.workerArgs, "--max-spill-bytes", "50000")
+	// No sweep while the test reads the spill of the session that ended.
+	e.workerArgs = append(e.workerArgs, "--max-spill-bytes", "50000", "--reap-interval", "1h")
 	e.startWorker()
 	id := e.start(workflows.SessionInput{Prompt: "count", Profile: "auto"})
 	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)

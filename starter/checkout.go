@@ -112,10 +112,25 @@ func (a *app) cmdDiscard(ctx context.Context, fs *flag.FlagSet, args []string) e
 		if err != nil {
 			return err
 		}
+		co, err := query[*session.Checkout](ctx, a, c, id, workflows.QueryCheckout)
+		if err != nil {
+			return err
+		}
+		if co.Remote != "" {
+			// First, while a copy's repository is still there to run
+			// git in.
+			dir := in.Repo
+			if in.Copy {
+				dir = in.Dir
+			}
+			if err := checkout.DiscardRemote(ctx, dir, co.Remote, in); err != nil {
+				return err
+			}
+		}
 		if err := checkout.Discard(ctx, in); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.stdout, "discarded session %s: branch %s and its checkout are gone\n", id, in.Branch)
+		fmt.Fprintf(a.stdout, "discarded session %s: branch %s, its checkpoints and its checkout are gone\n", id, in.Branch)
 		return nil
 	})
 }

@@ -16,6 +16,11 @@ type Config struct {
 	// session, where no sandbox mounts and no file tool can name them.
 	// Empty keeps them in a private temporary directory (tests).
 	StateDir string
+	// Files are the sessions' files beneath StateDir (spills, job logs)
+	// with their quota; the worker makes them so its reaper can delete an
+	// ended session's. Nil: the tools make their own from StateDir and
+	// Shell.SessionQuotaBytes.
+	Files *SessionFiles
 	// ConfigDir is the worker's own configuration directory (--config:
 	// mcp.json, permissions.json, trusted.json). Like StateDir it is
 	// hidden inside every sandbox, so no command reads the worker's rules
@@ -46,7 +51,11 @@ func Builtin(cfg Config) []Tool {
 	}
 	shell := NewShell(cfg.Shell)
 	shell.jobs = jobs
-	shell.state = newStateDir(cfg.StateDir)
+	if cfg.Files != nil {
+		shell.state = cfg.Files.d
+	} else {
+		shell.state = NewSessionFiles(cfg.StateDir, shell.cfg.SessionQuotaBytes).d
+	}
 	shell.stateDir = cfg.StateDir
 	shell.configDir = cfg.ConfigDir
 	ts := []Tool{

@@ -48,6 +48,7 @@ func NewJobs() *Jobs {
 // job is one background command.
 type job struct {
 	id, session, command string
+	run                  string // the workflow run that started it (Env.Run)
 	// log is where the job's output goes: sessions/<session>/jobs/<id>
 	// in the state directory, outside the workspace, kept after the job
 	// ends; job_output reads it by session and job id only.
@@ -72,19 +73,31 @@ type job struct {
 // startJob runs launch for the session's job id unless that job exists
 // already, in which case its original start result is returned: an
 // activity retried after the job started must not start a second process.
-// launch opens the log and starts the command (Shell.runBackground).
-func (j *Jobs) startJob(session, id string, launch func() (*job, Result, error)) (Result, error) {
+// launch opens the log and starts the command (Shell.runBackground). A
+// session already running maxJobs jobs (> 0) is refused a new one: each
+// holds processes, a sandbox's memory and a log on the worker.
+func (j *Jobs) startJob(session, id string, maxJobs int, launch func() (*job, Result, error)) (Result, error) {
 	j.startMu.Lock()
 	defer j.startMu.Unlock()
 	j.mu.Lock()
 	closed := j.closed
 	existing := j.find(session, id)
+	var running []string
+	for _, jb := range j.bySess[session] {
+		if jb.running() {
+			running = append(running, jb.id)
+		}
+	}
 	j.mu.Unlock()
 	switch {
 	case existing != nil:
 		return existing.started, nil
 	case closed:
 		return Result{}, ErrJobsClosed
+	case maxJobs > 0 && len(running) >= maxJobs:
+		return Errorf("background job refused: this session already runs %d background jobs, the most one session may on this worker (--max-jobs). "+
+			"Stop one it no longer needs with job_kill {\"id\": %q} (running: %s), or wait for one to end, then start this again.",
+			len(running), running[0], strings.Join(running, ", ")), nil
 	}
 	jb, res, err := launch()
 	if err != nil || jb == nil {
@@ -136,6 +149,61 @@ func (j *Jobs) list(session string) []*job {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return append([]*job(nil), j.bySess[session]...)
+}
+
+// JobRun is a session and the run of its workflow that started jobs.
+type JobRun struct{ Session, Run string }
+
+// Runs returns the runs that have running jobs here, sorted: the
+// worker's reaper asks Temporal whether each is still running.
+func (j *Jobs) Runs() []JobRun {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	seen := map[JobRun]bool{}
+	var out []JobRun
+	for s, js := range j.bySess {
+		for _, jb := range js {
+			if r := (JobRun{s, jb.run}); jb.running() && !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].Session != out[b].Session {
+			return out[a].Session < out[b].Session
+		}
+		return out[a].Run < out[b].Run
+	})
+	return out
+}
+
+// KillRun stops the jobs one run of the session started (all of the
+// session's when run is ""), as KillSession does, for a run that ended
+// without the session ending the jobs itself: terminated, timed out,
+// reset. It returns the ids of the jobs it stopped.
+func (j *Jobs) KillRun(session, run string) []string {
+	if run == "" {
+		return j.KillSession(session)
+	}
+	j.startMu.Lock()
+	j.mu.Lock()
+	var kill, keep []*job
+	for _, jb := range j.bySess[session] {
+		if jb.run == run {
+			kill = append(kill, jb)
+		} else {
+			keep = append(keep, jb)
+		}
+	}
+	if len(keep) == 0 {
+		delete(j.bySess, session)
+	} else {
+		j.bySess[session] = keep
+	}
+	j.mu.Unlock()
+	j.startMu.Unlock()
+	return killJobs(kill, killBySession)
 }
 
 // KillSession stops every running job of the session (SIGTERM to its

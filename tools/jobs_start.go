@@ -19,7 +19,7 @@ func (s *Shell) runBackground(env Env, p ShellParams, dir string, sb *sandbox) (
 	if s.jobs == nil {
 		return Result{}, errors.New("tool shell: background jobs need a job manager (tools.Config.Jobs)")
 	}
-	return s.jobs.startJob(env.Session, env.JobID, func() (*job, Result, error) {
+	return s.jobs.startJob(env.Session, env.JobID, s.cfg.MaxJobs, func() (*job, Result, error) {
 		// In the state directory, never the workspace: a command cannot
 		// plant a symlink there to make the worker write elsewhere.
 		log, err := s.state.sessionFile(env.Session, stateJobLogDir, env.JobID+".log")
@@ -47,13 +47,14 @@ func (s *Shell) runBackground(env Env, p ShellParams, dir string, sb *sandbox) (
 			return nil, res, err
 		}
 		jb := &job{
-			id: env.JobID, session: env.Session, command: p.Command,
+			id: env.JobID, session: env.Session, run: env.Run, command: p.Command,
 			log: log, sandboxed: sb != nil,
 			began: pr.began, done: make(chan struct{}),
 		}
 		// Copying starts before group: a sandbox that fails to set up
 		// writes its complaint to the output and must not block on it.
-		jb.output = copyJobLog(f, r, s.cfg.MaxSpillBytes)
+		take := func(n int64) int64 { return s.state.take(env.Session, n) }
+		jb.output = copyJobLog(f, r, s.cfg.MaxSpillBytes, take, s.state.quotaNote())
 		jb.pgid = pr.group()
 		go func() {
 			jb.watch(pr.cmd, r)

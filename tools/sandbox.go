@@ -392,6 +392,8 @@ type sandboxRun struct {
 	// before the command starts (the network is attached meanwhile).
 	infoFD, blockFD int
 	argv            []string
+	// tmpBytes is the size of the private /tmp; 0 is DefaultTmpBytes.
+	tmpBytes int64
 }
 
 // mount is one file system change on top of the read-only root.
@@ -399,7 +401,17 @@ type mount struct {
 	flag string // --tmpfs, --bind or --ro-bind
 	path string
 	src  string // what is bound at path; "" is path itself
+	size int64  // of a tmpfs, in bytes
 }
+
+// Sizes of the hidden directories' tmpfs mounts (held in the host's
+// memory while a command runs): the home gets room for the dot files and
+// caches tools write there; the others are only hidden, nothing needs to
+// write into them.
+const (
+	sandboxHomeBytes   = 64 << 20
+	sandboxHiddenBytes = 1 << 20
+)
 
 // args returns bwrap's arguments for r. Every mount, and why:
 //
@@ -409,7 +421,9 @@ type mount struct {
 //     /dev/shm, and /proc shows only the sandbox's processes (not the
 //     worker's /proc/PID/environ, which holds its keys).
 //   - /tmp, the home, the runtime directory, socketDirs and the worker's
-//     state and config directories (r.hide): an empty tmpfs each. A private /tmp whose files vanish with the command, an
+//     state and config directories (r.hide): an empty tmpfs each, sized
+//     (/tmp ShellConfig.TmpBytes, the home sandboxHomeBytes, the others
+//     sandboxHiddenBytes). A private /tmp whose files vanish with the command, an
 //     empty home (no dot files, ~/.ssh, cloud or git credentials), and no
 //     host unix sockets; sockets the probe found elsewhere have /dev/null
 //     bound over them.
@@ -446,9 +460,18 @@ func (sb *sandbox) args(r sandboxRun) []string {
 	if r.blockFD >= 0 {
 		args = append(args, "--block-fd", fmt.Sprint(r.blockFD))
 	}
-	mounts := []mount{{flag: "--tmpfs", path: "/tmp"}}
+	tmp := r.tmpBytes
+	if tmp <= 0 {
+		tmp = DefaultTmpBytes
+	}
+	mounts := []mount{{flag: "--tmpfs", path: "/tmp", size: tmp}}
+	home := realDir(sb.home)
 	for _, h := range append(slices.Clone(sb.hide), r.hide...) {
-		mounts = append(mounts, mount{flag: "--tmpfs", path: h})
+		size := int64(sandboxHiddenBytes)
+		if h == home || h == sb.home {
+			size = sandboxHomeBytes
+		}
+		mounts = append(mounts, mount{flag: "--tmpfs", path: h, size: size})
 	}
 	for _, s := range r.sockets {
 		mounts = append(mounts, mount{flag: "--ro-bind", path: s, src: "/dev/null"})
@@ -488,7 +511,9 @@ func (sb *sandbox) args(r sandboxRun) []string {
 	for _, m := range mounts {
 		switch {
 		case m.flag == "--tmpfs":
-			args = append(args, m.flag, m.path)
+			// Sized: an unbounded tmpfs is host memory a command can
+			// fill, charged to no process.
+			args = append(args, "--size", fmt.Sprint(m.size), m.flag, m.path)
 		case m.src != "":
 			args = append(args, m.flag, m.src, m.path)
 		default:

@@ -202,6 +202,7 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxS
 		root: spec.Root, dir: spec.Dir, readOnly: spec.ReadOnly, network: network,
 		goCache: goCache, sockets: liveSockets(sb.sockets), protect: controlFiles(spec.Root),
 		hide: dirs.hidden(), gitDirs: checkoutGitDirs(dirs.state, spec.Root), infoFD: 3, blockFD: blockFD, argv: spec.Argv,
+		tmpBytes: cfg.TmpBytes,
 	}
 	x.cmd = exec.Command(sb.bwrap, sb.args(run)...)
 	x.cmd.ExtraFiles = extra

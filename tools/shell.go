@@ -21,6 +21,14 @@ const ShellName = "shell"
 // between SIGTERM and SIGKILL, how often progress is reported, and how long
 // output is drained after the group is dead (a child that escaped into its
 // own session could hold the pipe open forever).
+// Bounds of what one session may hold on a worker at once (ShellConfig).
+const (
+	// DefaultMaxJobs is how many background jobs a session may run.
+	DefaultMaxJobs = 8
+	// DefaultTmpBytes is the size of a sandboxed command's /tmp.
+	DefaultTmpBytes = 512 << 20
+)
+
 const (
 	shellKillGrace    = 2 * time.Second
 	shellHeartbeat    = time.Second
@@ -56,18 +64,31 @@ type ShellConfig struct {
 	// when the model's copy is cut; past it the output is discarded.
 	// Zero is DefaultMaxSpillBytes.
 	MaxSpillBytes int64
+	// SessionQuotaBytes bounds one session's spilled output and job logs
+	// together (see SessionFiles); zero is DefaultSessionQuotaBytes.
+	SessionQuotaBytes int64
+	// MaxJobs is how many background jobs one session may run at once on
+	// a worker; zero is DefaultMaxJobs.
+	MaxJobs int
+	// TmpBytes is the size of a sandboxed command's private /tmp (a tmpfs,
+	// held in the host's memory while the command runs); zero is
+	// DefaultTmpBytes.
+	TmpBytes int64
 }
 
 // DefaultShellConfig returns the defaults: long enough for a test suite,
 // short enough that a hung command does not stall a session for long.
 func DefaultShellConfig() ShellConfig {
 	return ShellConfig{
-		DefaultTimeout: 2 * time.Minute,
-		MaxTimeout:     10 * time.Minute,
-		OutputLimit:    30000,
-		SecretPatterns: []string{"*_KEY", "*_TOKEN", "*_SECRET", "*PASSWORD*"},
-		Sandbox:        SandboxAuto,
-		MaxSpillBytes:  DefaultMaxSpillBytes,
+		DefaultTimeout:    2 * time.Minute,
+		MaxTimeout:        10 * time.Minute,
+		OutputLimit:       30000,
+		SecretPatterns:    []string{"*_KEY", "*_TOKEN", "*_SECRET", "*PASSWORD*"},
+		Sandbox:           SandboxAuto,
+		MaxSpillBytes:     DefaultMaxSpillBytes,
+		SessionQuotaBytes: DefaultSessionQuotaBytes,
+		MaxJobs:           DefaultMaxJobs,
+		TmpBytes:          DefaultTmpBytes,
 	}
 }
 
@@ -126,7 +147,16 @@ func NewShell(cfg ShellConfig) *Shell {
 	if cfg.MaxSpillBytes <= 0 {
 		cfg.MaxSpillBytes = d.MaxSpillBytes
 	}
-	return &Shell{cfg: cfg, state: newStateDir("")}
+	if cfg.SessionQuotaBytes <= 0 {
+		cfg.SessionQuotaBytes = d.SessionQuotaBytes
+	}
+	if cfg.MaxJobs <= 0 {
+		cfg.MaxJobs = d.MaxJobs
+	}
+	if cfg.TmpBytes <= 0 {
+		cfg.TmpBytes = d.TmpBytes
+	}
+	return &Shell{cfg: cfg, state: NewSessionFiles("", cfg.SessionQuotaBytes).d}
 }
 
 // Spec describes the shell tool.

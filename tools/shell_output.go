@@ -33,6 +33,9 @@ type spill struct {
 	written int64 // bytes in the file
 	total   int64 // bytes the command printed
 	err     error // the first failure to make or write the file
+	// quotaCut: the session's quota (SessionFiles) ran out before the
+	// output did.
+	quotaCut bool
 }
 
 func newSpill(state *stateDir, session string, limit int, max int64) *spill {
@@ -69,6 +72,12 @@ func (s *spill) Write(p []byte) {
 	if int64(len(p)) > room {
 		p = p[:room]
 	}
+	if g := s.state.take(s.session, int64(len(p))); g < int64(len(p)) {
+		p, s.quotaCut = p[:g], true
+	}
+	if len(p) == 0 {
+		return
+	}
 	n, err := s.f.Write(p)
 	s.written += int64(n)
 	if err != nil {
@@ -98,7 +107,11 @@ func (s *spill) close(truncated bool) string {
 	if truncated && s.f == nil && s.err == nil && len(s.pending) > 0 {
 		// Cut by a hair less than limit (an odd limit): save what is held.
 		if s.f, s.path, s.err = s.create(); s.err == nil {
-			n, err := s.f.Write(s.pending[:min(int64(len(s.pending)), s.max)])
+			p := s.pending[:min(int64(len(s.pending)), s.max)]
+			if g := s.state.take(s.session, int64(len(p))); g < int64(len(p)) {
+				p, s.quotaCut = p[:g], true
+			}
+			n, err := s.f.Write(p)
 			s.written, s.err = int64(n), err
 		}
 	}
@@ -116,6 +129,11 @@ func (s *spill) close(truncated bool) string {
 		return fmt.Sprintf("[full output not saved: %v]\n", s.err)
 	case s.f == nil:
 		return ""
+	case s.quotaCut && s.written == 0:
+		_ = os.Remove(s.path)
+		return fmt.Sprintf("[%s; nothing of this command's full output (%d bytes) was saved]\n", s.state.quotaNote(), s.total)
+	case s.quotaCut:
+		return fmt.Sprintf("[%s; the command printed %d bytes, the first %d are saved to %s, %s]\n", s.state.quotaNote(), s.total, s.written, s.path, where)
 	case s.err != nil:
 		return fmt.Sprintf("[full output partly saved (%d bytes) to %s: %v]\n", s.written, s.path, s.err)
 	case s.written < s.total:

@@ -29,6 +29,9 @@ type stateDir struct {
 	path string
 	root *os.Root
 	err  error
+
+	// quota bounds what each session's files take together.
+	quota quota
 }
 
 // newStateDir returns the state directory dir, opened on first use.
@@ -86,6 +89,7 @@ func (d *stateDir) sessionFile(session, kind, name string) (stateFile, error) {
 	if err := root.MkdirAll(dir, 0o700); err != nil {
 		return stateFile{}, fmt.Errorf("create %s: %w", filepath.Join(path, dir), err)
 	}
+	writeSessionID(root, filepath.Dir(dir), session)
 	rel := filepath.Join(dir, fileSafe(name))
 	return stateFile{root: root, rel: rel, abs: filepath.Join(path, rel)}, nil
 }

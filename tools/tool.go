@@ -166,6 +166,11 @@ type Env struct {
 	// Session is the id of the session (workflow) the call belongs to:
 	// background jobs are the session's, and listed and killed by it.
 	Session string
+	// Run is the run of the session's workflow the call belongs to (a
+	// session continues as new into further runs): a background job keeps
+	// it, so a job of a run that ended without its session (reset) dies
+	// too. "" outside Temporal.
+	Run string
 	// JobID names the background job a `shell` call with background: true
 	// starts; the session assigns it so it is the same on every replay.
 	JobID string

@@ -75,6 +75,8 @@ type Main struct {
 	// checkouts bounds the disk sessions' checkouts take.
 	checkouts checkoutLimit
 	bundles   checkpointBundles
+	// bounds bound what one session holds here (bounds.go).
+	bounds bounds
 }
 
 // ParseFlags reads flags, falling back to the environment (getenv) and
@@ -87,6 +89,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	m.Notify.bind(fs, getenv)
 	m.checkouts.bind(fs, getenv)
 	m.bundles.bind(fs, getenv)
+	m.bounds.bind(fs, getenv)
 	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
 	fs.StringVar(&m.Workspace, "workspace", or(getenv("LONGRUN_WORKSPACE"), "."), "workspace root every tool is confined to (env LONGRUN_WORKSPACE)")
 	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
@@ -165,6 +168,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 		return nil, err
 	}
 	if err := m.bundles.parse(); err != nil {
+		return nil, err
+	}
+	if err := m.bounds.parse(&m.Tools.Shell); err != nil {
 		return nil, err
 	}
 	if m.Guardian.Timeout <= 0 {
@@ -290,6 +296,10 @@ func (m *Main) Run() error {
 	jobs := tools.NewJobs()
 	defer jobs.Close()
 	m.Tools.Jobs = jobs
+	m.Tools.Files = tools.NewSessionFiles(m.StateDir, m.Tools.Shell.SessionQuotaBytes)
+	reapCtx, stopReaper := context.WithCancel(context.Background())
+	defer stopReaper()
+	go (&reaper{temporal: c, jobs: jobs, files: m.Tools.Files, every: m.bounds.reapEvery, logger: logger}).run(reapCtx)
 	languageServers, err := openLSP(m.ConfigDir, logger)
 	if err != nil {
 		return err

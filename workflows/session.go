@@ -50,6 +50,7 @@ type driver struct {
 	runStartTurn int // s.Turn when this run started
 
 	subagentsRunning int                          // task calls running now
+	childGrants      session.Grant                // budgets granted to the children running now
 	children         map[string]bool              // sub-agents running now, by session id: only they report waiting calls
 	childPending     map[string][]PendingApproval // children's waiting calls, by child session id
 	toldParent       string                       // the waiting call ids last sent to the parent

@@ -80,6 +80,14 @@ func (taskTool) answer(ctx workflow.Context, s *driver, cs *callState) (tools.Re
 	if err := workflow.Await(ctx, func() bool { return s.subagentsRunning < MaxConcurrentSubagent }); err != nil {
 		return tools.Result{}, err
 	}
+	// The child spends from this session's budgets: it gets what is left
+	// of them, and what it used is added to this session's usage.
+	grant, refusal := s.limits.ChildGrant(s.Usage, s.childGrants)
+	if refusal != "" {
+		return tools.Errorf("task refused: %s; finish without sub-agents", refusal), nil
+	}
+	s.childGrants = s.childGrants.Add(grant)
+	defer func() { s.childGrants = s.childGrants.Sub(grant) }()
 	s.Subagents++
 	s.subagentsRunning++
 	defer func() { s.subagentsRunning-- }()
@@ -88,11 +96,14 @@ func (taskTool) answer(ctx workflow.Context, s *driver, cs *callState) (tools.Re
 		s.children = map[string]bool{}
 	}
 	s.children[id] = true // it may report waiting calls now
-	res, err := s.childSession(ctx, id, s.childInput(cs, p),
+	in := s.childInput(cs, p)
+	in.TokenBudget, in.CostBudgetUSD = grant.Tokens, grant.CostUSD
+	res, err := s.childSession(ctx, id, in,
 		"sub-agent: "+truncate(p.Description, 80),
 		fmt.Sprintf("Sub-agent of `%s` (call `%s`), profile %s.\n\n%s", s.workflowID, cs.call.ID, p.Profile, truncate(p.Prompt, 2000)))
 	delete(s.children, id)
 	delete(s.childPending, id)
+	s.Usage = s.Usage.Add(res.Usage) // its children's usage is in it
 	s.afterChild(res)
 	if err != nil {
 		return tools.Result{}, err
