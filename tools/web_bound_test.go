@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -11,13 +12,37 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// allocPerByte is the documented bound on the conversion (docs/notes-hmisc.md,
-// web_fetch.md): a fetch allocates at most this many bytes in total per
-// byte of page read, plus allocSlack, whatever the markup.
+// The documented bounds on a fetch (docs/notes-hmisc.md, web_fetch.md),
+// whatever the markup: it allocates at most allocPerByte bytes in total
+// per byte of page read, and its live heap peaks below heapPerByte bytes
+// per byte, each plus slack. Both are linear in the page, which the
+// worker's --web-max-bytes caps.
 const (
-	allocPerByte = 200
-	allocSlack   = 64 << 20
+	allocPerByte = 300
+	heapPerByte  = 150
+	slack        = 64 << 20
 )
+
+// peakHeap samples the live heap until stop is closed and returns its
+// peak; runtime/metrics reads it without stopping the world.
+func peakHeap(stop <-chan struct{}) <-chan uint64 {
+	out := make(chan uint64, 1)
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var peak uint64
+		for {
+			metrics.Read(s)
+			peak = max(peak, s[0].Value.Uint64())
+			select {
+			case <-stop:
+				out <- peak
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	return out
+}
 
 // TestWebFetchConversionBombs (issue 28, must show 4): pages whose markup
 // multiplies the Markdown (colspan/rowspan grids, nested tables, padded
@@ -45,6 +70,9 @@ func TestWebFetchConversionBombs(t *testing.T) {
 		{"too many cells", "<table>" + strings.Repeat("<tr>"+strings.Repeat("<td>1</td>", 100)+"</tr>", 600) + "</table>", []string{"1 tables (nested in a table, or past 50000 cells in all) are shown as text."}, false},
 		{"quotes 300 deep, 400,000 lines", strings.Repeat("<blockquote>", 300) + strings.Repeat("a<br>", 400_000), []string{"294 lists or quotes nested more than 6 deep are shown flat."}, false},
 		{"lists 150 deep, 400,000 lines", strings.Repeat("<ul><li>", 150) + strings.Repeat("a<br>", 400_000), []string{"144 lists or quotes nested more than 6 deep are shown flat."}, false},
+		{"dense paragraphs", strings.Repeat("<p>a", 500_000), nil, false},
+		{"dense line breaks", strings.Repeat("<br>", 500_000), nil, false},
+		{"dense list items", "<ul>" + strings.Repeat("<li>a", 400_000), nil, false},
 		{"divs 5,000 deep", strings.Repeat("<div>", 5000) + "x", nil, true},
 		{"long links", strings.Repeat(`<a href="x">y</a>`, 200_000), []string{"The page was cut: its Markdown would pass 8388608 bytes"}, false},
 	}
@@ -59,16 +87,20 @@ func TestWebFetchConversionBombs(t *testing.T) {
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
+			stop := make(chan struct{})
+			peak := peakHeap(stop)
 			start := time.Now()
 			res := fetch(t, cfg, srv.URL+"/"+strings.Repeat("p", 1000), 0)
 			took := time.Since(start)
+			close(stop)
 			runtime.ReadMemStats(&after)
-			alloc := after.TotalAlloc - before.TotalAlloc
-			bound := uint64(allocPerByte*len(tt.page) + allocSlack)
-			t.Logf("%d bytes of page: %s, %d MiB allocated (bound %d MiB), heap %d MiB after; %d bytes of result",
-				len(tt.page), took.Round(time.Millisecond), alloc>>20, bound>>20, after.HeapAlloc>>20, len(res.Content))
+			alloc, live := after.TotalAlloc-before.TotalAlloc, <-peak-before.HeapAlloc
+			allocBound, heapBound := uint64(allocPerByte*len(tt.page)+slack), uint64(heapPerByte*len(tt.page)+slack)
+			t.Logf("%d bytes of page: %s, %d MiB allocated (bound %d MiB), live heap peaked %d MiB above the start (bound %d MiB); %d bytes of result",
+				len(tt.page), took.Round(time.Millisecond), alloc>>20, allocBound>>20, live>>20, heapBound>>20, len(res.Content))
 			require.Less(t, took, timeout, "the call ends within --web-timeout")
-			require.LessOrEqual(t, alloc, bound, "allocation within %d bytes per page byte + %d MiB", allocPerByte, allocSlack>>20)
+			require.LessOrEqual(t, alloc, allocBound, "allocation within %d bytes per page byte + %d MiB", allocPerByte, slack>>20)
+			require.LessOrEqual(t, live, heapBound, "live heap within %d bytes per page byte + %d MiB", heapPerByte, slack>>20)
 			require.Equal(t, tt.isError, res.IsError, res.Content[:min(len(res.Content), 500)])
 			for _, n := range tt.notes {
 				require.Contains(t, res.Content, n)
