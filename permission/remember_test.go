@@ -177,3 +177,19 @@ func TestTypedPatternStaysAGlob(t *testing.T) {
 	require.NoError(t, e.Remember(Remembered(Call{Tool: ShellTool, Subject: "go test ./a"}, "go test *")))
 	require.Equal(t, Allow, e.Decide(Call{Tool: ShellTool, Subject: "go test -run TestY ./pkg"}).Action)
 }
+
+// FuzzLiteral: whatever the text, its literal matches it, reads back as
+// it, and matches nothing one character longer.
+func FuzzLiteral(f *testing.F) {
+	for _, s := range []string{"", "**", `a\*b?`, "go test ./... -run TestX*", `\\`, "é*"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p := Literal(s)
+		require.True(t, matchWildcard(p, s))
+		require.False(t, matchWildcard(p, s+"x"))
+		lit, ok := literalText(p)
+		require.True(t, ok)
+		require.Equal(t, string([]rune(s)), lit)
+	})
+}
