@@ -414,7 +414,7 @@ func (e *Engine) Visible(tool string, readOnly bool) bool {
 				continue
 			}
 			switch {
-			case matchesEverything(r.Pattern, shell):
+			case !r.Exact && matchesEverything(r.Pattern, shell): // an exact rule is one line
 				if r.Action == Deny && e.profile == ProfileAuto {
 					return false // nothing outranks a denial in auto
 				}

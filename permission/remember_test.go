@@ -166,6 +166,12 @@ func TestExactRuleIsForAShellLine(t *testing.T) {
 	require.ErrorIs(t, e.Remember(Rule{Tool: "*", Pattern: "ls", Exact: true, Action: Allow}), ErrBadRule)
 	_, err = New(Config{Layers: []Layer{{Name: LayerSession, Rules: []Rule{{Tool: "write", Pattern: "a", Exact: true, Action: Allow}}}}})
 	require.ErrorIs(t, err, ErrBadRule)
+	// An exact rule written as "*" is the line "*", not every command:
+	// it neither hides the shell tool nor denies anything else.
+	e, err = New(Config{Layers: []Layer{{Name: LayerSession, Rules: []Rule{{Tool: ShellTool, Pattern: "*", Exact: true, Action: Deny}}}}})
+	require.NoError(t, err)
+	require.True(t, e.Visible(ShellTool, false))
+	require.Equal(t, Ask, e.Decide(Call{Tool: ShellTool, Subject: "touch x"}).Action)
 }
 
 // TestTypedPatternStaysAGlob: a pattern the person typed keeps its
