@@ -163,3 +163,34 @@ func TestApplyCopyNeverWritesThroughALink(t *testing.T) {
 		}
 	})
 }
+
+// TestApplyRefusesUnstagedChanges: as git apply --3way did, a file the
+// patch changes must match the person's index, even when the merge would
+// be clean; the checkout is left as it was.
+func TestApplyRefusesUnstagedChanges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := newRepo(t)
+	lines := "1\n2\n3\n4\n5\n6\n7\n8\n"
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "n.txt"), []byte(lines), 0o644))
+	_, err := Commit(ctx, repo, "n")
+	require.NoError(t, err)
+	in, err := Create(ctx, repo, t.TempDir(), "s", "")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(in.Dir, "n.txt"), []byte("one\n2\n3\n4\n5\n6\n7\n8\n"), 0o644))
+	d, err := Diff(ctx, in)
+	require.NoError(t, err)
+	person := "1\n2\n3\n4\n5\n6\n7\neight\n"
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "n.txt"), []byte(person), 0o644))
+	err = Apply(ctx, repo, d)
+	require.ErrorIs(t, err, ErrConflict)
+	require.ErrorContains(t, err, "not staged in "+repo+": n.txt")
+	b, _ := os.ReadFile(filepath.Join(repo, "n.txt"))
+	require.Equal(t, person, string(b))
+
+	_, err = git(ctx, repo, nil, "add", "n.txt")
+	require.NoError(t, err)
+	require.NoError(t, Apply(ctx, repo, d), "staged, the same change merges")
+	b, _ = os.ReadFile(filepath.Join(repo, "n.txt"))
+	require.Equal(t, "one\n2\n3\n4\n5\n6\n7\neight\n", string(b))
+}

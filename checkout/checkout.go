@@ -283,22 +283,33 @@ func writeMerged(ctx context.Context, root *applyRoot, top string, env []string,
 	if len(paths) == 0 {
 		return nil
 	}
-	literal := []string{"GIT_LITERAL_PATHSPECS=1"}
-	dirty, err := run(ctx, top, literal, "", append([]string{"diff", "--name-only", "-z", "--"}, paths...)...)
+	// Whole-tree listings filtered here: a pathspec per changed file
+	// could pass the argument limit.
+	touched := map[string]bool{}
+	for _, p := range paths {
+		touched[p] = true
+	}
+	dirty, err := run(ctx, top, nil, "", "diff", "--name-only", "-z")
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
-	if d := strings.Trim(dirty, "\x00"); d != "" {
-		return fmt.Errorf("%w: not staged in %s: %s (git apply --3way needs the files it changes to match the index)", ErrConflict, top, strings.ReplaceAll(d, "\x00", ", "))
+	var unstaged []string
+	for _, p := range strings.Split(dirty, "\x00") {
+		if touched[p] {
+			unstaged = append(unstaged, p)
+		}
 	}
-	entries, err := run(ctx, top, append(literal, env...), "", append([]string{"ls-files", "-s", "-z", "--"}, paths...)...)
+	if len(unstaged) > 0 {
+		return fmt.Errorf("%w: not staged in %s: %s (git apply --3way needs the files it changes to match the index)", ErrConflict, top, strings.Join(unstaged, ", "))
+	}
+	entries, err := run(ctx, top, env, "", "ls-files", "-s", "-z")
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
 	merged := map[string][2]string{} // path -> mode, blob
 	for _, rec := range strings.Split(entries, "\x00") {
 		meta, p, ok := strings.Cut(rec, "\t")
-		if f := strings.Fields(meta); ok && len(f) == 3 && f[2] == "0" {
+		if f := strings.Fields(meta); ok && touched[p] && len(f) == 3 && f[2] == "0" {
 			merged[p] = [2]string{f[0], f[1]}
 		}
 	}
