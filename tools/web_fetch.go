@@ -249,6 +249,10 @@ func toText(ctx context.Context, kind string, body []byte, contentType string, f
 	}
 	doc, err := html.Parse(r)
 	if err != nil {
+		if strings.Contains(err.Error(), "open stack of elements") {
+			// x/net/html's own bound: nesting past 512 elements.
+			return "", nil, fmt.Errorf("the page nests elements more than 512 deep, which web_fetch does not convert (%w)", err)
+		}
 		return "", nil, err
 	}
 	title := pageTitle(doc) // before the conversion drops <head>
@@ -269,7 +273,7 @@ func toText(ctx context.Context, kind string, body []byte, contentType string, f
 	if title != "" && !strings.HasPrefix(text, "# ") {
 		text = "# " + title + "\n\n" + text
 	}
-	if len(text) > budget { // the estimate errs high; this is the backstop
+	if len(text) > budget { // the estimate fell short: the backstop
 		cut := budget
 		for cut > 0 && !utf8.RuneStart(text[cut]) {
 			cut--
