@@ -204,14 +204,34 @@ func Diff(ctx context.Context, in Info) (string, error) {
 // as it is now.
 var ErrConflict = errors.New("the session's changes conflict with the checkout")
 
-// Apply applies patch to the checkout at dir with git apply --3way. It
-// first does the whole merge on a copy of dir's index holding its working
-// tree as it is now (untracked files too), and refuses with ErrConflict,
-// the checkout untouched, when a file would be left with conflicts; only a
-// clean merge then touches dir.
+// Apply applies patch to the checkout at dir as git apply --3way would.
+// It first does the whole merge on a copy of dir's index holding its
+// working tree as it is now (untracked files too), and refuses with
+// ErrConflict, the checkout untouched, when a file would be left with
+// conflicts; only a clean merge then touches dir, and it writes the
+// merged files itself, beneath the checkout (writeMerged): a symbolic
+// link on a changed file's way is refused with ErrLink, never followed.
 func Apply(ctx context.Context, dir, patch string) error {
 	if strings.TrimSpace(patch) == "" {
 		return nil
+	}
+	top, err := git(ctx, dir, nil, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	paths, err := patchPaths(ctx, top, patch)
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	root, err := openApplyRoot(top)
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	defer root.Close()
+	for _, p := range paths { // before anything else, so the refusal names the link
+		if err := root.checkWay(p); err != nil {
+			return fmt.Errorf("apply: %w", err)
+		}
 	}
 	idx, err := os.CreateTemp("", "longrun-apply-index-")
 	if err != nil {
@@ -234,11 +254,118 @@ func Apply(ctx context.Context, dir, patch string) error {
 	if _, err := addAll(ctx, dir, env); err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
-	if _, err := run(ctx, dir, env, patch, "apply", "--3way", "--cached"); err != nil {
+	if _, err := run(ctx, top, env, patch, "apply", "--3way", "--cached"); err != nil {
 		return fmt.Errorf("%w: %v", ErrConflict, err)
 	}
-	if _, err := gitIn(ctx, dir, patch, "apply", "--3way"); err != nil {
-		return fmt.Errorf("%w: %v", ErrConflict, err)
+	return writeMerged(ctx, root, top, env, paths)
+}
+
+// patchPaths lists the files patch touches, from the checkout's top.
+func patchPaths(ctx context.Context, top, patch string) ([]string, error) {
+	stat, err := gitIn(ctx, top, patch, "apply", "--numstat", "-z")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, rec := range strings.Split(stat, "\x00") {
+		if rec == "" {
+			continue
+		}
+		f := strings.SplitN(rec, "\t", 3)
+		if len(f) != 3 || f[2] == "" {
+			return nil, fmt.Errorf("a patch with renames (%q); it is made without them", rec)
+		}
+		paths = append(paths, f[2])
+	}
+	return paths, nil
+}
+
+// writeMerged brings the merge Apply did in its index (env) to the
+// person's checkout: each file the patch touches is written or removed
+// through os.Root (applyRoot), never by git, so no write follows a link
+// in the checkout; then the person's index gets the same entries, as
+// git apply --3way stages them. Like git apply, it refuses when a file
+// the patch touches has unstaged changes.
+func writeMerged(ctx context.Context, root *applyRoot, top string, env []string, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	// Whole-tree listings filtered here: a pathspec per changed file
+	// could pass the argument limit.
+	touched := map[string]bool{}
+	for _, p := range paths {
+		touched[p] = true
+	}
+	dirty, err := run(ctx, top, nil, "", "diff", "--name-only", "-z")
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	var unstaged []string
+	for _, p := range strings.Split(dirty, "\x00") {
+		if touched[p] {
+			unstaged = append(unstaged, p)
+		}
+	}
+	if len(unstaged) > 0 {
+		return fmt.Errorf("%w: not staged in %s: %s (git apply --3way needs the files it changes to match the index)", ErrConflict, top, strings.Join(unstaged, ", "))
+	}
+	entries, err := run(ctx, top, env, "", "ls-files", "-s", "-z")
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	merged := map[string][2]string{} // path -> mode, blob
+	for _, rec := range strings.Split(entries, "\x00") {
+		meta, p, ok := strings.Cut(rec, "\t")
+		if f := strings.Fields(meta); ok && touched[p] && len(f) == 3 && f[2] == "0" {
+			merged[p] = [2]string{f[0], f[1]}
+		}
+	}
+	for _, p := range paths { // again: the way may have changed during the merge
+		if err := root.checkWay(p); err != nil {
+			return fmt.Errorf("apply: %w", err)
+		}
+	}
+	var index strings.Builder
+	for _, p := range paths { // removals first: a file may become a directory
+		if _, ok := merged[p]; !ok {
+			if err := root.remove(p); err != nil {
+				return fmt.Errorf("apply: %w", err)
+			}
+			fmt.Fprintf(&index, "0 %s\t%s\x00", strings.Repeat("0", 40), p)
+		}
+	}
+	for _, p := range paths {
+		e, ok := merged[p]
+		if !ok {
+			continue
+		}
+		// The file as a checkout writes it (line endings, the person's
+		// filters), as git apply would; a link's blob is its target.
+		args := []string{"cat-file", "--filters", "--path=" + p, e[1]}
+		if e[0] == "120000" {
+			args = []string{"cat-file", "blob", e[1]}
+		}
+		body, err := run(ctx, top, nil, "", args...)
+		if err != nil {
+			return fmt.Errorf("apply: %w", err)
+		}
+		switch e[0] {
+		case "120000":
+			err = root.writeLink(p, body)
+		case "100755":
+			err = root.writeFile(p, strings.NewReader(body), 0o755)
+		case "100644":
+			err = root.writeFile(p, strings.NewReader(body), 0o644)
+		default:
+			err = fmt.Errorf("%s: mode %s (a submodule?) is not applied", p, e[0])
+		}
+		if err != nil {
+			return fmt.Errorf("apply: %w", err)
+		}
+		fmt.Fprintf(&index, "%s %s\t%s\x00", e[0], e[1], p)
+	}
+	if _, err := run(ctx, top, nil, index.String(), "update-index", "-z", "--index-info"); err != nil {
+		return fmt.Errorf("apply: the files are written, staging them failed: %w", err)
 	}
 	return nil
 }

@@ -257,9 +257,17 @@ func ApplyCopy(ctx context.Context, in Info, dest string) ([]string, error) {
 	for i := 0; i+1 < len(recs); i += 2 {
 		changes = append(changes, change{recs[i], recs[i+1]})
 	}
+	root, err := openApplyRoot(dest)
+	if err != nil {
+		return nil, fmt.Errorf("apply copy: %w", err)
+	}
+	defer root.Close()
 	var moved []string
 	for _, c := range changes {
-		if !sameAsBase(filepath.Join(dest, filepath.FromSlash(c.path)), blobs[c.path]) {
+		if err := root.checkWay(c.path); err != nil {
+			return nil, fmt.Errorf("apply copy: %w", err)
+		}
+		if !root.sameAsBase(c.path, blobs[c.path]) {
 			moved = append(moved, c.path)
 		}
 	}
@@ -268,43 +276,49 @@ func ApplyCopy(ctx context.Context, in Info, dest string) ([]string, error) {
 	}
 	var applied []string
 	for _, c := range changes {
-		target := filepath.Join(dest, filepath.FromSlash(c.path))
 		if c.status == "D" {
-			if err := os.Remove(target); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := root.remove(c.path); err != nil {
 				return applied, fmt.Errorf("apply copy: %w", err)
 			}
 			applied = append(applied, c.path)
 			continue
 		}
-		from := filepath.Join(in.Dir, filepath.FromSlash(c.path))
-		info, err := os.Lstat(from)
-		if err != nil {
+		if err := copyIn(root, in.Dir, c.path); err != nil {
 			return applied, fmt.Errorf("apply copy: %w", err)
-		}
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return applied, fmt.Errorf("apply copy: %w", err)
-		}
-		if info.Mode()&fs.ModeSymlink != 0 {
-			link, err := os.Readlink(from)
-			if err != nil {
-				return applied, fmt.Errorf("apply copy: %w", err)
-			}
-			_ = os.Remove(target)
-			if err := os.Symlink(link, target); err != nil {
-				return applied, fmt.Errorf("apply copy: %w", err)
-			}
-		} else if err := copyFile(from, target, info.Mode().Perm()); err != nil {
-			return applied, fmt.Errorf("apply copy %s: %w", c.path, err)
 		}
 		applied = append(applied, c.path)
 	}
 	return applied, nil
 }
 
-// sameAsBase reports whether the file at p is the base's blob (blob ""
-// : the file was not there, and must still not be).
-func sameAsBase(p, blob string) bool {
-	info, err := os.Lstat(p)
+// copyIn writes the session copy's file p (a link as a link) into the
+// person's directory, through its root.
+func copyIn(root *applyRoot, copyDir, p string) error {
+	from := filepath.Join(copyDir, filepath.FromSlash(p))
+	info, err := os.Lstat(from)
+	if err != nil {
+		return err
+	}
+	if info.Mode()&fs.ModeSymlink != 0 {
+		link, err := os.Readlink(from)
+		if err != nil {
+			return err
+		}
+		return root.writeLink(p, link)
+	}
+	f, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return root.writeFile(p, f, info.Mode().Perm())
+}
+
+// sameAsBase reports whether the file at p in the person's directory is
+// the base's blob (blob "": the file was not there, and must still not
+// be). It reads through the root, as apply writes.
+func (a *applyRoot) sameAsBase(p, blob string) bool {
+	info, err := a.root.Lstat(p)
 	if blob == "" {
 		return errors.Is(err, os.ErrNotExist)
 	}
@@ -313,12 +327,12 @@ func sameAsBase(p, blob string) bool {
 	}
 	var b []byte
 	if info.Mode()&fs.ModeSymlink != 0 {
-		l, err := os.Readlink(p)
+		l, err := a.root.Readlink(p)
 		if err != nil {
 			return false
 		}
 		b = []byte(l)
-	} else if b, err = os.ReadFile(p); err != nil {
+	} else if b, err = a.root.ReadFile(p); err != nil {
 		return false
 	}
 	h := sha1.New()

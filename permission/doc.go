@@ -20,7 +20,16 @@
 // without port or trailing dot, and the pattern is a wildcard over it:
 // "go.dev" matches that host only, "*.go.dev" any host under it (not go.dev
 // itself). A web call with no subject (web_search) is matched by rules
-// without a pattern.
+// without a pattern. In every pattern a backslash before *, ? or another
+// backslash makes it literal (`TestX\*` matches the text "TestX*" only);
+// any other backslash is itself. A shell rule with "exact": true matches
+// one whole command line, literally, instead of each command.
+//
+// "Approve and remember" without a pattern typed by the person remembers
+// exactly the call (Remembered): its path or host as a literal, a shell
+// call as an exact rule for its whole command line. Glob characters the
+// model wrote stay literal, so a file named "**" does not become "every
+// file", and "go test ./..." never allows "go test ./... -exec x".
 //
 // Layers are consulted in this order, and a later one wins: defaults (built
 // in), the caller's layers (normally worker, from the worker's configuration

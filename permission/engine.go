@@ -214,6 +214,39 @@ func (e *Engine) subjects(c Call, v shellcmd.Verdict) []string {
 	return v.Commands
 }
 
+// shellLine is a shell call's command line as an Exact rule is compared
+// with it, or "" for other tools.
+func shellLine(c Call) string {
+	if c.Tool != ShellTool || c.Web {
+		return ""
+	}
+	return strings.TrimSpace(c.Subject)
+}
+
+// Remembered is the rule "approve and remember" adds for call c. A pattern
+// the person typed is kept as written, a glob. Without one the rule is the
+// call's exact subject as a literal, every glob character the model wrote
+// escaped: its cleaned path, its host, or for a shell call its whole
+// command line (an Exact rule, so neither a longer command, nor the same
+// command with another redirection, nor a command of it on its own
+// matches). A wider pattern is only ever one a person typed: a file named
+// "**" or a command ending in "TestX*" must not become a rule that allows
+// every later write or "go test -exec ...". A call without a subject (an
+// MCP tool) is remembered as its tool, as before.
+func Remembered(c Call, typed string) Rule {
+	r := Rule{Tool: c.Tool, Pattern: typed, Action: Allow}
+	switch {
+	case typed != "":
+	case c.Web:
+		r.Pattern = Literal(c.Subject)
+	case c.Tool == ShellTool:
+		r.Pattern, r.Exact = Literal(strings.TrimSpace(c.Subject)), true
+	default:
+		r.Pattern = Literal(cleanPath(c.Subject))
+	}
+	return r
+}
+
 // match is the rule that decided one subject.
 type match struct {
 	rule  Rule
@@ -222,12 +255,12 @@ type match struct {
 
 // lastMatch finds the rule that decides one subject: the last matching rule
 // of the last layer that has one.
-func (e *Engine) lastMatch(tool, subject string) (match, bool) {
+func (e *Engine) lastMatch(tool, subject, line string) (match, bool) {
 	var m match
 	found := false
 	for _, l := range e.layers {
 		for _, r := range l.Rules {
-			if ruleMatches(r, tool, subject) {
+			if ruleMatches(r, tool, subject, line) {
 				m, found = match{rule: r, layer: l.Name}, true
 			}
 		}
@@ -237,10 +270,10 @@ func (e *Engine) lastMatch(tool, subject string) (match, bool) {
 
 // anyDeny finds the first deny rule of any layer matching the subject; in
 // auto, denials cannot be outranked.
-func (e *Engine) anyDeny(tool, subject string) (match, bool) {
+func (e *Engine) anyDeny(tool, subject, line string) (match, bool) {
 	for _, l := range e.layers {
 		for _, r := range l.Rules {
-			if r.Action == Deny && ruleMatches(r, tool, subject) {
+			if r.Action == Deny && ruleMatches(r, tool, subject, line) {
 				return match{rule: r, layer: l.Name}, true
 			}
 		}
@@ -249,7 +282,13 @@ func (e *Engine) anyDeny(tool, subject string) (match, bool) {
 }
 
 // ruleMatches reports whether r matches one subject of a call to tool.
-func ruleMatches(r Rule, tool, subject string) bool {
+// line is a shell call's whole command line ("" for other tools), which
+// an Exact rule is compared with instead of each command.
+func ruleMatches(r Rule, tool, subject, line string) bool {
+	if r.Exact {
+		lit, ok := literalText(r.Pattern)
+		return ok && tool == ShellTool && matchWildcard(r.Tool, tool) && line != "" && lit == line
+	}
 	if (r.Tool == DoomLoopTool) != (tool == DoomLoopTool) {
 		return false // doom_loop rules are only ever named exactly
 	}
@@ -279,14 +318,15 @@ func (e *Engine) byRules(c Call, subjects []string, shellReadOnly bool) Decision
 			best = &d
 		}
 	}
+	line := shellLine(c)
 	for _, s := range subjects {
 		if e.profile == ProfileAuto {
-			if m, ok := e.anyDeny(c.Tool, s); ok {
+			if m, ok := e.anyDeny(c.Tool, s, line); ok {
 				keep(ruleDecision(m, c, s, len(subjects) > 1))
 				continue
 			}
 		}
-		if m, ok := e.lastMatch(c.Tool, s); ok {
+		if m, ok := e.lastMatch(c.Tool, s, line); ok {
 			keep(ruleDecision(m, c, s, len(subjects) > 1))
 			continue
 		}
@@ -370,11 +410,11 @@ func (e *Engine) Visible(tool string, readOnly bool) bool {
 	hidden := false
 	for _, l := range e.layers {
 		for _, r := range l.Rules {
-			if !ruleMatches(Rule{Tool: r.Tool, Action: r.Action}, tool, "") {
+			if !ruleMatches(Rule{Tool: r.Tool, Action: r.Action}, tool, "", "") {
 				continue
 			}
 			switch {
-			case matchesEverything(r.Pattern, shell):
+			case !r.Exact && matchesEverything(r.Pattern, shell): // an exact rule is one line
 				if r.Action == Deny && e.profile == ProfileAuto {
 					return false // nothing outranks a denial in auto
 				}
@@ -397,8 +437,9 @@ func (e *Engine) Covers(r Rule, c Call) bool {
 	if c.Tool == ShellTool {
 		v = shellcmd.Analyze(c.Subject)
 	}
+	line := shellLine(c)
 	for _, s := range e.subjects(c, v) {
-		if !ruleMatches(r, c.Tool, s) {
+		if !ruleMatches(r, c.Tool, s, line) {
 			return false
 		}
 	}

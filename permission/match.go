@@ -6,18 +6,20 @@ import (
 )
 
 // matchWildcard reports whether s matches pattern, where * matches any run of
-// characters (slashes and spaces included) and ? exactly one character.
+// characters (slashes and spaces included) and ? exactly one character. A
+// backslash before *, ? or another backslash makes that character literal
+// (Literal writes patterns so); any other backslash is itself literal.
 // It backtracks only to the last star, so it runs in O(len(pattern)*len(s)).
 func matchWildcard(pattern, s string) bool {
-	p, t := []rune(pattern), []rune(s)
+	p, t := compileWildcard(pattern), []rune(s)
 	pi, ti := 0, 0
 	star, mark := -1, 0
 	for ti < len(t) {
 		switch {
-		case pi < len(p) && (p[pi] == '?' || (p[pi] != '*' && p[pi] == t[ti])):
+		case pi < len(p) && (p[pi].kind == tokAny || (p[pi].kind == tokLit && p[pi].r == t[ti])):
 			pi++
 			ti++
-		case pi < len(p) && p[pi] == '*':
+		case pi < len(p) && p[pi].kind == tokStar:
 			star, mark = pi, ti
 			pi++
 		case star >= 0:
@@ -28,10 +30,72 @@ func matchWildcard(pattern, s string) bool {
 			return false
 		}
 	}
-	for pi < len(p) && p[pi] == '*' {
+	for pi < len(p) && p[pi].kind == tokStar {
 		pi++
 	}
 	return pi == len(p)
+}
+
+// token kinds of a compiled wildcard.
+const (
+	tokLit  = iota // one literal rune
+	tokAny         // ?
+	tokStar        // *
+)
+
+type token struct {
+	kind int
+	r    rune
+}
+
+// compileWildcard splits a pattern into literal runes and wildcards,
+// resolving the escapes \*, \? and \\.
+func compileWildcard(pattern string) []token {
+	p := []rune(pattern)
+	out := make([]token, 0, len(p))
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '\\' && i+1 < len(p) && isGlobMeta(p[i+1]):
+			i++
+			out = append(out, token{kind: tokLit, r: p[i]})
+		case c == '*':
+			out = append(out, token{kind: tokStar})
+		case c == '?':
+			out = append(out, token{kind: tokAny})
+		default:
+			out = append(out, token{kind: tokLit, r: c})
+		}
+	}
+	return out
+}
+
+func isGlobMeta(r rune) bool { return r == '*' || r == '?' || r == '\\' }
+
+// Literal returns a pattern that matches s and nothing else: every *, ? and
+// backslash in s is escaped. It is how a remembered approval keeps the text
+// the person saw without letting glob characters the model wrote widen it.
+func Literal(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if isGlobMeta(r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// literalText reports the one text a pattern matches when it has no
+// wildcard, with its escapes resolved.
+func literalText(pattern string) (string, bool) {
+	var b strings.Builder
+	for _, tk := range compileWildcard(pattern) {
+		if tk.kind != tokLit {
+			return "", false
+		}
+		b.WriteRune(tk.r)
+	}
+	return b.String(), true
 }
 
 // matchCommand matches a shell pattern against one command. A pattern ending

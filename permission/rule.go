@@ -37,10 +37,19 @@ type Rule struct {
 	Pattern string `json:"pattern,omitempty"`
 	// Action is allow, ask or deny.
 	Action Action `json:"action"`
+	// Exact, for the shell tool only, makes Pattern (wildcards escaped,
+	// see Literal) match one whole command line and nothing else, not
+	// each command in it: "approve and remember" writes such a rule, so
+	// what runs later unasked is exactly the line a person approved.
+	Exact bool `json:"exact,omitempty"`
 }
 
 // String renders a rule as it appears in decision reasons: shell:"git *".
 func (r Rule) String() string {
+	if r.Exact {
+		lit, _ := literalText(r.Pattern)
+		return r.Tool + ":exactly " + strconv.Quote(lit)
+	}
 	if r.Pattern == "" {
 		return r.Tool
 	}
@@ -113,6 +122,9 @@ func (r Rule) validate() error {
 	}
 	if r.Tool == "" {
 		return fmt.Errorf("rule with action %s: tool is empty, use \"*\" for every tool: %w", r.Action, ErrBadRule)
+	}
+	if r.Exact && (r.Tool != ShellTool || r.Pattern == "") {
+		return fmt.Errorf("rule %s: exact is for a shell command line: tool must be %q and pattern the line: %w", r, ShellTool, ErrBadRule)
 	}
 	return nil
 }

@@ -265,7 +265,7 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 	var pattern string
 	if decision == workflows.DecisionApprove {
 		fs.BoolVar(&remember, "remember", false, "also allow this tool and pattern for the rest of the session")
-		fs.StringVar(&pattern, "pattern", "", "with --remember: the pattern to allow (default: this call's command or path)")
+		fs.StringVar(&pattern, "pattern", "", "with --remember: a wider pattern to allow, a glob such as 'go test *' (default: exactly this call's command line or path, glob characters in it taken literally)")
 	}
 	session, ids, err := sessionArgs(fs, args)
 	if err != nil {

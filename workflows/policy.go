@@ -108,11 +108,8 @@ func (s *driver) editToolsForModel(defs []activities.ToolDef) []activities.ToolD
 func (s *driver) remember(ap Approval, approved []*callState) ([]string, error) {
 	var released []string
 	for _, c := range approved {
-		pattern := ap.Pattern
-		if pattern == "" {
-			pattern = c.perm.Subject
-		}
-		rule := permission.Rule{Tool: c.call.Name, Pattern: pattern, Action: permission.Allow}
+		// The person's typed pattern, else exactly this call (literal).
+		rule := permission.Remembered(c.perm, ap.Pattern)
 		if err := s.engine.Remember(rule); err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -192,4 +193,32 @@ func TestSystemPromptModeInvalid(t *testing.T) {
 	err := h.env.GetWorkflowError()
 	require.ErrorContains(t, err, `system_prompt_mode "prepend": want "append"`)
 	require.Empty(t, h.requests)
+}
+
+// TestRememberWithoutPatternIsExactlyTheCall: "approve and remember"
+// without a typed pattern keeps exactly the approved call. A file named
+// "**" and a command ending in "TestX*" are remembered as literals, so the
+// model's later write elsewhere and its go test -exec still ask (issue 28,
+// finding 4), while the same call again runs unasked.
+func TestRememberWithoutPatternIsExactlyTheCall(t *testing.T) {
+	t.Parallel()
+	hostile := `go test ./... -run TestX -exec "sh -c 'touch pwned'"`
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("star", "write", `{"path":"**","content":"x"}`), call("gt", "shell", `{"command":"go test ./... -run TestX*"}`)),
+		toolReply(call("w2", "write", `{"path":"main.go","content":"x"}`), call("ex", "shell", `{"command":`+strconv.Quote(hostile)+`}`),
+			call("again", "shell", `{"command":"go test ./... -run TestX*"}`), call("star2", "write", `{"path":"**","content":"y"}`)),
+		textReply("ok"),
+	}, nil)
+	h.env.RegisterDelayedCallback(func() {
+		require.ElementsMatch(t, []string{"star", "gt"}, callIDsOf(h.pending(t)))
+		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "star", Decision: DecisionApprove, Remember: RememberSession})
+		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "gt", Decision: DecisionApprove, Remember: RememberSession})
+	}, time.Minute)
+	h.env.RegisterDelayedCallback(func() {
+		require.ElementsMatch(t, []string{"w2", "ex"}, callIDsOf(h.pending(t)), "the remembered literals allow neither")
+		h.env.SignalWorkflow(SignalApproval, Approval{All: true, Decision: DecisionDeny, Feedback: "no"})
+	}, 2*time.Minute)
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
+	require.NoError(t, h.env.GetWorkflowError())
+	require.ElementsMatch(t, []string{"star", "gt", "again", "star2"}, h.ran, "the approved calls ran again unasked, nothing else did")
 }
