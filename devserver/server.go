@@ -9,9 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	uiserver "github.com/temporalio/ui-server/v2/server"
-	uiconfig "github.com/temporalio/ui-server/v2/server/config"
-	uiopts "github.com/temporalio/ui-server/v2/server/server_options"
 	"go.temporal.io/server/common/authorization"
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
@@ -36,18 +33,21 @@ type Options struct {
 	Namespace string
 	LogLevel  string
 	Dynamic   map[string]string // dynamic config key -> JSON value
+	// AllowedHosts are the names, besides loopback ones, the Web UI
+	// answers to (hostcheck): the host it is published under.
+	AllowedHosts []string
 }
 
 // Server is a running Temporal server and, optionally, its Web UI.
 type Server struct {
 	server temporal.Server
-	ui     *uiserver.Server
+	ui     *webUI
 }
 
 // Stop stops the UI and then the server.
 func (s *Server) Stop() {
 	if s.ui != nil {
-		s.ui.Stop()
+		s.ui.stop()
 	}
 	s.server.Stop()
 }
@@ -112,28 +112,15 @@ func Start(o Options) (*Server, error) {
 		return nil, fmt.Errorf("create server: %w", err)
 	}
 
-	var ui *uiserver.Server
+	var ui *webUI
 	if o.UIPort != 0 {
-		ui = uiserver.NewServer(uiopts.WithConfigProvider(&uiconfig.Config{
-			Host:                o.IP,
-			Port:                o.UIPort,
-			TemporalGRPCAddress: net.JoinHostPort(o.IP, strconv.Itoa(o.Port)),
-			EnableUI:            true,
-			CORS:                uiconfig.CORS{CookieInsecure: true},
-			HideLogs:            true,
-			DisableNewsFetch:    true,
-		}))
-		// ui.Start blocks; a failure to bind is fatal for a dev server.
-		go func() {
-			if err := ui.Start(); err != nil {
-				fmt.Fprintln(os.Stderr, "devserver: web UI:", err)
-				os.Exit(1)
-			}
-		}()
+		if ui, err = startWebUI(o); err != nil {
+			return nil, err
+		}
 	}
 	if err := srv.Start(); err != nil {
 		if ui != nil {
-			ui.Stop()
+			ui.stop()
 		}
 		return nil, fmt.Errorf("start server: %w", err)
 	}
