@@ -98,6 +98,7 @@ func (p Policy) Allows(hostHeader string) bool {
 		return false
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
+		ip = ip.Unmap() // [::ffff:127.0.0.1] is 127.0.0.1
 		if ip.Zone() != "" {
 			return false
 		}

@@ -39,6 +39,8 @@ func TestAllows(t *testing.T) {
 		{"127.0.0.1", loop, "127.0.0.1:8082", true},
 		{"another loopback address", loop, "127.1.2.3:8082", true},
 		{"IPv6 loopback", loop, "[::1]:8082", true},
+		{"IPv4-mapped loopback", loop, "[::ffff:127.0.0.1]:8082", true},
+		{"IPv4-mapped LAN address", loop, "[::ffff:192.168.1.5]:8082", false},
 		{"a rebinding name", loop, "rebind.test:8082", false},
 		{"a name ending in localhost", loop, "evil-localhost:8082", false},
 		{"a subdomain of localhost spelled by an attacker", loop, "localhost.evil.com:8082", false},
