@@ -155,10 +155,6 @@ func buildConfig(o Options) (*config.Config, error) {
 		conf.Persistence.DataStores = map[string]config.DataStore{"sqlite": {SQL: sqlConf}}
 	}
 
-	httpPort, err := freePort(o.IP)
-	if err != nil {
-		return nil, err
-	}
 	frontend := net.JoinHostPort(o.IP, strconv.Itoa(o.Port))
 	conf.ClusterMetadata = &cluster.Config{
 		FailoverVersionIncrement: 10,
@@ -169,7 +165,6 @@ func buildConfig(o Options) (*config.Config, error) {
 				Enabled:                true,
 				InitialFailoverVersion: 1,
 				RPCAddress:             frontend,
-				HTTPAddress:            net.JoinHostPort(o.IP, strconv.Itoa(httpPort)),
 				ClusterID:              "4a1c2f0e-8d3b-4e5f-9a7c-6b2d1e0f3a91", // fixed: a dev cluster keeps one id across restarts
 			},
 		},
@@ -181,7 +176,10 @@ func buildConfig(o Options) (*config.Config, error) {
 		svc.RPC.BindOnIP = o.IP
 		if name == "frontend" {
 			svc.RPC.GRPCPort = o.Port
-			svc.RPC.HTTPPort = httpPort
+			// No HTTP API (HTTPPort 0): nothing of Longrun uses it, and
+			// it would be an HTTP service, on a port a rebinding page can
+			// scan for, that answers any Host (hostcheck guards the
+			// Web UI, not the server's own listeners).
 		} else {
 			p, err := freePort(o.IP)
 			if err != nil {
