@@ -6,8 +6,10 @@
 
 FROM golang:1.26 AS build
 WORKDIR /src
-# Modules first, so editing code does not re-download them.
+# Modules first, so editing code does not re-download them. hostcheck is
+# a module of its own that go.mod replaces with its directory.
 COPY go.mod go.sum ./
+COPY hostcheck/go.mod hostcheck/
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod \

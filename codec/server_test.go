@@ -106,3 +106,117 @@ func TestServerRemoteCodec(t *testing.T) {
 		t.Fatalf("got %q, %v", s, err)
 	}
 }
+
+// TestServerWithoutTokenRefusesOtherOrigins: a server that asks no token
+// answers a browser only for the origins it was given (issue 28, finding
+// 5: a page that rebinds its own name to 127.0.0.1 decrypted history).
+// Clients that are not browsers send no Origin and are served.
+func TestServerWithoutTokenRefusesOtherOrigins(t *testing.T) {
+	t.Parallel()
+	const ui = "http://localhost:8233"
+	keys := ring(t, "a")
+	srv := httptest.NewServer(Handler(keys, ServerOptions{Origins: []string{ui}}))
+	defer srv.Close()
+	body := encodedBody(t, keys)
+	for _, tc := range []struct {
+		origin string
+		want   int
+	}{
+		{"", 200},
+		{ui, 200},
+		{"http://rebind.test:8081", 403},
+		{"http://localhost:3000", 403},
+		{"null", 403},
+	} {
+		for _, method := range []string{"POST", "OPTIONS"} {
+			req, _ := http.NewRequest(method, srv.URL+"/decode", strings.NewReader(body))
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			req.Header.Set("Access-Control-Request-Method", "POST")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			want := tc.want
+			if method == "OPTIONS" && want == 200 {
+				want = 204
+				if tc.origin == "" {
+					want = 403 // a preflight names its origin
+				}
+			}
+			if resp.StatusCode != want {
+				t.Fatalf("%s from %q: %d %s, want %d", method, tc.origin, resp.StatusCode, got, want)
+			}
+			if want == 403 && method == "POST" && !strings.Contains(string(got), "--origin") {
+				t.Fatalf("refusal does not say how to allow an origin: %s", got)
+			}
+		}
+	}
+}
+
+// TestServerCapsTheBody: a body over the cap is refused with 413 and a
+// message, whether its length is declared or it is streamed (issue 28,
+// finding 5: a 150 MB body was accepted).
+func TestServerCapsTheBody(t *testing.T) {
+	t.Parallel()
+	keys := ring(t, "a")
+	body := encodedBody(t, keys)
+	srv := httptest.NewServer(Handler(keys, ServerOptions{Token: "t", MaxBody: int64(len(body))}))
+	defer srv.Close()
+	post := func(r io.Reader, length int64) (int, string) {
+		req, _ := http.NewRequest("POST", srv.URL+"/decode", r)
+		req.ContentLength = length
+		req.Header.Set("Authorization", "Bearer t")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		got, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(got)
+	}
+	if st, got := post(strings.NewReader(body), int64(len(body))); st != 200 {
+		t.Fatalf("a body at the cap: %d %s", st, got)
+	}
+	big := body + strings.Repeat(" ", 10)
+	for _, length := range []int64{int64(len(big)), -1 /* chunked: no declared length */} {
+		st, got := post(io.MultiReader(strings.NewReader(big)), length)
+		if st != http.StatusRequestEntityTooLarge || !strings.Contains(got, "--max-body") {
+			t.Fatalf("a body over the cap (length %d): %d %s", length, st, got)
+		}
+	}
+	// The default cap, on an unbounded stream.
+	srv2 := httptest.NewServer(Handler(keys, ServerOptions{Token: "t"}))
+	defer srv2.Close()
+	req, _ := http.NewRequest("POST", srv2.URL+"/decode", io.LimitReader(zeros{}, DefaultMaxBody+1))
+	req.Header.Set("Authorization", "Bearer t")
+	resp, err := http.DefaultClient.Do(req)
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("over the default cap: %d", resp.StatusCode)
+		}
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// encodedBody is a /decode request body: one payload encrypted with keys.
+func encodedBody(t *testing.T, keys *Keys) string {
+	t.Helper()
+	p, _ := converter.GetDefaultDataConverter().ToPayload("hello secret")
+	enc, err := New(keys).Encode([]*commonpb.Payload{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := protojson.Marshal(&commonpb.Payloads{Payloads: enc})
+	return string(b)
+}

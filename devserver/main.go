@@ -52,12 +52,15 @@ func run(args []string) error {
 	fs.StringVar(&o.Postgres, "postgres", "", "keep state in PostgreSQL instead of SQLite: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=...]; visibility goes to DATABASE_visibility; both are created and migrated on start")
 	fs.StringVar(&o.Namespace, "namespace", "default", "namespace to create")
 	fs.StringVar(&o.LogLevel, "log-level", "warn", "server log level: debug, info, warn, error")
+	var allowed hostList
+	fs.Var(&allowed, "allowed-host", "a host name the Web UI answers to besides localhost and loopback addresses, as browsers send it in Host (e.g. temporal.example.com; repeatable): any other is refused, so DNS rebinding cannot reach it")
 	var dyn dynFlags
 	fs.Var(&dyn, "dynamic-config-value", "dynamic config KEY=JSON_VALUE (repeatable), e.g. limit.historyCount.suggestContinueAsNew=40")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	o.Dynamic = dyn
+	o.AllowedHosts = allowed
 	if o.Port == 0 {
 		p, err := freePort(o.IP)
 		if err != nil {
@@ -134,4 +137,14 @@ func (d *dynFlags) Set(v string) error {
 		}
 	}
 	return errors.New("want KEY=JSON_VALUE")
+}
+
+// hostList collects repeated --allowed-host flags.
+type hostList []string
+
+func (l *hostList) String() string { return fmt.Sprint([]string(*l)) }
+
+func (l *hostList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
 }

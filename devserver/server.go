@@ -9,9 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	uiserver "github.com/temporalio/ui-server/v2/server"
-	uiconfig "github.com/temporalio/ui-server/v2/server/config"
-	uiopts "github.com/temporalio/ui-server/v2/server/server_options"
 	"go.temporal.io/server/common/authorization"
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
@@ -36,18 +33,21 @@ type Options struct {
 	Namespace string
 	LogLevel  string
 	Dynamic   map[string]string // dynamic config key -> JSON value
+	// AllowedHosts are the names, besides loopback ones, the Web UI
+	// answers to (hostcheck): the host it is published under.
+	AllowedHosts []string
 }
 
 // Server is a running Temporal server and, optionally, its Web UI.
 type Server struct {
 	server temporal.Server
-	ui     *uiserver.Server
+	ui     *webUI
 }
 
 // Stop stops the UI and then the server.
 func (s *Server) Stop() {
 	if s.ui != nil {
-		s.ui.Stop()
+		s.ui.stop()
 	}
 	s.server.Stop()
 }
@@ -112,28 +112,15 @@ func Start(o Options) (*Server, error) {
 		return nil, fmt.Errorf("create server: %w", err)
 	}
 
-	var ui *uiserver.Server
+	var ui *webUI
 	if o.UIPort != 0 {
-		ui = uiserver.NewServer(uiopts.WithConfigProvider(&uiconfig.Config{
-			Host:                o.IP,
-			Port:                o.UIPort,
-			TemporalGRPCAddress: net.JoinHostPort(o.IP, strconv.Itoa(o.Port)),
-			EnableUI:            true,
-			CORS:                uiconfig.CORS{CookieInsecure: true},
-			HideLogs:            true,
-			DisableNewsFetch:    true,
-		}))
-		// ui.Start blocks; a failure to bind is fatal for a dev server.
-		go func() {
-			if err := ui.Start(); err != nil {
-				fmt.Fprintln(os.Stderr, "devserver: web UI:", err)
-				os.Exit(1)
-			}
-		}()
+		if ui, err = startWebUI(o); err != nil {
+			return nil, err
+		}
 	}
 	if err := srv.Start(); err != nil {
 		if ui != nil {
-			ui.Stop()
+			ui.stop()
 		}
 		return nil, fmt.Errorf("start server: %w", err)
 	}
@@ -168,10 +155,6 @@ func buildConfig(o Options) (*config.Config, error) {
 		conf.Persistence.DataStores = map[string]config.DataStore{"sqlite": {SQL: sqlConf}}
 	}
 
-	httpPort, err := freePort(o.IP)
-	if err != nil {
-		return nil, err
-	}
 	frontend := net.JoinHostPort(o.IP, strconv.Itoa(o.Port))
 	conf.ClusterMetadata = &cluster.Config{
 		FailoverVersionIncrement: 10,
@@ -182,7 +165,6 @@ func buildConfig(o Options) (*config.Config, error) {
 				Enabled:                true,
 				InitialFailoverVersion: 1,
 				RPCAddress:             frontend,
-				HTTPAddress:            net.JoinHostPort(o.IP, strconv.Itoa(httpPort)),
 				ClusterID:              "4a1c2f0e-8d3b-4e5f-9a7c-6b2d1e0f3a91", // fixed: a dev cluster keeps one id across restarts
 			},
 		},
@@ -194,7 +176,10 @@ func buildConfig(o Options) (*config.Config, error) {
 		svc.RPC.BindOnIP = o.IP
 		if name == "frontend" {
 			svc.RPC.GRPCPort = o.Port
-			svc.RPC.HTTPPort = httpPort
+			// No HTTP API (HTTPPort 0): nothing of Longrun uses it, and
+			// it would be an HTTP service, on a port a rebinding page can
+			// scan for, that answers any Host (hostcheck guards the
+			// Web UI, not the server's own listeners).
 		} else {
 			p, err := freePort(o.IP)
 			if err != nil {

@@ -123,7 +123,7 @@ func artifactDir(t *testing.T) string {
 // as root it needs --no-sandbox, and with no network it hangs at start on
 // first-run, sync, component updates and QUIC probes unless they are off.
 // A fresh profile keeps runs independent.
-func newBrowser(t *testing.T, chromium string) context.Context {
+func newBrowser(t *testing.T, chromium string, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium),
@@ -138,6 +138,7 @@ func newBrowser(t *testing.T, chromium string) context.Context {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1400, 1000),
 	)
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
 	t.Cleanup(func() {

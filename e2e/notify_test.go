@@ -21,6 +21,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/longrun/longrun/notify"
 	sm "github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/workflows"
 )
@@ -166,9 +167,15 @@ func TestNotificationsOncePerEventAcrossWorkerKills(t *testing.T) {
 
 	signed := func(n *notice) {
 		t.Helper()
+		// The documented scheme, computed here rather than by notify:
+		// t=<unix>,v1=HMAC(t "\n" event "\n" key "\n" body).
+		ts, mac16, ok := strings.Cut(strings.TrimPrefix(n.signature, "t="), ",v1=")
+		require.True(t, ok, "signature %q of %s %s", n.signature, n.path, n.key)
 		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(ts + "\n" + n.event + "\n" + n.key + "\n"))
 		mac.Write(n.body)
-		require.Equal(t, "sha256="+hex.EncodeToString(mac.Sum(nil)), n.signature, "signature of %s %s", n.path, n.key)
+		require.Equal(t, hex.EncodeToString(mac.Sum(nil)), mac16, "signature of %s %s", n.path, n.key)
+		require.NoError(t, notify.Verify([]byte(secret), n.signature, n.event, n.key, n.body, time.Now()))
 	}
 
 	// Session 1, waiting: the first post is held unanswered and the

@@ -2,6 +2,9 @@ package notify
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -84,14 +88,43 @@ func TestCommandsQuoteForTheShell(t *testing.T) {
 	require.Equal(t, `temporal workflow signal --workflow-id 'my session' --name approval --input '{"call_id":"call'\''1","decision":"approve"}'`, c.ApproveSignal)
 }
 
-// The HMAC-SHA256 test vector of RFC 4231, test case 2.
+// TestSignature: the signature is the HMAC-SHA256 of the documented text
+// (computed here by hand), and Verify refuses a post whose timestamp,
+// event, idempotency key or body was changed, or that is replayed after
+// the window (issue 28: the headers were outside the signed body).
 func TestSignature(t *testing.T) {
 	t.Parallel()
-	sig := Sign([]byte("Jefe"), []byte("what do ya want for nothing?"))
-	require.Equal(t, "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843", sig)
-	require.True(t, Verify([]byte("Jefe"), []byte("what do ya want for nothing?"), sig))
-	require.False(t, Verify([]byte("Jefe"), []byte("what do ya want for nothing!"), sig))
-	require.False(t, Verify([]byte("jefe"), []byte("what do ya want for nothing?"), sig))
+	secret, body := []byte("Jefe"), []byte(`{"event":"waiting"}`)
+	at := time.Unix(1700000000, 0)
+	sig := Sign(secret, at, "waiting", "s1/run-1/waiting/1", body)
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte("1700000000\nwaiting\ns1/run-1/waiting/1\n" + `{"event":"waiting"}`))
+	require.Equal(t, "t=1700000000,v1="+hex.EncodeToString(mac.Sum(nil)), sig)
+
+	ok := func(sig, event, key string, body []byte, now time.Time) error {
+		return Verify(secret, sig, event, key, body, now)
+	}
+	require.NoError(t, ok(sig, "waiting", "s1/run-1/waiting/1", body, at.Add(ReplayWindow)))
+	require.NoError(t, ok(sig, "waiting", "s1/run-1/waiting/1", body, at.Add(-ReplayWindow)), "a receiver's clock a little behind")
+	for name, err := range map[string]error{
+		"another event":        ok(sig, "completed", "s1/run-1/waiting/1", body, at),
+		"another key":          ok(sig, "waiting", "s1/run-1/waiting/2", body, at),
+		"another body":         ok(sig, "waiting", "s1/run-1/waiting/1", []byte(`{"event":"waiting "}`), at),
+		"another secret":       Verify([]byte("jefe"), sig, "waiting", "s1/run-1/waiting/1", body, at),
+		"another timestamp":    ok(strings.Replace(sig, "t=1700000000", "t=1700000300", 1), "waiting", "s1/run-1/waiting/1", body, at),
+		"the v1 of a body sig": ok("t=1700000000,v1="+hex.EncodeToString(hmac.New(sha256.New, secret).Sum(nil)), "waiting", "s1/run-1/waiting/1", body, at),
+	} {
+		require.ErrorIs(t, err, ErrBadSignature, name)
+	}
+	err := ok(sig, "waiting", "s1/run-1/waiting/1", body, at.Add(ReplayWindow+time.Second))
+	require.ErrorIs(t, err, ErrStaleSignature, "replayed after the window")
+	require.ErrorContains(t, err, "2023-11-14T22:13:20Z")
+	require.ErrorIs(t, ok(sig, "waiting", "s1/run-1/waiting/1", body, at.Add(-ReplayWindow-time.Second)), ErrStaleSignature)
+	for _, bad := range []string{"", "sha256=" + hex.EncodeToString(mac.Sum(nil)), "t=x,v1=00", "v1=00", "t=1700000000", "t=1,t=2,v1=00", "t=1700000000;v1=00"} {
+		require.ErrorIs(t, ok(bad, "waiting", "s1/run-1/waiting/1", body, at), ErrMalformedSignature, bad)
+	}
+	// A second v1 (a rotated secret beside the current one) is fine.
+	require.NoError(t, ok(sig+",v1=00", "waiting", "s1/run-1/waiting/1", body, at))
 }
 
 func TestSlackMessage(t *testing.T) {
@@ -171,7 +204,8 @@ func TestSendSignsAndNeverRepeatsADelivery(t *testing.T) {
 	defer hs.Close()
 	defer ss.Close()
 	secret := []byte("s3cret")
-	s := &Sender{Webhooks: []string{hs.URL + "/hook?token=abc"}, Slack: []string{ss.URL}, Secret: secret, Dir: t.TempDir()}
+	at := time.Unix(1700000000, 0)
+	s := &Sender{Webhooks: []string{hs.URL + "/hook?token=abc"}, Slack: []string{ss.URL}, Secret: secret, Dir: t.TempDir(), Now: func() time.Time { return at }}
 	ev := waiting()
 	res, err := s.Send(context.Background(), ev)
 	require.NoError(t, err)
@@ -181,7 +215,9 @@ func TestSendSignsAndNeverRepeatsADelivery(t *testing.T) {
 	require.Equal(t, ev.Key, req.Header.Get(HeaderIdempotencyKey))
 	require.Equal(t, "waiting", req.Header.Get(HeaderEvent))
 	require.Equal(t, "application/json", req.Header.Get("Content-Type"))
-	require.True(t, Verify(secret, body, req.Header.Get(HeaderSignature)), "the signature covers the body sent")
+	require.True(t, strings.HasPrefix(req.Header.Get(HeaderSignature), "t=1700000000,v1="), req.Header.Get(HeaderSignature))
+	require.NoError(t, VerifyRequest(secret, req, body, at.Add(time.Minute)), "the signature covers the headers and the body sent")
+	require.NoError(t, VerifyRequest(secret, slack.got[0], slack.bodies[0], at), "Slack's post is signed too")
 	var b Body
 	require.NoError(t, json.Unmarshal(body, &b))
 	require.Equal(t, "waiting", b.Event)

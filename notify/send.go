@@ -14,14 +14,18 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // Headers every post carries.
 const (
-	// HeaderSignature is "sha256=<hex>", the HMAC-SHA256 of the body
-	// under the worker's secret, sent when it has one.
+	// HeaderSignature is "t=<unix seconds>,v1=<hex>", sent when the worker
+	// has a secret: v1 is the HMAC-SHA256 under the secret of the
+	// timestamp, the event, the idempotency key and the body (SignedText),
+	// so none of them can be changed or replayed later without the secret
+	// (Verify).
 	HeaderSignature = "X-Longrun-Signature"
 	// HeaderIdempotencyKey is Event.Key, the same on every redelivery.
 	HeaderIdempotencyKey = "Idempotency-Key"
@@ -32,17 +36,90 @@ const (
 // RequestTimeout bounds one post, body included.
 const RequestTimeout = 15 * time.Second
 
-// Sign is the X-Longrun-Signature value of body under secret.
-func Sign(secret, body []byte) string {
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(body)
-	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+// ReplayWindow is how far a signature's timestamp may be from the
+// receiver's clock: Verify refuses a post signed longer ago (a capture
+// replayed later) or further ahead. Within it, a receiver drops a second
+// post of one Idempotency-Key, which every redelivery carries.
+const ReplayWindow = 5 * time.Minute
+
+// Errors of Verify.
+var (
+	ErrMalformedSignature = errors.New("malformed " + HeaderSignature + ": want t=<unix seconds>,v1=<hex>")
+	ErrBadSignature       = errors.New("signature does not match the timestamp, event, idempotency key and body under the secret")
+	ErrStaleSignature     = errors.New("signature timestamp outside the replay window")
+)
+
+// SignedText is what a signature covers: the timestamp in unix seconds,
+// the event (HeaderEvent), the idempotency key (HeaderIdempotencyKey) and
+// the body, each of the first three followed by a newline. No header
+// value holds a newline, so no two posts share a text.
+func SignedText(t int64, event, key string, body []byte) []byte {
+	head := strconv.FormatInt(t, 10) + "\n" + event + "\n" + key + "\n"
+	return append([]byte(head), body...)
 }
 
-// Verify reports whether sig is body's signature under secret, in
-// constant time: what a receiver does first.
-func Verify(secret, body []byte, sig string) bool {
-	return hmac.Equal([]byte(sig), []byte(Sign(secret, body)))
+// Sign is the X-Longrun-Signature value of a post of body for event and
+// key at t under secret.
+func Sign(secret []byte, t time.Time, event, key string, body []byte) string {
+	ts := t.Unix()
+	return "t=" + strconv.FormatInt(ts, 10) + ",v1=" + hexHMAC(secret, SignedText(ts, event, key, body))
+}
+
+func hexHMAC(secret, text []byte) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(text)
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// Verify checks a post as a receiver gets it: sig is its
+// X-Longrun-Signature, event and key its X-Longrun-Event and
+// Idempotency-Key, body its exact bytes, now the receiver's clock. It
+// compares in constant time and refuses a timestamp further than
+// ReplayWindow from now. A v1 value it cannot match (a later scheme
+// beside it, a rotated secret) is skipped; one match is enough.
+func Verify(secret []byte, sig, event, key string, body []byte, now time.Time) error {
+	var ts int64
+	var macs []string
+	haveT := false
+	for part := range strings.SplitSeq(sig, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		switch {
+		case !ok:
+			return ErrMalformedSignature
+		case k == "t":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || haveT {
+				return ErrMalformedSignature
+			}
+			ts, haveT = n, true
+		case k == "v1":
+			macs = append(macs, v)
+		}
+	}
+	if !haveT || len(macs) == 0 {
+		return ErrMalformedSignature
+	}
+	want := hexHMAC(secret, SignedText(ts, event, key, body))
+	matched := false
+	for _, m := range macs {
+		if hmac.Equal([]byte(m), []byte(want)) {
+			matched = true
+		}
+	}
+	if !matched {
+		return ErrBadSignature
+	}
+	if d := now.Sub(time.Unix(ts, 0)); d > ReplayWindow || d < -ReplayWindow {
+		return fmt.Errorf("%w: signed at %s, %s from now (the window is %s either way)", ErrStaleSignature,
+			time.Unix(ts, 0).UTC().Format(time.RFC3339), d.Round(time.Second), ReplayWindow)
+	}
+	return nil
+}
+
+// VerifyRequest is Verify on a received request and its body, read by
+// the caller (at most what it accepts): the headers are the request's.
+func VerifyRequest(secret []byte, r *http.Request, body []byte, now time.Time) error {
+	return Verify(secret, r.Header.Get(HeaderSignature), r.Header.Get(HeaderEvent), r.Header.Get(HeaderIdempotencyKey), body, now)
 }
 
 // Sender posts events to the worker's sinks. Its URLs and secret are the
@@ -51,7 +128,7 @@ func Verify(secret, body []byte, sig string) bool {
 type Sender struct {
 	// Webhooks get Body as JSON; Slack gets SlackMessage.
 	Webhooks, Slack []string
-	// Secret, if set, signs every body (HeaderSignature).
+	// Secret, if set, signs every post (HeaderSignature).
 	Secret []byte
 	Render Render
 	// Dir is where deliveries are recorded (one file per sink and key),
@@ -60,6 +137,8 @@ type Sender struct {
 	Dir string
 	// Client posts; nil is a client with RequestTimeout.
 	Client *http.Client
+	// Now is the clock signatures are stamped with; nil is time.Now.
+	Now func() time.Time
 }
 
 // Sinks reports how many sinks s posts to.
@@ -155,7 +234,13 @@ func (s *Sender) post(ctx context.Context, label, target, rec string, ev Event, 
 	req.Header.Set(HeaderIdempotencyKey, ev.Key)
 	req.Header.Set(HeaderEvent, ev.Event)
 	if len(s.Secret) > 0 {
-		req.Header.Set(HeaderSignature, Sign(s.Secret, payload))
+		now := time.Now
+		if s.Now != nil {
+			now = s.Now
+		}
+		// Stamped per attempt: a redelivery is signed afresh, inside the
+		// receiver's window, with the same key for it to drop.
+		req.Header.Set(HeaderSignature, Sign(s.Secret, now(), ev.Event, ev.Key, payload))
 	}
 	client := s.Client
 	if client == nil {

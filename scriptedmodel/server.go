@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/longrun/longrun/hostcheck"
 )
 
 // Reply is one scripted answer. A zero Status answers 200 with a chat
@@ -164,10 +166,12 @@ type Server struct {
 	seq       int
 }
 
-// New starts a server that answers with the script, in order.
+// New starts a server that answers with the script, in order. It answers
+// only requests addressed to loopback (hostcheck), as every HTTP server
+// Longrun runs does: the worker's demo mode serves it too.
 func New(script ...Reply) *Server {
 	s := &Server{script: script}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.srv = httptest.NewServer(hostcheck.Wrap(hostcheck.Policy{}, http.HandlerFunc(s.serve)))
 	return s
 }
 
@@ -176,7 +180,7 @@ func NewResponder(r Responder, script ...Reply) *Server {
 	// The responder is set before the server starts: a request served
 	// at once must see it (and the race detector requires the order).
 	s := &Server{script: script, responder: r}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.srv = httptest.NewServer(hostcheck.Wrap(hostcheck.Policy{}, http.HandlerFunc(s.serve)))
 	return s
 }
 

@@ -121,8 +121,8 @@ func commands() []command {
 		{"show", "show SESSION [--messages N]", "show a session: status, usage and its last messages", (*app).cmdShow},
 		{"history", "history SESSION [--json]", "print the session's Temporal event history (--json: protojson, replayable)", (*app).cmdHistory},
 		{"schedule", "schedule create|list|show|delete|pause|unpause|trigger [flags] [NAME]", "start sessions on a cron or interval (Temporal Schedules)", (*app).cmdSchedule},
-		{"codec-server", "codec-server [--listen HOST:PORT] [--origin URL]... [--token-file F | --no-token]", "serve the remote codec protocol (for the Web UI and temporal --codec-endpoint) with --encryption-keys", (*app).cmdCodecServer},
-		{"console", "console [--listen HOST:PORT] [--token-file F] [--trusted-proxy-header NAME] [--origin URL]...", "serve the approval inbox in a browser: waiting calls with their diffs, approve or deny, conversations live", (*app).cmdConsole},
+		{"codec-server", "codec-server [--listen HOST:PORT] [--origin URL]... [--token-file F | --no-token] [--allowed-host NAME]... [--max-body BYTES]", "serve the remote codec protocol (for the Web UI and temporal --codec-endpoint) with --encryption-keys", (*app).cmdCodecServer},
+		{"console", "console [--listen HOST:PORT] [--token-file F] [--trusted-proxy-header NAME] [--origin URL]... [--allowed-host NAME]...", "serve the approval inbox in a browser: waiting calls with their diffs, approve or deny, conversations live", (*app).cmdConsole},
 		{"completion", "completion bash|zsh", "print a shell completion script", (*app).cmdCompletion},
 	}
 }

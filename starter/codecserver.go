@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/longrun/longrun/codec"
+	"github.com/longrun/longrun/hostcheck"
 )
 
 // EnvCodecTokenFile names the codec server's token file when --token-file
@@ -36,17 +37,27 @@ func (a *app) cmdCodecServer(ctx context.Context, fs *flag.FlagSet, args []strin
 	var origins stringList
 	fs.Var(&origins, "origin", "a browser origin that may call the server, e.g. the Web UI's http://localhost:8233 (repeatable)")
 	tokenFile := fs.String("token-file", a.getenv(EnvCodecTokenFile), "file holding the bearer token every request must carry (env "+EnvCodecTokenFile+")")
-	noToken := fs.Bool("no-token", false, "serve without a token: only on a loopback address, for a Web UI without login on this machine")
+	noToken := fs.Bool("no-token", false, "serve without a token: only on a loopback address, for a Web UI without login on this machine; a browser request from any origin but --origin is then refused")
 	// A container must listen on 0.0.0.0 for its published port to reach
 	// it; whoever publishes that port on the host's loopback alone (the
 	// compose stack does, and its test checks it) says so here.
 	publishedOnLoopback := fs.Bool("published-on-loopback", false, "with --no-token: the listen address is inside a container whose port the host publishes on 127.0.0.1 only, so a non-loopback --listen is allowed")
+	var hosts stringList
+	fs.Var(&hosts, "allowed-host", "a host name the server answers to besides localhost and loopback addresses, as clients send it in Host (e.g. codec.example.com; repeatable): any other is refused, so DNS rebinding cannot reach it")
+	maxBody := fs.Int64("max-body", codec.DefaultMaxBody, "largest request body in bytes; a bigger one is refused with 413")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return usagef("unexpected arguments %q", pos)
+	}
+	if *maxBody <= 0 {
+		return usagef("--max-body %d: want a number of bytes above 0", *maxBody)
+	}
+	policy, err := hostcheck.New(*listen, hosts, "--allowed-host")
+	if err != nil {
+		return usagef("%v", err)
 	}
 	if a.cfg.EncryptionKeys == "" {
 		return usagef("no keys: give --encryption-keys FILE (or %s), the worker's key file", codec.EnvKeysFile)
@@ -80,7 +91,7 @@ func (a *app) cmdCodecServer(ctx context.Context, fs *flag.FlagSet, args []strin
 		return fmt.Errorf("listen %s: %w", *listen, err)
 	}
 	srv := &http.Server{
-		Handler:           codec.Handler(a.cfg.keys, codec.ServerOptions{Token: token, Origins: origins}),
+		Handler:           hostcheck.Wrap(policy, codec.Handler(a.cfg.keys, codec.ServerOptions{Token: token, Origins: origins, MaxBody: *maxBody})),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	fmt.Fprintf(a.stderr, "codec server on http://%s (keys %s; encrypting with %s; origins %s; token %v)\n",

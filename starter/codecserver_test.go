@@ -42,6 +42,8 @@ func TestCodecServerCommand(t *testing.T) {
 		{[]string{"--encryption-keys", keysFile, "codec-server"}, "give --token-file F"},
 		{[]string{"--encryption-keys", keysFile, "codec-server", "--no-token", "--listen", "0.0.0.0:0"}, "--no-token on 0.0.0.0:0"},
 		{[]string{"--encryption-keys", keysFile, "codec-server", "--token-file", tokenFile, "--origin", "localhost:8233"}, "want scheme://host[:port]"},
+		{[]string{"--encryption-keys", keysFile, "codec-server", "--token-file", tokenFile, "--max-body", "0"}, "--max-body 0: want a number of bytes above 0"},
+		{[]string{"--encryption-keys", keysFile, "codec-server", "--token-file", tokenFile, "--allowed-host", "http://codec.example.com"}, `--allowed-host "http://codec.example.com": want a host name`},
 	} {
 		var out, errb bytes.Buffer
 		a := &app{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
@@ -72,8 +74,11 @@ func TestCodecServerCommand(t *testing.T) {
 	enc, err := codec.New(keys).Encode([]*commonpb.Payload{p})
 	require.NoError(t, err)
 	body, _ := protojson.Marshal(&commonpb.Payloads{Payloads: enc})
-	post := func(token string) (int, string) {
+	post := func(token string, host ...string) (int, string) {
 		req, _ := http.NewRequest("POST", "http://"+addr+"/decode", bytes.NewReader(body))
+		if len(host) > 0 {
+			req.Host = host[0]
+		}
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
@@ -98,6 +103,13 @@ func TestCodecServerCommand(t *testing.T) {
 	var s string
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(out.Payloads[0], &s))
 	require.Equal(t, "decoded through the server", s)
+	// The Host check is in front: a name that is not the server's (a
+	// page rebinding its own name to 127.0.0.1) is refused, token or not.
+	status, got = post("s3cret", "rebind.test:8081")
+	require.Equal(t, http.StatusMisdirectedRequest, status, got)
+	require.Contains(t, got, "--allowed-host")
+	status, _ = post("s3cret", "localhost:8081")
+	require.Equal(t, http.StatusOK, status)
 	cancel()
 	require.Equal(t, exitOK, <-done, errb.String())
 	require.Contains(t, errb.String(), fmt.Sprintf("codec server on http://%s", addr))

@@ -11,8 +11,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/longrun/longrun/hostcheck"
 )
 
 // EnvConsoleTokenFile names the console's token file when --token-file is
@@ -61,7 +64,9 @@ func (a *app) cmdConsole(ctx context.Context, fs *flag.FlagSet, args []string) e
 	tokenFile := fs.String("token-file", a.getenv(EnvConsoleTokenFile), "file holding the token (default: a new one, printed at start; env "+EnvConsoleTokenFile+")")
 	proxyHeader := fs.String("trusted-proxy-header", "", "trust this header, set by a reverse proxy in front, as the authenticated person (e.g. X-Forwarded-User); only on loopback unless --token-file is given too")
 	var origins stringList
-	fs.Var(&origins, "origin", "another origin forms may be posted from, e.g. a proxy's https://longrun.example.com (repeatable)")
+	fs.Var(&origins, "origin", "another origin forms may be posted from, e.g. a proxy's https://longrun.example.com (repeatable); its host is allowed as with --allowed-host")
+	var hosts stringList
+	fs.Var(&hosts, "allowed-host", "a host name the console answers to besides localhost and loopback addresses, as browsers send it in Host (e.g. longrun.example.com; repeatable): any other is refused, so DNS rebinding cannot reach it")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -73,6 +78,10 @@ func (a *app) cmdConsole(ctx context.Context, fs *flag.FlagSet, args []string) e
 	if err != nil {
 		return err
 	}
+	policy, err := consoleHosts(*listen, hosts, origins)
+	if err != nil {
+		return usagef("%v", err)
+	}
 	c, err := a.connect(ctx)
 	if err != nil {
 		return err
@@ -82,7 +91,7 @@ func (a *app) cmdConsole(ctx context.Context, fs *flag.FlagSet, args []string) e
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", *listen, err)
 	}
-	srv := &http.Server{Handler: newConsole(a, c, auth).handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: hostcheck.Wrap(policy, newConsole(a, c, auth).handler()), ReadHeaderTimeout: 10 * time.Second}
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(a.stdout, "console on %s (Temporal %s, namespace %s)\n", base, a.cfg.Address, a.cfg.Namespace)
 	switch {
@@ -98,6 +107,19 @@ func (a *app) cmdConsole(ctx context.Context, fs *flag.FlagSet, args []string) e
 		fmt.Fprintf(a.stdout, "open %s/login and give the token in %s (or open %s/login#token=TOKEN)\n", base, *tokenFile, base)
 	}
 	return serveUntil(ctx, srv, ln, "console")
+}
+
+// consoleHosts is the Host policy of a console on listen: loopback names,
+// the --allowed-host names, and the hosts of --origin, which name where a
+// proxy in front publishes the console.
+func consoleHosts(listen string, hosts, origins []string) (hostcheck.Policy, error) {
+	allowed := slices.Clone(hosts)
+	for _, o := range origins {
+		if u, err := url.Parse(o); err == nil && u.Host != "" {
+			allowed = append(allowed, u.Host)
+		}
+	}
+	return hostcheck.New(listen, allowed, "--allowed-host")
 }
 
 // console is the web app: the app for its settings and decisions, one

@@ -41,7 +41,7 @@ const (
 // (--trusted-proxy-header), optionally with the token as well, so that a
 // connection that bypasses the proxy cannot forge the header.
 type consoleAuth struct {
-	token       string   // empty only with proxyHeader on a loopback address
+	token       string   // never empty
 	proxyHeader string   // canonical header name; empty: token auth
 	origins     []string // extra origins a POST may come from (behind a proxy)
 	// key signs the CSRF tokens: random per process, so a form from before
@@ -83,9 +83,17 @@ func newConsoleAuth(o consoleAuthOptions) (au *consoleAuth, generated string, er
 			return nil, "", usagef("--trusted-proxy-header %q is not a header name", o.proxyHeader)
 		}
 		au.proxyHeader = textproto.CanonicalMIMEHeaderKey(o.proxyHeader)
-		if au.token == "" && !loopback(o.listen) {
-			return nil, "", usagef("--trusted-proxy-header on %s without --token-file: anyone who connects directly could send %s themselves; "+
-				"listen on 127.0.0.1 behind the proxy, or give --token-file and have the proxy send the token as 'Authorization: Bearer'", o.listen, au.proxyHeader)
+		// Without a token the header alone is the login, and anything
+		// that reaches the port sends it: another machine on a public
+		// address, any local process (or a page that rebinds a name to
+		// this machine) on loopback.
+		if au.token == "" {
+			where := "on loopback any local process, or a web page the person visits that rebinds its name to 127.0.0.1, could send it"
+			if !loopback(o.listen) {
+				where = "anyone who connects directly could send it"
+			}
+			return nil, "", usagef("--trusted-proxy-header %s on %s without --token-file: %s; give --token-file F and have the proxy send "+
+				"'Authorization: Bearer <the token in F>' with every request", au.proxyHeader, o.listen, where)
 		}
 		return au, "", nil
 	}

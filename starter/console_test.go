@@ -65,7 +65,7 @@ func consoleFake(t *testing.T) *fakeClient {
 // token "tok-123" (or the proxy header, with extra args) and returns it.
 func consoleServer(t *testing.T, f *fakeClient, o consoleAuthOptions) (*httptest.Server, *consoleAuth) {
 	t.Helper()
-	if o.tokenFile == "" && o.proxyHeader == "" {
+	if o.tokenFile == "" {
 		o.tokenFile = filepath.Join(t.TempDir(), "token")
 		require.NoError(t, os.WriteFile(o.tokenFile, []byte("tok-123\n"), 0o600))
 	}
@@ -335,12 +335,17 @@ func TestConsoleRendersEditAsDiff(t *testing.T) {
 func TestConsoleTrustedProxyHeader(t *testing.T) {
 	t.Parallel()
 	f := consoleFake(t)
+	// The proxy sends the token as its bearer (tok-123, consoleServer's)
+	// and the person it authenticated in the header.
+	proxy := func(user string) map[string]string {
+		return map[string]string{"X-Forwarded-User": user, "Authorization": "Bearer tok-123"}
+	}
 	srv, _ := consoleServer(t, f, consoleAuthOptions{proxyHeader: "x-forwarded-user"})
 	c := browser(t)
-	code, _, body := do(t, c, "GET", srv.URL+"/", nil, nil)
+	code, _, body := do(t, c, "GET", srv.URL+"/", nil, map[string]string{"Authorization": "Bearer tok-123"})
 	require.Equal(t, http.StatusUnauthorized, code)
 	require.Contains(t, body, "X-Forwarded-User")
-	code, _, body = do(t, c, "GET", srv.URL+"/", nil, map[string]string{"X-Forwarded-User": "alice"})
+	code, _, body = do(t, c, "GET", srv.URL+"/", nil, proxy("alice"))
 	require.Equal(t, http.StatusOK, code, body)
 	require.Contains(t, body, "signed in: alice")
 	csrf := csrfOf(t, body)
@@ -348,13 +353,14 @@ func TestConsoleTrustedProxyHeader(t *testing.T) {
 	// The header is a browser's login like a cookie: POSTs need the CSRF
 	// token, and it is alice's own.
 	v := url.Values{"csrf": {csrf}, "session": {"s1"}, "call_id": {"c_edit"}, "decision": {"approve"}}
-	code, _, _ = do(t, c, "POST", srv.URL+"/decide", v, map[string]string{"X-Forwarded-User": "mallory", "Origin": srv.URL})
+	withOrigin := func(h map[string]string) map[string]string { h["Origin"] = srv.URL; return h }
+	code, _, _ = do(t, c, "POST", srv.URL+"/decide", v, withOrigin(proxy("mallory")))
 	require.Equal(t, http.StatusForbidden, code)
-	code, _, _ = do(t, c, "POST", srv.URL+"/decide", v, map[string]string{"X-Forwarded-User": "alice", "Origin": srv.URL})
+	code, _, _ = do(t, c, "POST", srv.URL+"/decide", v, withOrigin(proxy("alice")))
 	require.Equal(t, http.StatusSeeOther, code)
 	require.Len(t, f.signals, 1)
 
-	// With a token as well, the header counts only with the proxy's bearer.
+	// The header counts only with the proxy's bearer, on any address.
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	require.NoError(t, os.WriteFile(tokenFile, []byte("proxy-secret"), 0o600))
 	srv2, _ := consoleServer(t, f, consoleAuthOptions{proxyHeader: "X-Forwarded-User", tokenFile: tokenFile, listen: "0.0.0.0:0"})
@@ -362,6 +368,34 @@ func TestConsoleTrustedProxyHeader(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, code)
 	code, _, _ = do(t, c, "GET", srv2.URL+"/", nil, map[string]string{"X-Forwarded-User": "alice", "Authorization": "Bearer proxy-secret"})
 	require.Equal(t, http.StatusOK, code)
+}
+
+// A console on loopback trusting a proxy's header with no token would let
+// any local process, or a page that rebinds its name to 127.0.0.1, send
+// the header and approve calls (issue 28, finding 5): it does not start.
+func TestConsoleTrustedProxyHeaderNeedsATokenOnLoopback(t *testing.T) {
+	t.Parallel()
+	code, _, stderr := runFake(t, &fakeClient{}, "console", "--trusted-proxy-header", "X-Forwarded-User", "--listen", "127.0.0.1:0")
+	require.NotEqual(t, exitOK, code)
+	require.Contains(t, stderr, "--trusted-proxy-header X-Forwarded-User on 127.0.0.1:0 without --token-file")
+	require.Contains(t, stderr, "give --token-file F and have the proxy send 'Authorization: Bearer <the token in F>'")
+}
+
+// The console answers the hosts of its --origin (where a proxy publishes
+// it) and of --allowed-host, and loopback names; no other.
+func TestConsoleHosts(t *testing.T) {
+	t.Parallel()
+	p, err := consoleHosts("127.0.0.1:8082", []string{"inbox.example.com"}, []string{"https://longrun.example.com"})
+	require.NoError(t, err)
+	for host, want := range map[string]bool{
+		"127.0.0.1:8082": true, "localhost:8082": true, "longrun.example.com": true, "inbox.example.com:8443": true,
+		"rebind.test:8082": false, "example.com": false,
+	} {
+		require.Equal(t, want, p.Allows(host), host)
+	}
+	code, _, stderr := runFake(t, &fakeClient{}, "console", "--allowed-host", "https://x.example.com")
+	require.NotEqual(t, exitOK, code)
+	require.Contains(t, stderr, `--allowed-host "https://x.example.com": want a host name`)
 }
 
 // The flags refuse what would leave the console open: a non-loopback

@@ -67,6 +67,7 @@ var examples = map[string][]string{
 	"console": {
 		`console                                   # http://127.0.0.1:8082; open the login URL it prints`,
 		`console --token-file ~/.config/longrun/console-token --listen 0.0.0.0:8082`,
-		`console --trusted-proxy-header X-Forwarded-User   # behind an authenticating proxy on this machine`,
+		`console --trusted-proxy-header X-Forwarded-User --token-file F   # behind an authenticating proxy that sends F's token as its bearer`,
+		`console --origin https://longrun.example.com   # behind a proxy publishing it there (that host is allowed too)`,
 	},
 }

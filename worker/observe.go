@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/longrun/longrun/hostcheck"
 	prom "github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/uber-go/tally/v4"
@@ -26,11 +27,18 @@ import (
 type observability struct {
 	LogFormat   string // text or json
 	MetricsAddr string // host:port serving /metrics; empty = no metrics
+	// MetricsHosts are the names, besides loopback ones (and any IP when
+	// MetricsAddr is every interface), /metrics answers to (hostcheck).
+	MetricsHosts []string
 }
 
 func (o *observability) bind(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&o.LogFormat, "log-format", or(getenv("LONGRUN_LOG_FORMAT"), "text"), "log format: text or json (env LONGRUN_LOG_FORMAT)")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", getenv("LONGRUN_METRICS_ADDR"), "serve Prometheus metrics on host:port at /metrics, e.g. :9090 (env LONGRUN_METRICS_ADDR; empty = off)")
+	fs.Func("metrics-allowed-host", "a host name Prometheus scrapes /metrics by, besides loopback names and IP addresses (e.g. worker; repeatable): a request naming another host is refused, so DNS rebinding cannot read it", func(v string) error {
+		o.MetricsHosts = append(o.MetricsHosts, v)
+		return nil
+	})
 }
 
 func (o *observability) validate() error {
@@ -61,6 +69,10 @@ func (o *observability) startMetrics(logger *slog.Logger) (client.MetricsHandler
 	if o.MetricsAddr == "" {
 		return nil, func() {}, nil
 	}
+	policy, err := hostcheck.New(o.MetricsAddr, o.MetricsHosts, "--metrics-allowed-host")
+	if err != nil {
+		return nil, nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
 	ln, err := net.Listen("tcp", o.MetricsAddr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--metrics-addr: %w", err)
@@ -88,7 +100,7 @@ func (o *observability) startMetrics(logger *slog.Logger) (client.MetricsHandler
 	}, time.Second)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", reporter.HTTPHandler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: hostcheck.Wrap(policy, mux), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("metrics server stopped", "error", err)

@@ -78,6 +78,21 @@ func TestMetricsServedForPrometheus(t *testing.T) {
 	require.Contains(t, body, `temporal_workflow_task_queue_poll_succeed_total{task_queue="e2e-q.1"} 3`)
 	require.Contains(t, body, "temporal_activity_execution_latency_seconds_bucket")
 	require.Contains(t, body, "go_goroutines")
+
+	// The Host check is in front: a rebinding page's name is refused, a
+	// name given with --metrics-allowed-host is not.
+	for host, want := range map[string]int{"rebind.test": http.StatusMisdirectedRequest, "localhost": http.StatusOK} {
+		req, err := http.NewRequest(http.MethodGet, "http://"+o.MetricsAddr+"/metrics", nil)
+		require.NoError(t, err)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, want, resp.StatusCode, host)
+	}
+	m, err := ParseFlags([]string{"--metrics-addr", "127.0.0.1:0", "--metrics-allowed-host", "worker"}, env(nil))
+	require.NoError(t, err)
+	require.Equal(t, []string{"worker"}, m.Observe.MetricsHosts)
 }
 
 func TestMetricsOffByDefaultAndBadAddress(t *testing.T) {

@@ -1,0 +1,3 @@
+module github.com/longrun/longrun/hostcheck
+
+go 1.26.0
