@@ -406,7 +406,8 @@ func (a *app) decideBySignal(ctx context.Context, c sessionClient, session, why 
 }
 
 // explainNotWaiting turns "unknown call id" into what became of the call
-// when the conversation knows it: already approved, denied or running.
+// when the conversation knows it: already approved, denied or running. An
+// id is the session's, or the model's when it names one call there.
 func (a *app) explainNotWaiting(ctx context.Context, c sessionClient, session string, pending []workflows.PendingApproval, ids []string, err error) error {
 	msgs, qerr := a.queryConversation(ctx, c, session)
 	if qerr != nil {
@@ -415,16 +416,40 @@ func (a *app) explainNotWaiting(ctx context.Context, c sessionClient, session st
 	waiting := map[string]bool{}
 	for _, p := range pending {
 		waiting[p.ID] = true
+		waiting[p.CallID] = true
 	}
 	for _, id := range ids {
 		if waiting[id] {
 			continue
 		}
-		if fate := conversation.Fate(msgs, id); fate != "" {
-			return fmt.Errorf("call %q is already decided (%s); nothing sent", id, fate)
+		refs := refsOf(msgs, id)
+		if len(refs) > 1 {
+			return fmt.Errorf("the model used the call id %q for %d calls (%s): nothing sent; name the call by its id", id, len(refs), strings.Join(refs, ", "))
+		}
+		if len(refs) == 1 {
+			if fate := conversation.Fate(msgs, refs[0]); fate != "" {
+				return fmt.Errorf("call %q is already decided (%s); nothing sent", id, fate)
+			}
 		}
 	}
 	return err
+}
+
+// refsOf are the session's ids of the calls id names in msgs: the call
+// with that session id, else every call the model gave that id.
+func refsOf(msgs []conversation.Message, id string) []string {
+	var byModel []string
+	for _, m := range msgs {
+		for _, tc := range m.ToolCalls {
+			if tc.Ref == id {
+				return []string{id}
+			}
+			if tc.ID == id {
+				byModel = append(byModel, tc.Ref)
+			}
+		}
+	}
+	return byModel
 }
 
 func (a *app) cmdPending(ctx context.Context, fs *flag.FlagSet, args []string) error {
