@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"github.com/longrun/longrun/callref"
+
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -138,7 +140,7 @@ func (r Render) commands(session string, c Call) Commands {
 			Digest   string `json:"digest,omitempty"`
 			Decision string `json:"decision"`
 			Feedback string `json:"feedback,omitempty"`
-		}{callID, c.Digest, decision, feedback}) // strings always encode
+		}{callID, callref.Short(c.Digest), decision, feedback}) // strings always encode
 		return fmt.Sprintf("temporal workflow signal%s --workflow-id %s --name %s --input %s",
 			conn, ShellQuote(session), SignalApproval, ShellQuote(string(payload)))
 	}
