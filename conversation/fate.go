@@ -8,17 +8,18 @@ import (
 // Fate says what became of the tool call callID in msgs, for a person who
 // tries to decide a call that no longer waits: "approved (or allowed by a
 // rule); it ran", "denied: <the result the model got>", "running". It is
-// "" when msgs hold no such call.
+// "" when msgs hold no such call. callID is the session's id of the call
+// (ToolCall.Ref): the model's own may name several.
 func Fate(msgs []Message, callID string) string {
 	asked := false
 	for _, m := range msgs {
 		for _, c := range m.ToolCalls {
-			if c.ID == callID {
+			if c.Ref == callID {
 				asked = true
 			}
 		}
 		r := m.Result
-		if r == nil || r.CallID != callID {
+		if r == nil || r.Ref != callID {
 			continue
 		}
 		switch r.Reason {

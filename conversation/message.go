@@ -65,7 +65,14 @@ type ReasoningItem struct {
 // ToolCall is one call the model asked for. ID is the model's own id; it is
 // what an approval names.
 type ToolCall struct {
-	ID        string `json:"id"`
+	// ID is the model's own id for the call, sent back to the model with
+	// its result; the model chooses it, so nothing a person decides is
+	// keyed by it.
+	ID string `json:"id"`
+	// Ref is the id the session gave the call (callref.Name: "c17"),
+	// unique in the session: the one every surface shows and every
+	// decision names. Never sent to the model.
+	Ref       string `json:"ref,omitempty"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"` // raw JSON text, exactly as the model sent it
 	// Freeform is set on a call to a custom (freeform) tool, such as
@@ -78,7 +85,9 @@ type ToolCall struct {
 
 // ToolResult is the result paired with one ToolCall.
 type ToolResult struct {
-	CallID  string `json:"call_id"`
+	CallID string `json:"call_id"` // the model's id of the call (ToolCall.ID)
+	// Ref is the session's id of the call (ToolCall.Ref).
+	Ref     string `json:"ref,omitempty"`
 	Name    string `json:"name"`
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`

@@ -58,14 +58,14 @@ func TestApproveUpdateAndPendingAll(t *testing.T) {
 		Args: []any{workflows.Approval{CallID: "c_nope", Decision: "approve"}},
 	})
 	require.NoError(t, err)
-	require.ErrorContains(t, h.Get(context.Background(), nil), `unknown call id "c_nope" (waiting: c_w)`)
+	require.ErrorContains(t, h.Get(context.Background(), nil), `unknown call id "c_nope" (waiting: c1)`)
 	require.Len(t, history(t, id).Events, before, "a rejected update must not touch history")
 
 	var listed string
 	waitFor(t, "pending --all to list the session", 20*time.Second, func() bool {
 		out, err := e.starter("pending", "--all")
 		listed = out
-		return err == nil && strings.Contains(out, id) && strings.Contains(out, "c_w")
+		return err == nil && strings.Contains(out, id) && strings.Contains(out, `"path": "x"`)
 	})
 	require.Contains(t, listed, "temporal workflow signal")
 	resp, err := tc.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{

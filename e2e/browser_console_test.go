@@ -49,18 +49,19 @@ func TestBrowserConsoleApprovesEdit(t *testing.T) {
 
 	// The inbox lists the session with its call as a diff. Sessions of
 	// other tests may wait in the same namespace: look inside ours.
-	call := fmt.Sprintf(`article[data-session=%q] section[data-call="c_edit"]`, id)
-	b.waitSelectorText(call, "edit", "[c_edit]", "asks because:", "--- a/hello.txt", "-hello world", "+hello longrun")
+	// The call shows under the session's id for it: c_read was c1.
+	call := fmt.Sprintf(`article[data-session=%q] section[data-call="c2"]`, id)
+	b.waitSelectorText(call, "edit", "[c2]", "asks because:", "--- a/hello.txt", "-hello world", "+hello longrun")
 	b.screenshot("inbox")
 
 	// The session page: the same call, and the conversation so far.
 	b.click(fmt.Sprintf(`article[data-session=%q] h2 a`, id))
-	b.waitSelectorText(`#pending section[data-call="c_edit"]`, "-hello world", "+hello longrun")
-	b.waitSelectorText("#live", "waiting-approval", "say hello to longrun", "c_read")
+	b.waitSelectorText(`#pending section[data-call="c2"]`, "-hello world", "+hello longrun")
+	b.waitSelectorText("#live", "waiting-approval", "say hello to longrun", "[c1]")
 	b.screenshot("session-waiting")
 
-	b.click(`#pending section[data-call="c_edit"] button.approve`)
-	b.waitText("approved c_edit in " + id)
+	b.click(`#pending section[data-call="c2"] button.approve`)
+	b.waitText("approved c2 in " + id)
 	// The live part follows the session to its end: the edit's result,
 	// the model's last words, completed.
 	b.waitSelectorText("#live", "completed", "edited hello.txt")
@@ -70,7 +71,7 @@ func TestBrowserConsoleApprovesEdit(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "first line\nhello longrun\nlast line\n", string(got))
 	e.checkSession(id)
-	require.Contains(t, con.logs.String(), "approved c_edit in "+id, "the console's log names each decision")
+	require.Contains(t, con.logs.String(), "approved c2 in "+id, "the console's log names each decision")
 }
 
 // TestBrowserConsoleDeniesWithFeedback (issue 19, must-show 3): a denial
@@ -101,7 +102,7 @@ func TestBrowserConsoleDeniesWithFeedback(t *testing.T) {
 	con := startConsole(t, e, "--encryption-keys", keysFile)
 	b := uiPage{t: t, ctx: newBrowser(t, chromium), art: artifactDir(t)}
 	con.login(b)
-	call := fmt.Sprintf(`article[data-session=%q] section[data-call="c_w"]`, id)
+	call := fmt.Sprintf(`article[data-session=%q] section[data-call="c1"]`, id)
 	b.waitSelectorText(call, "write", "notes.txt")
 
 	// Deny without feedback first: refused, nothing sent, the call still waits.
@@ -113,7 +114,7 @@ func TestBrowserConsoleDeniesWithFeedback(t *testing.T) {
 	b.typeInto(call+` textarea[name=feedback]`, feedback)
 	b.screenshot("inbox-feedback")
 	b.click(call + ` button.deny`)
-	b.waitText("denied c_w in " + id)
+	b.waitText("denied c1 in " + id)
 	b.screenshot("inbox-denied")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

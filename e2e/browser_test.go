@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/longrun/longrun/callref"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,9 +72,9 @@ func TestBrowserUIShowsSessionWaitingForApproval(t *testing.T) {
 	b.waitFrameText("#user-metadata-current-details",
 		"waiting-approval",
 		"waiting for approval: 1 call(s)",
-		"c_sh",
-		"longrun --address "+temporalAddr+" approve "+id+" c_sh\n",
-		`temporal workflow signal --address `+temporalAddr+` --workflow-id `+id+` --name approval --input '{"call_id":"c_sh","decision":"approve"}'`,
+		"c2", // the session's id of c_sh (c_ls was c1)
+		"longrun --address "+temporalAddr+" approve "+id+" c2\n",
+		`temporal workflow signal --address `+temporalAddr+` --workflow-id `+id+` --name approval --input '{"id":"c2","digest":"`+callref.Short(callref.Digest("shell", `{"command": "go test ./..."}`))+`","decision":"approve"}'`,
 	)
 	b.screenshot("current-details")
 

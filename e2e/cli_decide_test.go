@@ -59,12 +59,12 @@ func TestApproveWithoutAWorkerFallsBackToTheSignal(t *testing.T) {
 	require.Contains(t, out, `a signal named "approve" refused: "approve" is an update, not a signal`)
 	out, err = e.starter("approve", id, "c_2")
 	require.NoError(t, err, out)
-	require.Contains(t, out, "approved c_2 (write)")
+	require.Contains(t, out, "approved c2 (write)")
 	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
 	out, err = e.starter("history", id)
 	require.NoError(t, err, out)
 	require.Contains(t, out, "approval signal: call c_w, decision approve")
-	require.Contains(t, out, "approve update: call c_2, decision approve")
+	require.Contains(t, out, "approve update: call c_2, decision approve") // named by the model's id, as typed
 }
 
 // A session whose task queue no worker has ever polled: the server says
@@ -219,7 +219,7 @@ func TestWatchVerifiesADecisionWhoseReplyWasLost(t *testing.T) {
 	require.NoError(t, err)
 	waitFor(t, "the session to take the update", 30*time.Second, func() bool {
 		for _, ev := range history(t, id).Events {
-			if a := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil && a.GetAcceptedRequest().GetMeta().GetUpdateId() == "approve:c_w" {
+			if a := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil && a.GetAcceptedRequest().GetMeta().GetUpdateId() == "approve:c1" {
 				return true
 			}
 		}
@@ -234,7 +234,7 @@ func TestWatchVerifiesADecisionWhoseReplyWasLost(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("watch did not end after the session completed")
 	}
-	require.Contains(t, out.String(), "approved c_w (write) — the reply was lost; the session's history shows it took the decision")
+	require.Contains(t, out.String(), "approved c1 (write) — the reply was lost; the session's history shows it took the decision")
 	require.NotContains(t, out.String(), "✗")
 	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
 }

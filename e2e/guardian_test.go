@@ -223,14 +223,14 @@ func TestGuardianE2E(t *testing.T) {
 		require.Contains(t, out, "R-ASK", "pending shows the guardian's reason")
 		out, err = e.starter("status", id)
 		require.NoError(t, err, out)
-		require.Contains(t, out, "guardian asks a person about [k1] write: R-ASK", "status shows the latest decision")
+		require.Contains(t, out, "guardian asks a person about ["+p[0].ID+"] write: R-ASK", "status shows the latest decision")
 		// The Web UI's current details (the User Metadata tab).
 		val, err := tc.QueryWorkflow(context.Background(), id, "", "__temporal_workflow_metadata")
 		require.NoError(t, err)
 		var md sdkpb.WorkflowMetadata
 		require.NoError(t, val.Get(&md))
 		require.Contains(t, md.GetCurrentDetails(), "**guardian (latest first):**")
-		require.Contains(t, md.GetCurrentDetails(), "`k1` **write** → ask — R-ASK")
+		require.Contains(t, md.GetCurrentDetails(), "`"+p[0].ID+"` **write** → ask — R-ASK")
 		out, err = e.starter("approve", id, "k1")
 		require.NoError(t, err, out)
 		require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
@@ -261,7 +261,7 @@ func TestGuardianE2E(t *testing.T) {
 		// watch shows who decided and why, in text and as JSON events.
 		out, err := e.starter("watch", "--no-interactive", id)
 		require.NoError(t, err, out)
-		require.Contains(t, out, "guardian denied [d1] write: R-DENY")
+		require.Contains(t, out, "guardian denied [c1] write: R-DENY", "d1, the session's first call")
 		out, err = e.starter("--json", "watch", id)
 		require.NoError(t, err, out)
 		require.Contains(t, out, `"type":"guardian"`)

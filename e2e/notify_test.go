@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/longrun/longrun/callref"
+
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -39,6 +41,8 @@ type notice struct {
 		InboxURL string `json:"inbox_url"`
 		Pending  []struct {
 			CallID    string            `json:"call_id"`
+			ID        string            `json:"id"`
+			Digest    string            `json:"digest"`
 			Tool      string            `json:"tool"`
 			Arguments string            `json:"arguments"`
 			Reason    string            `json:"reason"`
@@ -205,15 +209,17 @@ func TestNotificationsOncePerEventAcrossWorkerKills(t *testing.T) {
 	require.Len(t, w.Pending, 1)
 	p := w.Pending[0]
 	require.Equal(t, "c_w", p.CallID)
+	require.Equal(t, "c1", p.ID, "the session's id, the one the commands name")
 	require.Equal(t, "write", p.Tool)
 	require.Equal(t, `{"path":"NOTES.md","content":"hello"}`, p.Arguments)
+	require.Equal(t, callref.Digest("write", p.Arguments), p.Digest)
 	require.NotEmpty(t, p.Reason)
-	require.Equal(t, "longrun --address "+temporalAddr+" approve "+id+" c_w", p.Commands["approve"])
+	require.Equal(t, "longrun --address "+temporalAddr+" approve "+id+" c1", p.Commands["approve"])
 	require.Equal(t, "temporal workflow signal --address "+temporalAddr+" --workflow-id "+id+
-		` --name approval --input '{"call_id":"c_w","decision":"approve"}'`, p.Commands["approve_signal"])
+		` --name approval --input '{"id":"c1","digest":"`+callref.Short(p.Digest)+`","decision":"approve"}'`, p.Commands["approve_signal"])
 	sl := recv.of("/slack", id, "waiting")[0]
 	require.NotEmpty(t, sl.parsed.Blocks, "the Slack sink gets blocks")
-	require.Contains(t, string(sl.body), "approve "+id+" c_w")
+	require.Contains(t, string(sl.body), "approve "+id+" c1")
 
 	// Session 1, completed: the receiver answers 200 and holds the body;
 	// the worker has recorded the delivery, and is killed before it can
@@ -370,8 +376,9 @@ func TestNotificationOfASubagentCallDecidedByItsCommand(t *testing.T) {
 	require.Equal(t, id, w.Session)
 	require.Len(t, w.Pending, 1)
 	require.Equal(t, child+"/c_w", w.Pending[0].CallID)
+	require.True(t, strings.HasPrefix(w.Pending[0].ID, child+"/c"), w.Pending[0].ID)
 	approve := w.Pending[0].Commands["approve"]
-	require.Equal(t, "longrun --address "+temporalAddr+" approve "+id+" "+child+"/c_w", approve)
+	require.Equal(t, "longrun --address "+temporalAddr+" approve "+id+" "+w.Pending[0].ID, approve)
 	args := strings.Fields(strings.TrimPrefix(approve, "longrun "))
 	cmd := exec.Command(filepath.Join(binDir, "starter"), args...)
 	cmd.Env = append(os.Environ(), "LONGRUN_TASK_QUEUE="+e.taskQueue)

@@ -108,7 +108,7 @@ func TestApproveUnknownCallID(t *testing.T) {
 	waitPending(t, id, 1)
 	out, err := e.starter("approve", id, "no-such-call")
 	require.Error(t, err)
-	require.Contains(t, out, "c_w")
+	require.Contains(t, out, "  c1  write", "the waiting call, by the session's id")
 
 	// A raw signal with an unknown id (as from the UI) is recorded, not fatal.
 	require.NoError(t, tc.SignalWorkflow(context.Background(), id, "", workflows.SignalApproval,

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/longrun/longrun/callref"
+
 	"context"
 	"fmt"
 	"os"
@@ -35,12 +37,13 @@ func TestUISummariesAndCurrentDetails(t *testing.T) {
 	details := md.GetCurrentDetails()
 	require.Contains(t, details, "waiting-approval")
 	require.Contains(t, details, "waiting for approval: 1 call(s)")
-	require.Contains(t, details, "**shell** `c_sh`")
+	require.Contains(t, details, "**shell** `c1`", "the session's id of c_sh")
 	// Each command on its own line, with the worker's address (the test
 	// server's is not the default).
 	lines := strings.Split(details, "\n")
-	require.Contains(t, lines, "longrun --address "+temporalAddr+" approve "+id+" c_sh")
-	require.Contains(t, lines, `temporal workflow signal --address `+temporalAddr+` --workflow-id `+id+` --name approval --input '{"call_id":"c_sh","decision":"approve"}'`)
+	require.Contains(t, lines, "longrun --address "+temporalAddr+" approve "+id+" c1")
+	require.Contains(t, lines, `temporal workflow signal --address `+temporalAddr+` --workflow-id `+id+` --name approval --input '{"id":"c1","digest":"`+
+		callref.Short(callref.Digest("shell", `{"command": "go test ./..."}`))+`","decision":"approve"}'`)
 
 	out, err := e.starter("approve", id)
 	require.NoError(t, err, out)

@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"github.com/longrun/longrun/callref"
+
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -73,7 +75,7 @@ func NewBody(ev Event, r Render) Body {
 		Pending:    make([]PendingCall, 0, len(ev.Pending)),
 	}
 	for _, c := range ev.Pending {
-		b.Pending = append(b.Pending, PendingCall{Call: c, Commands: r.commands(ev.Session, c.CallID)})
+		b.Pending = append(b.Pending, PendingCall{Call: c, Commands: r.commands(ev.Session, c)})
 	}
 	return b
 }
@@ -86,7 +88,7 @@ func (r Render) sessionURL(ev Event) string {
 	}
 	u := strings.TrimSuffix(r.ConsoleURL, "/") + "/session?id=" + url.QueryEscape(ev.Session)
 	if len(ev.Pending) > 0 {
-		u += "#call-" + url.PathEscape(ev.Pending[0].CallID)
+		u += "#call-" + url.PathEscape(ev.Pending[0].ID)
 	}
 	return u
 }
@@ -122,8 +124,10 @@ func orNone(s string) string {
 	return s
 }
 
-// commands are the four commands deciding callID of session.
-func (r Render) commands(session, callID string) Commands {
+// commands are the four commands deciding call c of session: by the
+// session's id of the call, the signal with the digest of its arguments.
+func (r Render) commands(session string, c Call) Commands {
+	callID := c.ID
 	cli := r.CLI
 	if cli == "" {
 		cli = "longrun"
@@ -132,10 +136,11 @@ func (r Render) commands(session, callID string) Commands {
 	signal := func(decision, feedback string) string {
 		// The signal's payload, workflows.Approval's JSON.
 		payload, _ := json.Marshal(struct {
-			CallID   string `json:"call_id"`
+			ID       string `json:"id"`
+			Digest   string `json:"digest,omitempty"`
 			Decision string `json:"decision"`
 			Feedback string `json:"feedback,omitempty"`
-		}{callID, decision, feedback}) // strings always encode
+		}{callID, callref.Short(c.Digest), decision, feedback}) // strings always encode
 		return fmt.Sprintf("temporal workflow signal%s --workflow-id %s --name %s --input %s",
 			conn, ShellQuote(session), SignalApproval, ShellQuote(string(payload)))
 	}

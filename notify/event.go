@@ -47,7 +47,12 @@ type Event struct {
 type Call struct {
 	// CallID is what approve takes; for a call waiting in a sub-agent it
 	// is "<sub-agent session>/<call id>", decided through Event.Session.
-	CallID    string `json:"call_id"`
+	CallID string `json:"call_id"` // the model's id of the call
+	// ID is the session's id of the call ("c17"; "<sub-agent>/c17"): the
+	// one shown and decided by. Digest is the digest of Tool and
+	// Arguments a decision sends back (workflows.PendingApproval).
+	ID        string `json:"id,omitempty"`
+	Digest    string `json:"digest,omitempty"`
 	Tool      string `json:"tool"`
 	Arguments string `json:"arguments"`
 	Reason    string `json:"reason"`

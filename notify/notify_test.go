@@ -22,8 +22,8 @@ func waiting() Event {
 	return Event{
 		Key: "s1/run-1/waiting/1.1", Event: EventWaiting, Session: "s1", Turn: 1,
 		Pending: []Call{
-			{CallID: "call_w", Tool: "write", Arguments: `{"path":"NOTES.md","content":"it's <b>"}`, Reason: "write changes the workspace"},
-			{CallID: "task-1/call_s", Tool: "shell", Arguments: `{"command":"go test ./..."}`, Reason: "shell asks", Session: "s1/task-1"},
+			{CallID: "call_w", ID: "c1", Digest: "0123456789abcdef", Tool: "write", Arguments: `{"path":"NOTES.md","content":"it's <b>"}`, Reason: "write changes the workspace"},
+			{CallID: "task-1/call_s", ID: "task-1/c2", Tool: "shell", Arguments: `{"command":"go test ./..."}`, Reason: "shell asks", Session: "s1/task-1"},
 		},
 	}
 }
@@ -38,7 +38,7 @@ func TestBodyCarriesPendingCallsAndCommands(t *testing.T) {
 	require.Equal(t, "s1", got["session"])
 	require.Equal(t, "s1/run-1/waiting/1.1", got["idempotency_key"])
 	require.Equal(t, "http://inbox.example/", got["inbox_url"])
-	require.Equal(t, "http://inbox.example/session?id=s1#call-call_w", got["session_url"], "the console's link to the session, at its first waiting call")
+	require.Equal(t, "http://inbox.example/session?id=s1#call-c1", got["session_url"], "the console's link to the session, at its first waiting call")
 	require.Equal(t, "Session s1 is waiting for approval of 2 tool call(s).", got["text"])
 	pending := got["pending"].([]any)
 	require.Len(t, pending, 2)
@@ -48,10 +48,10 @@ func TestBodyCarriesPendingCallsAndCommands(t *testing.T) {
 	require.Equal(t, `{"path":"NOTES.md","content":"it's <b>"}`, p["arguments"])
 	require.Equal(t, "write changes the workspace", p["reason"])
 	require.Equal(t, map[string]any{
-		"approve":        "longrun --address temporal.example:7233 --namespace team approve s1 call_w",
-		"deny":           "longrun --address temporal.example:7233 --namespace team deny s1 call_w --feedback 'why'",
-		"approve_signal": `temporal workflow signal --address temporal.example:7233 --namespace team --workflow-id s1 --name approval --input '{"call_id":"call_w","decision":"approve"}'`,
-		"deny_signal":    `temporal workflow signal --address temporal.example:7233 --namespace team --workflow-id s1 --name approval --input '{"call_id":"call_w","decision":"deny","feedback":"why"}'`,
+		"approve":        "longrun --address temporal.example:7233 --namespace team approve s1 c1",
+		"deny":           "longrun --address temporal.example:7233 --namespace team deny s1 c1 --feedback 'why'",
+		"approve_signal": `temporal workflow signal --address temporal.example:7233 --namespace team --workflow-id s1 --name approval --input '{"id":"c1","digest":"0123456789abcdef","decision":"approve"}'`,
+		"deny_signal":    `temporal workflow signal --address temporal.example:7233 --namespace team --workflow-id s1 --name approval --input '{"id":"c1","digest":"0123456789abcdef","decision":"deny","feedback":"why"}'`,
 	}, p["commands"])
 	require.Equal(t, "s1/task-1", pending[1].(map[string]any)["session"])
 }
@@ -83,9 +83,9 @@ func TestBodyOfEndEventsHasAnEmptyPendingList(t *testing.T) {
 
 func TestCommandsQuoteForTheShell(t *testing.T) {
 	t.Parallel()
-	c := Render{}.commands("my session", "call'1")
-	require.Equal(t, `longrun approve 'my session' 'call'\''1'`, c.Approve)
-	require.Equal(t, `temporal workflow signal --workflow-id 'my session' --name approval --input '{"call_id":"call'\''1","decision":"approve"}'`, c.ApproveSignal)
+	c := Render{}.commands("my session", Call{ID: "c'1", CallID: "model's", Digest: "0123456789abcdef"})
+	require.Equal(t, `longrun approve 'my session' 'c'\''1'`, c.Approve)
+	require.Equal(t, `temporal workflow signal --workflow-id 'my session' --name approval --input '{"id":"c'\''1","digest":"0123456789abcdef","decision":"approve"}'`, c.ApproveSignal)
 }
 
 // TestSignature: the signature is the HMAC-SHA256 of the documented text
@@ -150,12 +150,12 @@ func TestSlackMessage(t *testing.T) {
 		require.Equal(t, "mrkdwn", b.Text.Type)
 	}
 	call := got.Blocks[1].Text.Text
-	require.Contains(t, call, "*write* `call_w` — write changes the workspace")
+	require.Contains(t, call, "*write* `c1` — write changes the workspace")
 	require.Contains(t, call, "&lt;b&gt;", "mrkdwn's <, > and & are escaped: arguments cannot ping or hide a link")
 	require.NotContains(t, call, "<b>")
-	require.Contains(t, call, "approve: `longrun approve s1 call_w`")
-	require.Contains(t, call, `without the CLI: `+"`"+`temporal workflow signal --workflow-id s1 --name approval --input '{"call_id":"call_w","decision":"approve"}'`+"`")
-	require.Equal(t, "<http://inbox.example/session?id=s1#call-call_w|Open the session> · <http://inbox.example/|the approval inbox>", got.Blocks[3].Text.Text)
+	require.Contains(t, call, "approve: `longrun approve s1 c1`")
+	require.Contains(t, call, `without the CLI: `+"`"+`temporal workflow signal --workflow-id s1 --name approval --input '{"id":"c1","digest":"0123456789abcdef","decision":"approve"}'`+"`")
+	require.Equal(t, "<http://inbox.example/session?id=s1#call-c1|Open the session> · <http://inbox.example/|the approval inbox>", got.Blocks[3].Text.Text)
 }
 
 func TestSlackMessageStaysWithinSlackLimits(t *testing.T) {

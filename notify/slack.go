@@ -52,7 +52,7 @@ func NewSlack(ev Event, r Render) SlackMessage {
 			break
 		}
 		var t strings.Builder
-		fmt.Fprintf(&t, "*%s* `%s`", slackEscape(c.Tool), slackEscape(c.CallID))
+		fmt.Fprintf(&t, "*%s* `%s`", slackEscape(c.Tool), slackEscape(c.ID))
 		if c.Reason != "" {
 			fmt.Fprintf(&t, " — %s", slackEscape(c.Reason))
 		}

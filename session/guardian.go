@@ -6,6 +6,7 @@ import "github.com/longrun/longrun/guardian"
 // (its "guardian" list) and the Web UI's current details show it.
 type GuardianDecision struct {
 	CallID string `json:"call_id"`
+	ID     string `json:"id,omitempty"` // the session's id of the call
 	Tool   string `json:"tool"`
 	Turn   int    `json:"turn"`
 	guardian.Verdict

@@ -3,6 +3,7 @@ package session
 import (
 	"time"
 
+	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/guardian"
@@ -41,6 +42,13 @@ type State struct {
 	// the model from then on.
 	Loaded    map[string]bool `json:"loaded_tools,omitempty"`
 	Subagents int             `json:"subagents,omitempty"` // task calls started in this session
+	// Named is how many calls the session has named (callref.Name): the
+	// next call is c<Named+1>, in every run.
+	Named int `json:"named,omitempty"`
+	// Earlier is the record of the latest finished calls (callref.Record),
+	// so a decision naming one is told what became of it and a model id
+	// the model used again is known to be ambiguous.
+	Earlier []callref.Record `json:"earlier_calls,omitempty"`
 	// Batch is the turn in progress when the switch came while calls
 	// waited for a person: they are still pending in the next run,
 	// answerable by the same call ids. Written when the run switches.
@@ -92,11 +100,18 @@ const (
 )
 
 // Approval is the payload of the approval signal and the approve update:
-// {"call_id": "call_abc", "decision": "approve"|"deny", "feedback": "..."}.
-// CallID is the model's own tool-call id, as in conversation and
-// pending-approvals.
+// {"id": "c17", "digest": "…", "decision": "approve"|"deny", "feedback": "..."}.
+// ID is the session's id of the call (callref), as pending-approvals
+// shows it; CallID, the model's own tool-call id, is still taken while it
+// names one call (see callref.Match). Digest is what the person saw.
 type Approval struct {
-	CallID   string `json:"call_id"`
+	CallID string `json:"call_id,omitempty"`
+	// ID is the session's id of the call ("c17"): preferred to CallID.
+	ID string `json:"id,omitempty"`
+	// Digest is callref.Digest of the tool and arguments the person was
+	// shown (all 64 hex digits or the first 16): the session refuses the
+	// decision when the call it names has other arguments. Optional.
+	Digest   string `json:"digest,omitempty"`
 	Decision string `json:"decision"`
 	Feedback string `json:"feedback,omitempty"`
 	// All applies the decision to every call waiting in this turn; CallID

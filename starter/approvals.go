@@ -11,43 +11,67 @@ import (
 // errNoPending is returned when there is nothing to approve or deny.
 var errNoPending = errors.New("no tool calls are waiting for approval")
 
+// pickedCall is a pending call an approve or deny names, and how.
+type pickedCall struct {
+	workflows.PendingApproval
+	// byModelID: the person named it by the model's own id, which the
+	// session takes only while it names one call (callref.Match).
+	byModelID string
+}
+
+// approval is the decision on the picked call: by the session's id, or
+// by the model's id when that is what the person typed, with the digest
+// of the arguments the CLI read in the same listing.
+func (p pickedCall) approval(proto workflows.Approval) workflows.Approval {
+	ap := proto
+	ap.Digest = p.Digest
+	if p.byModelID != "" {
+		ap.CallID = p.byModelID
+	} else {
+		ap.ID = p.ID
+	}
+	return ap
+}
+
 // selectCallIDs decides which pending calls an approve or deny names. A
 // signal cannot return an error, so the CLI checks here what the workflow
 // would otherwise drop silently: an unknown id is refused with the list of
-// the pending ones.
-func selectCallIDs(pending []workflows.PendingApproval, requested []string, all bool) ([]workflows.PendingApproval, error) {
+// the pending ones. An id is the session's (as every surface shows it);
+// the model's own is taken only when it names one waiting call, and the
+// session refuses it still when the model used it for an earlier call.
+func selectCallIDs(pending []workflows.PendingApproval, requested []string, all bool) ([]pickedCall, error) {
 	if all && len(requested) > 0 {
 		return nil, usagef("give call ids or --all, not both")
 	}
 	if len(pending) == 0 {
 		return nil, errNoPending
 	}
-	if all {
-		return pending, nil
+	if all || (len(requested) == 0 && len(pending) == 1) {
+		picked := make([]pickedCall, len(pending))
+		for i, p := range pending {
+			picked[i] = pickedCall{PendingApproval: p}
+		}
+		return picked, nil
 	}
 	if len(requested) == 0 {
-		if len(pending) == 1 {
-			return pending, nil
-		}
 		return nil, fmt.Errorf("%d tool calls are waiting; name the call ids or pass --all:\n%s", len(pending), pendingList(pending))
 	}
-	byID := make(map[string]workflows.PendingApproval, len(pending))
-	for _, p := range pending {
-		byID[p.CallID] = p
-	}
-	var picked []workflows.PendingApproval
+	var picked []pickedCall
 	var unknown []string
 	seen := map[string]bool{}
 	for _, id := range requested {
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		p, ok := byID[id]
-		if !ok {
+		p, err := pickCall(pending, id)
+		if errors.Is(err, errNoSuchCall) {
 			unknown = append(unknown, fmt.Sprintf("%q", id))
 			continue
 		}
+		if err != nil {
+			return nil, err
+		}
+		if seen[p.ID] {
+			continue
+		}
+		seen[p.ID] = true
 		picked = append(picked, p)
 	}
 	if len(unknown) > 0 {
@@ -60,6 +84,34 @@ func selectCallIDs(pending []workflows.PendingApproval, requested []string, all 
 	return picked, nil
 }
 
+var errNoSuchCall = errors.New("no such waiting call")
+
+// pickCall finds the waiting call id names: the session's id first, then
+// the model's if exactly one waiting call has it.
+func pickCall(pending []workflows.PendingApproval, id string) (pickedCall, error) {
+	var byModel []workflows.PendingApproval
+	for _, p := range pending {
+		if p.ID == id {
+			return pickedCall{PendingApproval: p}, nil
+		}
+		if p.CallID == id {
+			byModel = append(byModel, p)
+		}
+	}
+	switch len(byModel) {
+	case 0:
+		return pickedCall{}, errNoSuchCall
+	case 1:
+		return pickedCall{PendingApproval: byModel[0], byModelID: id}, nil
+	}
+	ids := make([]string, len(byModel))
+	for i, p := range byModel {
+		ids[i] = p.ID
+	}
+	return pickedCall{}, fmt.Errorf("the model used the call id %q for %d waiting calls (%s): nothing sent; name the call by its id as the list shows it:\n%s",
+		id, len(byModel), strings.Join(ids, ", "), pendingList(pending))
+}
+
 // pendingList is the indented one-line-per-call list error messages show.
 func pendingList(pending []workflows.PendingApproval) string {
 	var b strings.Builder
@@ -67,7 +119,7 @@ func pendingList(pending []workflows.PendingApproval) string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "  %s  %s %s", p.CallID, p.Tool, cut(oneLine(p.Arguments), 60))
+		fmt.Fprintf(&b, "  %s  %s %s", p.ID, p.Tool, cut(oneLine(p.Arguments), 60))
 	}
 	return b.String()
 }

@@ -316,6 +316,7 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 	}
 	type sent struct {
 		CallID   string `json:"call_id"`
+		ID       string `json:"id"`
 		Tool     string `json:"tool"`
 		Decision string `json:"decision"`
 		Via      string `json:"via,omitempty"` // "signal" when no worker took the update
@@ -323,9 +324,11 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 	var done []sent
 	noted := false
 	for _, p := range picked {
-		ap := proto
-		ap.CallID = p.CallID
-		out, err := a.sendDecision(ctx, c, session, ap)
+		// Only the calls of the listing just read, each with the digest
+		// of the arguments read there: a call that changed since (or one
+		// that appeared) is not decided unseen, --all included.
+		ap := p.approval(proto)
+		out, err := a.sendDecision(ctx, c, session, p.ID, ap)
 		if err != nil {
 			return err
 		}
@@ -345,9 +348,9 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 				fmt.Fprintf(a.stdout, "the reply was lost, but the session's history shows it took the decision:\n")
 			}
 		}
-		done = append(done, sent{p.CallID, p.Tool, decision, via})
+		done = append(done, sent{p.CallID, p.ID, p.Tool, decision, via})
 		if !a.cfg.JSON && via == "" {
-			fmt.Fprintf(a.stdout, "%s %s (%s)\n", pastTense(decision), p.CallID, p.Tool)
+			fmt.Fprintf(a.stdout, "%s %s (%s)\n", pastTense(decision), p.ID, p.Tool)
 		}
 	}
 	if a.cfg.JSON {
@@ -371,6 +374,12 @@ func (a *app) decideBySignal(ctx context.Context, c sessionClient, session, why 
 	if len(ids) == 0 && !all {
 		return fmt.Errorf("%s, so the waiting calls cannot be listed: name the call ids (from watch, the Web UI's session page or the notification) or pass --all", why)
 	}
+	if all && proto.Decision == workflows.DecisionApprove {
+		// --all approves only calls whose arguments the CLI read and
+		// showed; without a worker it can read none.
+		return fmt.Errorf("%s, so the waiting calls cannot be listed, and approve --all would approve calls nobody here has seen: "+
+			"name the call ids (from watch, the Web UI's session page or the notification), or try again once a worker runs", why)
+	}
 	a.fallbackNote(session, why)
 	var aps []workflows.Approval
 	if all {
@@ -379,6 +388,8 @@ func (a *app) decideBySignal(ctx context.Context, c sessionClient, session, why 
 		aps = append(aps, ap)
 	}
 	for _, id := range ids {
+		// Sent as call_id, which the session takes as its own id or the
+		// model's, and refuses when it names more than one call.
 		ap := proto
 		ap.CallID = id
 		aps = append(aps, ap)
@@ -395,7 +406,8 @@ func (a *app) decideBySignal(ctx context.Context, c sessionClient, session, why 
 }
 
 // explainNotWaiting turns "unknown call id" into what became of the call
-// when the conversation knows it: already approved, denied or running.
+// when the conversation knows it: already approved, denied or running. An
+// id is the session's, or the model's when it names one call there.
 func (a *app) explainNotWaiting(ctx context.Context, c sessionClient, session string, pending []workflows.PendingApproval, ids []string, err error) error {
 	msgs, qerr := a.queryConversation(ctx, c, session)
 	if qerr != nil {
@@ -403,17 +415,41 @@ func (a *app) explainNotWaiting(ctx context.Context, c sessionClient, session st
 	}
 	waiting := map[string]bool{}
 	for _, p := range pending {
+		waiting[p.ID] = true
 		waiting[p.CallID] = true
 	}
 	for _, id := range ids {
 		if waiting[id] {
 			continue
 		}
-		if fate := conversation.Fate(msgs, id); fate != "" {
-			return fmt.Errorf("call %q is already decided (%s); nothing sent", id, fate)
+		refs := refsOf(msgs, id)
+		if len(refs) > 1 {
+			return fmt.Errorf("the model used the call id %q for %d calls (%s): nothing sent; name the call by its id", id, len(refs), strings.Join(refs, ", "))
+		}
+		if len(refs) == 1 {
+			if fate := conversation.Fate(msgs, refs[0]); fate != "" {
+				return fmt.Errorf("call %q is already decided (%s); nothing sent", id, fate)
+			}
 		}
 	}
 	return err
+}
+
+// refsOf are the session's ids of the calls id names in msgs: the call
+// with that session id, else every call the model gave that id.
+func refsOf(msgs []conversation.Message, id string) []string {
+	var byModel []string
+	for _, m := range msgs {
+		for _, tc := range m.ToolCalls {
+			if tc.Ref == id {
+				return []string{id}
+			}
+			if tc.ID == id {
+				byModel = append(byModel, tc.Ref)
+			}
+		}
+	}
+	return byModel
 }
 
 func (a *app) cmdPending(ctx context.Context, fs *flag.FlagSet, args []string) error {

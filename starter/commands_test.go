@@ -99,7 +99,7 @@ func TestApproveSinglePending(t *testing.T) {
 	code, stdout, stderr := runFake(t, f, "approve", "s1", "--feedback", "ok")
 	require.Equal(t, exitOK, code, stderr)
 	require.Equal(t, "approved call_1 (shell)\n", stdout)
-	require.Equal(t, []signalCall{{"s1", workflows.UpdateApprove, workflows.Approval{CallID: "call_1", Decision: "approve", Feedback: "ok"}}}, f.signals)
+	require.Equal(t, []signalCall{{"s1", workflows.UpdateApprove, workflows.Approval{ID: "call_1", Decision: "approve", Feedback: "ok"}}}, f.signals)
 }
 
 func TestApproveUnknownCallIsRefused(t *testing.T) {
@@ -131,7 +131,7 @@ func TestDenyAllJSON(t *testing.T) {
 	f := &fakeClient{query: pendingQuery(pendingCalls("call_1", "call_2"))}
 	code, stdout, _ := runFake(t, f, "deny", "s1", "--all", "--feedback", "too risky", "--json")
 	require.Equal(t, exitOK, code)
-	require.JSONEq(t, `[{"call_id":"call_1","tool":"shell","decision":"deny"},{"call_id":"call_2","tool":"shell","decision":"deny"}]`, stdout)
+	require.JSONEq(t, `[{"call_id":"m_call_1","id":"call_1","tool":"shell","decision":"deny"},{"call_id":"m_call_2","id":"call_2","tool":"shell","decision":"deny"}]`, stdout)
 	for _, s := range f.signals {
 		require.Equal(t, "too risky", s.arg.(workflows.Approval).Feedback)
 		require.Equal(t, workflows.DecisionDeny, s.arg.(workflows.Approval).Decision)
@@ -158,8 +158,8 @@ func TestConversationCommand(t *testing.T) {
 	t.Parallel()
 	msgs := []conversation.Message{
 		{Role: "user", Content: "read a.go"},
-		{Role: "assistant", ToolCalls: []conversation.ToolCall{{ID: "call_1", Name: "read", Arguments: `{"path":"a.go"}`}}},
-		conversation.ToolMessage(conversation.ToolResult{CallID: "call_1", Name: "read", Content: "package a", Reason: conversation.ReasonRan}),
+		{Role: "assistant", ToolCalls: []conversation.ToolCall{{ID: "call_1", Ref: "call_1", Name: "read", Arguments: `{"path":"a.go"}`}}},
+		conversation.ToolMessage(conversation.ToolResult{CallID: "call_1", Ref: "call_1", Name: "read", Content: "package a", Reason: conversation.ReasonRan}),
 		{Role: "assistant", Content: "It is package a."},
 	}
 	f := &fakeClient{query: func(string, int) (any, error) { return msgs, nil }}
@@ -187,8 +187,8 @@ func TestCancel(t *testing.T) {
 func watchFake(closed enumspb.WorkflowExecutionStatus, result func(any) error) *fakeClient {
 	msgs := []conversation.Message{
 		{Role: "user", Content: "go"},
-		{Role: "assistant", ToolCalls: []conversation.ToolCall{{ID: "call_1", Name: "shell", Arguments: `{"command":"make"}`}}},
-		conversation.ToolMessage(conversation.ToolResult{CallID: "call_1", Content: "ok", Reason: conversation.ReasonRan}),
+		{Role: "assistant", ToolCalls: []conversation.ToolCall{{ID: "call_1", Ref: "call_1", Name: "shell", Arguments: `{"command":"make"}`}}},
+		conversation.ToolMessage(conversation.ToolResult{CallID: "call_1", Ref: "call_1", Content: "ok", Reason: conversation.ReasonRan}),
 		{Role: "assistant", Content: "built"},
 	}
 	return &fakeClient{
@@ -198,7 +198,7 @@ func watchFake(closed enumspb.WorkflowExecutionStatus, result func(any) error) *
 				return msgs[:min(n+1, len(msgs))], nil
 			case workflows.QueryPendingApprovals:
 				if n == 1 || n == 2 {
-					return []workflows.PendingApproval{{CallID: "call_1", Tool: "shell", Arguments: `{"command":"make"}`, Reason: "runs a command"}}, nil
+					return []workflows.PendingApproval{{CallID: "call_1", ID: "call_1", Tool: "shell", Arguments: `{"command":"make"}`, Reason: "runs a command"}}, nil
 				}
 				return []workflows.PendingApproval{}, nil
 			}

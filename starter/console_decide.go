@@ -18,10 +18,14 @@ const decisionRemember = "remember"
 
 // decide sends one decision through the approve update, exactly the
 // JSON `approve`/`deny` send, then goes back to the page it came from
-// with the outcome.
+// with the outcome. The form names the call by the session's id and
+// carries the digest of the arguments the page showed, so a page shown
+// before the call changed (or before the model reused its id) is refused
+// by the session rather than deciding a call the person did not see.
 func (s *console) decide(w http.ResponseWriter, r *http.Request, rq request) {
 	id := r.PostFormValue("session")
-	callID := r.PostFormValue("call_id")
+	callID := r.PostFormValue("id")
+	digest := r.PostFormValue("digest")
 	decision := r.PostFormValue("decision")
 	feedback := strings.TrimSpace(r.PostFormValue("feedback"))
 	pattern := strings.TrimSpace(r.PostFormValue("pattern"))
@@ -30,6 +34,7 @@ func (s *console) decide(w http.ResponseWriter, r *http.Request, rq request) {
 		back = "/session?id=" + url.QueryEscape(id)
 	}
 	ap, err := approvalFromForm(callID, decision, feedback, pattern)
+	ap.Digest = digest
 	if err == nil && id == "" {
 		err = errors.New("the form names no session")
 	}
@@ -40,7 +45,7 @@ func (s *console) decide(w http.ResponseWriter, r *http.Request, rq request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
-	out, err := s.a.sendDecision(ctx, s.c, id, ap)
+	out, err := s.a.sendDecision(ctx, s.c, id, callID, ap)
 	via := ""
 	if err == nil && out == notTaken {
 		// No worker took the update: the decision goes as the durable
@@ -64,7 +69,7 @@ func (s *console) decide(w http.ResponseWriter, r *http.Request, rq request) {
 // check their flags: a denial needs feedback for the model, a pattern
 // counts only when remembered.
 func approvalFromForm(callID, decision, feedback, pattern string) (workflows.Approval, error) {
-	ap := workflows.Approval{CallID: callID, Feedback: feedback}
+	ap := workflows.Approval{ID: callID, Feedback: feedback}
 	if callID == "" {
 		return ap, errors.New("the form names no call")
 	}

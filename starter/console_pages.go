@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/longrun/longrun/callref"
 )
 
 // inboxEntry is one waiting session in the inbox.
@@ -97,7 +99,7 @@ func pendingKeyList(entries []inboxEntry) string {
 	var keys []string
 	for _, e := range entries {
 		for _, p := range e.Pending {
-			keys = append(keys, e.Row.ID+"/"+p.CallID)
+			keys = append(keys, e.Row.ID+"/"+p.ID+"@"+callref.Short(p.Digest))
 		}
 	}
 	return strings.Join(keys, " ")
@@ -142,7 +144,7 @@ func (s *console) sessionData(ctx context.Context, id string) sessionData {
 		d.Pending = pendingViews(p)
 		var keys []string
 		for _, c := range p {
-			keys = append(keys, id+"/"+c.CallID)
+			keys = append(keys, id+"/"+c.ID+"@"+callref.Short(c.Digest))
 		}
 		d.Keys = strings.Join(keys, " ")
 	}

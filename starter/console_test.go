@@ -45,15 +45,15 @@ func consoleFake(t *testing.T) *fakeClient {
 			switch name {
 			case workflows.QueryPendingApprovals:
 				return []workflows.PendingApproval{
-					{CallID: "c_edit", Tool: "edit", Arguments: `{"path":"hello.txt","old_string":"hello world\n","new_string":"hello longrun\n"}`, Reason: "edit asks"},
-					{CallID: "c_sh", Tool: "shell", Arguments: `{"command":"echo '` + strings.ReplaceAll(hostile, `"`, `\"`) + `'"}`, Reason: "because " + hostile},
+					{CallID: "c_edit", ID: "c_edit", Tool: "edit", Arguments: `{"path":"hello.txt","old_string":"hello world\n","new_string":"hello longrun\n"}`, Reason: "edit asks"},
+					{CallID: "c_sh", ID: "c_sh", Tool: "shell", Arguments: `{"command":"echo '` + strings.ReplaceAll(hostile, `"`, `\"`) + `'"}`, Reason: "because " + hostile},
 				}, nil
 			case workflows.QueryStatus:
 				return workflows.Status{Phase: workflows.PhaseWaitingApproval, Turn: 2, MaxTurns: 10, PendingApprovals: 2}, nil
 			case workflows.QueryConversation:
 				return []conversation.Message{
 					{Role: conversation.RoleUser, Content: "please " + hostile},
-					{Role: conversation.RoleAssistant, Content: "sure", ToolCalls: []conversation.ToolCall{{ID: "c_sh", Name: "shell", Arguments: `{"command":"x"}`}}},
+					{Role: conversation.RoleAssistant, Content: "sure", ToolCalls: []conversation.ToolCall{{ID: "c_sh", Ref: "c_sh", Name: "shell", Arguments: `{"command":"x"}`}}},
 				}, nil
 			}
 			return nil, errors.New("unexpected query " + name)
@@ -204,7 +204,7 @@ func TestConsoleCSRF(t *testing.T) {
 	otherCSRF := csrfOf(t, page)
 	require.NotEqual(t, csrf, otherCSRF)
 	form := func(token string) url.Values {
-		return url.Values{"csrf": {token}, "session": {"s1"}, "call_id": {"c_edit"}, "decision": {"approve"}}
+		return url.Values{"csrf": {token}, "session": {"s1"}, "id": {"c_edit"}, "decision": {"approve"}}
 	}
 	for _, tc := range []struct {
 		name string
@@ -234,17 +234,17 @@ func TestConsoleCSRF(t *testing.T) {
 	require.Equal(t, "/", hdr.Get("Location"))
 	require.Len(t, f.signals, 1)
 	require.Equal(t, workflows.UpdateApprove, f.signals[0].name)
-	require.Equal(t, workflows.Approval{CallID: "c_edit", Decision: workflows.DecisionApprove}, f.signals[0].arg)
+	require.Equal(t, workflows.Approval{ID: "c_edit", Decision: workflows.DecisionApprove}, f.signals[0].arg)
 	_, _, page = do(t, c, "GET", srv.URL+"/", nil, nil)
 	require.Contains(t, page, "approved c_edit in s1")
 
 	// A script with the bearer needs no CSRF token (a browser never sends
 	// a bearer on its own) and no origin.
 	code, _, body = do(t, browser(t), "POST", srv.URL+"/decide",
-		url.Values{"session": {"s1"}, "call_id": {"c_sh"}, "decision": {"deny"}, "feedback": {"not that"}},
+		url.Values{"session": {"s1"}, "id": {"c_sh"}, "decision": {"deny"}, "feedback": {"not that"}},
 		map[string]string{"Authorization": "Bearer tok-123"})
 	require.Equal(t, http.StatusSeeOther, code, body)
-	require.Equal(t, workflows.Approval{CallID: "c_sh", Decision: workflows.DecisionDeny, Feedback: "not that"}, f.signals[1].arg)
+	require.Equal(t, workflows.Approval{ID: "c_sh", Decision: workflows.DecisionDeny, Feedback: "not that"}, f.signals[1].arg)
 }
 
 func TestConsoleDecisions(t *testing.T) {
@@ -268,22 +268,22 @@ func TestConsoleDecisions(t *testing.T) {
 	}
 
 	// A denial without feedback is refused before anything is sent.
-	page = post(url.Values{"call_id": {"c_sh"}, "decision": {"deny"}, "feedback": {"  "}})
+	page = post(url.Values{"id": {"c_sh"}, "decision": {"deny"}, "feedback": {"  "}})
 	require.Contains(t, page, "write feedback telling the model why")
-	page = post(url.Values{"call_id": {"c_sh"}, "decision": {"approve"}, "pattern": {"echo *"}})
+	page = post(url.Values{"id": {"c_sh"}, "decision": {"approve"}, "pattern": {"echo *"}})
 	require.Contains(t, page, "a pattern counts only with")
 	require.Empty(t, f.signals)
 
-	post(url.Values{"call_id": {"c_sh"}, "decision": {"remember"}, "pattern": {"echo *"}})
-	post(url.Values{"call_id": {"c_edit"}, "decision": {"deny"}, "feedback": {"use docs/ instead"}})
+	post(url.Values{"id": {"c_sh"}, "decision": {"remember"}, "pattern": {"echo *"}})
+	post(url.Values{"id": {"c_edit"}, "decision": {"deny"}, "feedback": {"use docs/ instead"}})
 	require.Equal(t, []any{
-		workflows.Approval{CallID: "c_sh", Decision: workflows.DecisionApprove, Remember: workflows.RememberSession, Pattern: "echo *"},
-		workflows.Approval{CallID: "c_edit", Decision: workflows.DecisionDeny, Feedback: "use docs/ instead"},
+		workflows.Approval{ID: "c_sh", Decision: workflows.DecisionApprove, Remember: workflows.RememberSession, Pattern: "echo *"},
+		workflows.Approval{ID: "c_edit", Decision: workflows.DecisionDeny, Feedback: "use docs/ instead"},
 	}, []any{f.signals[0].arg, f.signals[1].arg})
 
 	// The session's refusal (decided meanwhile) is shown, not lost.
 	f.updateErr = func(any) error { return errors.New("call c_edit is not waiting for approval") }
-	page = post(url.Values{"call_id": {"c_edit"}, "decision": {"approve"}})
+	page = post(url.Values{"id": {"c_edit"}, "decision": {"approve"}})
 	require.Contains(t, page, "refused the approve of c_edit")
 	require.Contains(t, page, "not waiting for approval")
 }
@@ -352,7 +352,7 @@ func TestConsoleTrustedProxyHeader(t *testing.T) {
 
 	// The header is a browser's login like a cookie: POSTs need the CSRF
 	// token, and it is alice's own.
-	v := url.Values{"csrf": {csrf}, "session": {"s1"}, "call_id": {"c_edit"}, "decision": {"approve"}}
+	v := url.Values{"csrf": {csrf}, "session": {"s1"}, "id": {"c_edit"}, "decision": {"approve"}}
 	withOrigin := func(h map[string]string) map[string]string { h["Origin"] = srv.URL; return h }
 	code, _, _ = do(t, c, "POST", srv.URL+"/decide", v, withOrigin(proxy("mallory")))
 	require.Equal(t, http.StatusForbidden, code)
@@ -456,8 +456,8 @@ func TestConsoleCommandPrintsLoginURL(t *testing.T) {
 func TestConsoleInboxKeepsWhatWaits(t *testing.T) {
 	t.Parallel()
 	entries := []inboxEntry{
-		{Row: sessionRow{ID: "parent"}, Pending: []pendingView{{PendingApproval: workflows.PendingApproval{CallID: "parent-task/c1", Session: "parent-task"}}}},
-		{Row: sessionRow{ID: "parent-task"}, Pending: []pendingView{{PendingApproval: workflows.PendingApproval{CallID: "c1"}}}},
+		{Row: sessionRow{ID: "parent"}, Pending: []pendingView{{PendingApproval: workflows.PendingApproval{ID: "parent-task/c1", Session: "parent-task"}}}},
+		{Row: sessionRow{ID: "parent-task"}, Pending: []pendingView{{PendingApproval: workflows.PendingApproval{ID: "c1"}}}},
 		{Row: sessionRow{ID: "decided"}},
 		{Row: sessionRow{ID: "no-worker"}, Err: "timed out"},
 	}

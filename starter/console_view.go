@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/tools"
 	"github.com/longrun/longrun/workflows"
@@ -60,6 +61,9 @@ type messageView struct {
 	Calls     []callView
 	Result    *resultView
 }
+
+// ShortDigest is the digest of the call's arguments as the page shows it.
+func (p pendingView) ShortDigest() string { return callref.Short(p.Digest) }
 
 func pendingViews(ps []workflows.PendingApproval) []pendingView {
 	out := make([]pendingView, 0, len(ps))
@@ -148,11 +152,11 @@ func messageViews(msgs []conversation.Message) []messageView {
 	for _, m := range msgs {
 		v := messageView{Role: m.Role, Text: cut(m.Content, maxConsoleText), Reasoning: cut(m.Reasoning, maxConsoleText)}
 		for _, tc := range m.ToolCalls {
-			v.Calls = append(v.Calls, callView{ID: tc.ID, Name: tc.Name, Fields: argumentFields(tc.Name, tc.Arguments)})
+			v.Calls = append(v.Calls, callView{ID: tc.Ref, Name: tc.Name, Fields: argumentFields(tc.Name, tc.Arguments)})
 		}
 		if r := m.Result; r != nil {
 			v.Text = ""
-			rv := &resultView{CallID: r.CallID, Name: r.Name, Reason: string(r.Reason), IsError: r.IsError}
+			rv := &resultView{CallID: r.Ref, Name: r.Name, Reason: string(r.Reason), IsError: r.IsError}
 			all := strings.Split(strings.ReplaceAll(strings.TrimRight(cut(r.Content, maxConsoleText), "\n"), "\r\n", "\n"), "\n")
 			if i := diffStart(all); i >= 0 {
 				rv.Text, rv.Diff = strings.Join(all[:i], "\n"), diffLines(strings.Join(all[i:], "\n"))

@@ -92,11 +92,15 @@ const (
 // sendDecision sends one decision with the approve update. The update,
 // unlike the signal, is validated by the session: a call decided meanwhile
 // is an error here, not a silently ignored signal. The update id is a
-// business key, so a retried command is answered with the first outcome.
-// When no answer comes in decisionWait, history says whether the session
-// took it, so a lost reply is never reported as a failure.
-func (a *app) sendDecision(ctx context.Context, c sessionClient, session string, ap workflows.Approval) (decisionOutcome, error) {
-	id := ap.Decision + ":" + ap.CallID
+// business key, so a retried command is answered with the first outcome:
+// ref is the session's id of the call the sender read ("c17"), unique in
+// the session, so a decision on another call is never taken for a retry
+// of this one (a model that reuses its call ids cannot make a second
+// "deny" answer with the first one's outcome). When no answer comes in
+// decisionWait, history says whether the session took it, so a lost
+// reply is never reported as a failure.
+func (a *app) sendDecision(ctx context.Context, c sessionClient, session, ref string, ap workflows.Approval) (decisionOutcome, error) {
+	id := decisionUpdateID(ref, ap)
 	uctx, cancel := context.WithTimeout(ctx, decisionWait)
 	h, err := c.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
 		WorkflowID:   session,
@@ -120,7 +124,7 @@ func (a *app) sendDecision(ctx context.Context, c sessionClient, session string,
 	if errors.As(err, &refused) {
 		// Message, not Error: the session's words without the SDK's
 		// "(type: *errors.errorString, retryable: true)".
-		return notTaken, fmt.Errorf("session %s refused the %s of %s: %s", session, ap.Decision, ap.CallID, refused.Message())
+		return notTaken, fmt.Errorf("session %s refused the %s of %s: %s", session, ap.Decision, ref, refused.Message())
 	}
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
@@ -129,20 +133,32 @@ func (a *app) sendDecision(ctx context.Context, c sessionClient, session string,
 	// No answer (a timeout, the server restarting, no worker): before
 	// saying anything, ask history whether the session took it.
 	if !a.ui.live && !a.cfg.JSON {
-		fmt.Fprintf(a.stderr, "no reply to the %s of %s (%v); checking the session's history…\n", ap.Decision, ap.CallID, shortErr(err))
+		fmt.Fprintf(a.stderr, "no reply to the %s of %s (%v); checking the session's history…\n", ap.Decision, ref, shortErr(err))
 	} else if !a.cfg.JSON {
-		fmt.Fprintf(a.stdout, "no reply to the %s of %s; checking the session's history…\n", ap.Decision, ap.CallID)
+		fmt.Fprintf(a.stdout, "no reply to the %s of %s; checking the session's history…\n", ap.Decision, ref)
 	}
 	taken, failure, herr := a.updateInHistory(ctx, c, session, id)
 	switch {
 	case herr != nil:
-		return notTaken, fmt.Errorf("%s of %s: no reply (%v), and history could not be read to check: %w", ap.Decision, ap.CallID, shortErr(err), herr)
+		return notTaken, fmt.Errorf("%s of %s: no reply (%v), and history could not be read to check: %w", ap.Decision, ref, shortErr(err), herr)
 	case taken && failure != "":
-		return notTaken, fmt.Errorf("session %s refused the %s of %s: %s", session, ap.Decision, ap.CallID, failure)
+		return notTaken, fmt.Errorf("session %s refused the %s of %s: %s", session, ap.Decision, ref, failure)
 	case taken:
 		return decidedUnanswered, nil
 	}
 	return notTaken, nil
+}
+
+// decisionUpdateID is the approve update's id for a decision on the call
+// the sender read as ref: "approve:c17". A decision that names the call
+// by the model's id is another update ("approve:c17:call_id"): the
+// session may refuse that one and take the same decision by its id.
+func decisionUpdateID(ref string, ap workflows.Approval) string {
+	id := ap.Decision + ":" + ref
+	if ap.ID == "" {
+		id += ":call_id"
+	}
+	return id
 }
 
 // shortErr is err's message without the SDK's wrapping of a timeout.
@@ -186,7 +202,10 @@ func (a *app) signalDecision(ctx context.Context, c sessionClient, session strin
 		return sessionError(err, "signal "+workflows.SignalApproval, session, a.cfg.Namespace)
 	}
 	if !a.cfg.JSON {
-		what := ap.CallID
+		what := ap.ID
+		if what == "" {
+			what = ap.CallID
+		}
 		if ap.All {
 			what = "every waiting call"
 		}

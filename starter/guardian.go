@@ -26,7 +26,7 @@ func (a *app) showGuardian(ctx context.Context, c sessionClient, w *watchState) 
 func (a *app) printGuardian(w *watchState, st workflows.Status) {
 	for i := range st.Guardian {
 		d := st.Guardian[i]
-		key := fmt.Sprintf("%d/%s", d.Turn, d.CallID)
+		key := fmt.Sprintf("%d/%s", d.Turn, d.ID)
 		if w.shownGuardian[key] {
 			continue
 		}
@@ -60,7 +60,7 @@ func guardianLine(d workflows.GuardianDecision) string {
 	if reason == "" {
 		reason = "no reason given"
 	}
-	return fmt.Sprintf("🛡 guardian %s [%s] %s%s: %s", verb, d.CallID, d.Tool, how, oneLine(reason))
+	return fmt.Sprintf("🛡 guardian %s [%s] %s%s: %s", verb, d.ID, d.Tool, how, oneLine(reason))
 }
 
 // guardianRows adds the guardian's latest decision to status and show.

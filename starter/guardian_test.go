@@ -19,7 +19,7 @@ func TestWatchShowsGuardianDecisions(t *testing.T) {
 		f.query = func(name string, n int) (any, error) {
 			if name == workflows.QueryStatus {
 				return workflows.Status{Phase: workflows.PhaseRunning, Guardian: []workflows.GuardianDecision{
-					{CallID: "call_1", Tool: "shell", Turn: 1, Verdict: guardian.Verdict{Decision: guardian.Approve, Reason: "runs the build"}},
+					{CallID: "call_1", ID: "call_1", Tool: "shell", Turn: 1, Verdict: guardian.Verdict{Decision: guardian.Approve, Reason: "runs the build"}},
 				}}, nil
 			}
 			return inner(name, n)
@@ -36,9 +36,9 @@ func TestGuardianLine(t *testing.T) {
 		d    workflows.GuardianDecision
 		want string
 	}{
-		{"deny", workflows.GuardianDecision{CallID: "c", Tool: "write", Verdict: guardian.Verdict{Decision: guardian.Deny, Reason: "not the task"}}, "🛡 guardian denied [c] write: not the task"},
-		{"cached", workflows.GuardianDecision{CallID: "c", Tool: "write", Verdict: guardian.Verdict{Decision: guardian.Approve, Cached: true}}, "🛡 guardian approved [c] write (cached decision): no reason given"},
-		{"timeout", workflows.GuardianDecision{CallID: "c", Tool: "shell", Verdict: guardian.Verdict{Decision: guardian.AskPerson, Failure: guardian.FailTimeout, Reason: "no answer within 90s"}}, "🛡 guardian asks a person about [c] shell (timeout): no answer within 90s"},
+		{"deny", workflows.GuardianDecision{CallID: "c", ID: "c", Tool: "write", Verdict: guardian.Verdict{Decision: guardian.Deny, Reason: "not the task"}}, "🛡 guardian denied [c] write: not the task"},
+		{"cached", workflows.GuardianDecision{CallID: "c", ID: "c", Tool: "write", Verdict: guardian.Verdict{Decision: guardian.Approve, Cached: true}}, "🛡 guardian approved [c] write (cached decision): no reason given"},
+		{"timeout", workflows.GuardianDecision{CallID: "c", ID: "c", Tool: "shell", Verdict: guardian.Verdict{Decision: guardian.AskPerson, Failure: guardian.FailTimeout, Reason: "no answer within 90s"}}, "🛡 guardian asks a person about [c] shell (timeout): no answer within 90s"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -143,13 +143,13 @@ func (a *app) prompt(ctx context.Context, c sessionClient, session string, p wor
 		}
 		switch ans {
 		case answerSkip:
-			fmt.Fprintf(a.stdout, "skipped %s (%s); decide later with:\n", p.CallID, p.Tool)
+			fmt.Fprintf(a.stdout, "skipped %s (%s); decide later with:\n", p.ID, p.Tool)
 			a.laterHint(session, p)
 			return nil
 		case answerApprove:
-			a.promptDecision(ctx, c, session, p, workflows.Approval{CallID: p.CallID, Decision: workflows.DecisionApprove})
+			a.promptDecision(ctx, c, session, p, workflows.Approval{ID: p.ID, Digest: p.Digest, Decision: workflows.DecisionApprove})
 		case answerDeny:
-			a.promptDecision(ctx, c, session, p, workflows.Approval{CallID: p.CallID, Decision: workflows.DecisionDeny, Feedback: feedback})
+			a.promptDecision(ctx, c, session, p, workflows.Approval{ID: p.ID, Digest: p.Digest, Decision: workflows.DecisionDeny, Feedback: feedback})
 		}
 		return nil
 	}
@@ -162,7 +162,7 @@ func (a *app) endPrompt(ctx context.Context, err error, session string, p workfl
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	fmt.Fprintf(a.stdout, "no more answers (%v); %s is left waiting:\n", err, p.CallID)
+	fmt.Fprintf(a.stdout, "no more answers (%v); %s is left waiting:\n", err, p.ID)
 	a.laterHint(session, p)
 	return errStopPrompting
 }
@@ -175,7 +175,7 @@ func (a *app) endPrompt(ctx context.Context, err error, session string, p workfl
 // session's refusal or a decision that could not be sent at all.
 func (a *app) promptDecision(ctx context.Context, c sessionClient, session string, p workflows.PendingApproval, ap workflows.Approval) {
 	st := a.ui.style
-	out, err := a.sendDecision(ctx, c, session, ap)
+	out, err := a.sendDecision(ctx, c, session, p.ID, ap)
 	if err == nil && out == notTaken {
 		a.fallbackNote(session, fmt.Sprintf("no worker took the update within %s", decisionWait))
 		err = a.signalDecision(ctx, c, session, ap)
@@ -198,13 +198,13 @@ func (a *app) promptDecision(ctx context.Context, c sessionClient, session strin
 	if out == decidedUnanswered {
 		note = " — the reply was lost; the session's history shows it took the decision"
 	}
-	fmt.Fprintf(a.stdout, "%s %s (%s)%s\n", st.paint(verb, sgrBold, code), p.CallID, p.Tool, note)
+	fmt.Fprintf(a.stdout, "%s %s (%s)%s\n", st.paint(verb, sgrBold, code), p.ID, p.Tool, note)
 }
 
 // laterHint names the commands that decide a call from another terminal.
 func (a *app) laterHint(session string, p workflows.PendingApproval) {
 	fmt.Fprintf(a.stdout, "  %s approve %s %s   |   %s deny %s %s --feedback \"...\"\n",
-		progName, shellQuote(session), shellQuote(p.CallID), progName, shellQuote(session), shellQuote(p.CallID))
+		progName, shellQuote(session), shellQuote(p.ID), progName, shellQuote(session), shellQuote(p.ID))
 }
 
 // approvalPrompt shows a call in full enough to decide it: the tool, why
@@ -212,7 +212,7 @@ func (a *app) laterHint(session string, p workflows.PendingApproval) {
 // patch coloured as a diff) rather than one cut line of JSON.
 func (a *app) approvalPrompt(p workflows.PendingApproval) {
 	st := a.ui.style
-	fmt.Fprintf(a.stdout, "%s %s %s", st.paint("⏸ approval needed", sgrBold, sgrYellow), st.paint("["+p.CallID+"]", sgrDim), st.paint(p.Tool, sgrBold))
+	fmt.Fprintf(a.stdout, "%s %s %s", st.paint("⏸ approval needed", sgrBold, sgrYellow), st.paint("["+p.ID+"]", sgrDim), st.paint(p.Tool, sgrBold))
 	if p.Reason != "" {
 		fmt.Fprintf(a.stdout, " (%s)", oneLine(p.Reason))
 	}

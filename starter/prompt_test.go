@@ -51,7 +51,7 @@ func updates(f *fakeClient) []workflows.Approval {
 
 func TestPromptAnswers(t *testing.T) {
 	t.Parallel()
-	approve := workflows.Approval{CallID: "call_1", Decision: workflows.DecisionApprove}
+	approve := workflows.Approval{ID: "call_1", Decision: workflows.DecisionApprove}
 	tests := []struct {
 		name  string
 		input string
@@ -60,15 +60,15 @@ func TestPromptAnswers(t *testing.T) {
 	}{
 		{"yes", "y\n", []workflows.Approval{approve}, []string{"approved call_1 (shell)"}},
 		{"yes spelled out", " YES \n", []workflows.Approval{approve}, []string{"approved call_1 (shell)"}},
-		{"no", "n\n", []workflows.Approval{{CallID: "call_1", Decision: workflows.DecisionDeny}}, []string{"denied call_1 (shell)"}},
+		{"no", "n\n", []workflows.Approval{{ID: "call_1", Decision: workflows.DecisionDeny}}, []string{"denied call_1 (shell)"}},
 		{
 			"feedback on its own line", "f\nrun go vet first\n",
-			[]workflows.Approval{{CallID: "call_1", Decision: workflows.DecisionDeny, Feedback: "run go vet first"}},
+			[]workflows.Approval{{ID: "call_1", Decision: workflows.DecisionDeny, Feedback: "run go vet first"}},
 			[]string{"feedback for the model: ", "denied call_1 (shell)"},
 		},
 		{
 			"feedback inline", "f  use make test\n",
-			[]workflows.Approval{{CallID: "call_1", Decision: workflows.DecisionDeny, Feedback: "use make test"}},
+			[]workflows.Approval{{ID: "call_1", Decision: workflows.DecisionDeny, Feedback: "use make test"}},
 			[]string{"denied call_1 (shell)"},
 		},
 		{
@@ -104,8 +104,8 @@ func TestPromptAnswers(t *testing.T) {
 // twoPending asks for two calls at once, then closes.
 func twoPending(updateErr func(any) error) *fakeClient {
 	calls := []workflows.PendingApproval{
-		{CallID: "call_1", Tool: "write", Arguments: `{"path":"a.txt"}`, Reason: "writes a file"},
-		{CallID: "call_2", Tool: "shell", Arguments: `{"command":"make"}`, Reason: "runs a command"},
+		{CallID: "call_1", ID: "call_1", Tool: "write", Arguments: `{"path":"a.txt"}`, Reason: "writes a file"},
+		{CallID: "call_2", ID: "call_2", Tool: "shell", Arguments: `{"command":"make"}`, Reason: "runs a command"},
 	}
 	return &fakeClient{
 		query: func(name string, n int) (any, error) {
@@ -132,7 +132,7 @@ func TestPromptRefusedDecisionIsShownAndWatchingGoesOn(t *testing.T) {
 	t.Parallel()
 	// call_1 was decided in the Web UI while the prompt waited.
 	f := twoPending(func(arg any) error {
-		if arg.(workflows.Approval).CallID == "call_1" {
+		if arg.(workflows.Approval).ID == "call_1" {
 			return errors.New(`call "call_1" is not waiting for approval (already decided or done)`)
 		}
 		return nil
@@ -140,8 +140,8 @@ func TestPromptRefusedDecisionIsShownAndWatchingGoesOn(t *testing.T) {
 	code, stdout, stderr := runUI(t, context.Background(), f, strings.NewReader("y\nf not now\n"), false, "watch", "s1", "--interactive")
 	require.Equal(t, exitOK, code, stderr)
 	require.Equal(t, []workflows.Approval{
-		{CallID: "call_1", Decision: workflows.DecisionApprove},
-		{CallID: "call_2", Decision: workflows.DecisionDeny, Feedback: "not now"},
+		{ID: "call_1", Decision: workflows.DecisionApprove},
+		{ID: "call_2", Decision: workflows.DecisionDeny, Feedback: "not now"},
 	}, updates(f))
 	require.Contains(t, stdout, `✗ session s1 refused the approve of call_1: call "call_1" is not waiting for approval (already decided or done)`)
 	require.NotContains(t, stdout, "approved call_1")

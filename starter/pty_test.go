@@ -106,7 +106,7 @@ func TestWatchOnPseudoTerminal(t *testing.T) {
 	}
 	screen.waitFor(t, "session s1 finished")
 
-	require.Equal(t, []workflows.Approval{{CallID: "call_1", Decision: workflows.DecisionDeny, Feedback: "keep build/"}}, updates(f))
+	require.Equal(t, []workflows.Approval{{ID: "call_1", Decision: workflows.DecisionDeny, Feedback: "keep build/"}}, updates(f))
 	out := screen.String()
 	require.Contains(t, out, "\x1b[1;33m⏸ approval needed\x1b[0m \x1b[2m[call_1]\x1b[0m \x1b[1mshell\x1b[0m (runs a command)", "a terminal gets colour")
 	require.Contains(t, out, "\x1b[2mcommand:\x1b[0m make")

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/workflows"
 )
@@ -103,14 +104,15 @@ func renderPending(w io.Writer, cfg config, session string, pending []workflows.
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CALL ID\tTOOL\tARGS\tREASON")
 	for _, p := range pending {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.CallID, p.Tool, cut(oneLine(p.Arguments), maxPendingArgs), oneLine(p.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.ID, p.Tool, cut(oneLine(p.Arguments), maxPendingArgs), oneLine(p.Reason))
 	}
 	tw.Flush()
 	for _, p := range pending {
-		fmt.Fprintf(w, "\n%s (%s):\n", p.CallID, p.Tool)
-		fmt.Fprintf(w, "  approve: %s\n", signalCommand(cfg, session, workflows.Approval{CallID: p.CallID, Decision: workflows.DecisionApprove}))
-		fmt.Fprintf(w, "  deny:    %s\n", signalCommand(cfg, session, workflows.Approval{CallID: p.CallID, Decision: workflows.DecisionDeny, Feedback: "why"}))
-		fmt.Fprintf(w, "  or:      %s approve %s %s\n", progName, shellQuote(session), shellQuote(p.CallID))
+		fmt.Fprintf(w, "\n%s (%s):\n", p.ID, p.Tool)
+		digest := callref.Short(p.Digest) // of the arguments listed above
+		fmt.Fprintf(w, "  approve: %s\n", signalCommand(cfg, session, workflows.Approval{ID: p.ID, Digest: digest, Decision: workflows.DecisionApprove}))
+		fmt.Fprintf(w, "  deny:    %s\n", signalCommand(cfg, session, workflows.Approval{ID: p.ID, Digest: digest, Decision: workflows.DecisionDeny, Feedback: "why"}))
+		fmt.Fprintf(w, "  or:      %s approve %s %s\n", progName, shellQuote(session), shellQuote(p.ID))
 	}
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/longrun/longrun/callref"
+
 	"bytes"
 	"fmt"
 	"os/exec"
@@ -37,29 +39,29 @@ func TestRenderMessage(t *testing.T) {
 		{
 			"assistant calls",
 			conversation.Message{Role: "assistant", ToolCalls: []conversation.ToolCall{
-				{ID: "call_1", Name: "read", Arguments: `{"path":"a.go"}`},
-				{ID: "call_2", Name: "list", Arguments: `{}`},
+				{ID: "call_1", Ref: "call_1", Name: "read", Arguments: `{"path":"a.go"}`},
+				{ID: "call_2", Ref: "call_2", Name: "list", Arguments: `{}`},
 			}},
 			[]string{`→ tool call read {"path":"a.go"} [call_1]`, `→ tool call list {} [call_2]`},
 		},
 		{
 			"assistant text and call",
-			conversation.Message{Role: "assistant", Content: "let me look", ToolCalls: []conversation.ToolCall{{ID: "c", Name: "read", Arguments: `{}`}}},
+			conversation.Message{Role: "assistant", Content: "let me look", ToolCalls: []conversation.ToolCall{{ID: "c", Ref: "c", Name: "read", Arguments: `{}`}}},
 			[]string{"assistant: let me look", "→ tool call read {} [c]"},
 		},
 		{
 			"result",
-			conversation.ToolMessage(conversation.ToolResult{CallID: "call_1", Name: "read", Content: "line1\nline2", Reason: conversation.ReasonRan}),
+			conversation.ToolMessage(conversation.ToolResult{CallID: "call_1", Ref: "call_1", Name: "read", Content: "line1\nline2", Reason: conversation.ReasonRan}),
 			[]string{"← result [call_1] (ran): line1 ↵ line2"},
 		},
 		{
 			"error result",
-			conversation.ToolMessage(conversation.ToolResult{CallID: "call_2", Content: "denied: no", IsError: true, Reason: conversation.ReasonDenied}),
+			conversation.ToolMessage(conversation.ToolResult{CallID: "call_2", Ref: "call_2", Content: "denied: no", IsError: true, Reason: conversation.ReasonDenied}),
 			[]string{"← result [call_2] (denied, error): denied: no"},
 		},
 		{
 			"long result is cut",
-			conversation.ToolMessage(conversation.ToolResult{CallID: "c", Content: long, Reason: conversation.ReasonRan}),
+			conversation.ToolMessage(conversation.ToolResult{CallID: "c", Ref: "c", Content: long, Reason: conversation.ReasonRan}),
 			[]string{"← result [c] (ran): " + strings.Repeat("y", maxResultPreview-1) + "…"},
 		},
 		{"system is cut", conversation.Message{Role: "system", Content: long}, []string{"system: " + strings.Repeat("y", maxSystemPreview-1) + "…"}},
@@ -70,7 +72,7 @@ func TestRenderMessage(t *testing.T) {
 		},
 		{
 			"long reasoning is cut",
-			conversation.Message{Role: "assistant", Reasoning: strings.Repeat("x\n", maxReasoningLines+3), ToolCalls: []conversation.ToolCall{{ID: "c", Name: "read", Arguments: `{}`}}},
+			conversation.Message{Role: "assistant", Reasoning: strings.Repeat("x\n", maxReasoningLines+3), ToolCalls: []conversation.ToolCall{{ID: "c", Ref: "c", Name: "read", Arguments: `{}`}}},
 			append(append([]string{"thinking: x"}, slices.Repeat([]string{"  x"}, maxReasoningLines-1)...),
 				"  … 3 more lines ("+progName+" conversation --json has them)", "→ tool call read {} [c]"),
 		},
@@ -122,15 +124,16 @@ func TestRenderPending(t *testing.T) {
 	var b bytes.Buffer
 	args := `{"command":"` + strings.Repeat("z", 200) + `"}`
 	renderPending(&b, config{Address: "localhost:7233", Namespace: "default"}, "s1", []workflows.PendingApproval{
-		{CallID: "call_1", Tool: "shell", Arguments: args, Reason: "runs a shell command"},
-		{CallID: "call_2", Tool: "write", Arguments: `{"path":"x"}`, Reason: "writes a file"},
+		{CallID: "m1", ID: "c1", Digest: callref.Digest("shell", args), Tool: "shell", Arguments: args, Reason: "runs a shell command"},
+		{CallID: "m2", ID: "c2", Digest: "0123456789abcdef0123", Tool: "write", Arguments: `{"path":"x"}`, Reason: "writes a file"},
 	})
 	out := b.String()
 	require.Contains(t, out, "CALL ID")
-	require.Regexp(t, `call_1\s+shell\s+`+regexp.QuoteMeta(cut(args, maxPendingArgs))+`\s+runs a shell command`, out)
-	require.Contains(t, out, `temporal workflow signal --workflow-id s1 --name approval --input '{"call_id":"call_1","decision":"approve"}'`)
-	require.Contains(t, out, `temporal workflow signal --workflow-id s1 --name approval --input '{"call_id":"call_2","decision":"approve"}'`)
-	require.Contains(t, out, `'{"call_id":"call_2","decision":"deny","feedback":"why"}'`)
+	require.Regexp(t, `c1\s+shell\s+`+regexp.QuoteMeta(cut(args, maxPendingArgs))+`\s+runs a shell command`, out)
+	require.Contains(t, out, `temporal workflow signal --workflow-id s1 --name approval --input '{"id":"c1","digest":"`+callref.Short(callref.Digest("shell", args))+`","decision":"approve"}'`)
+	require.Contains(t, out, `temporal workflow signal --workflow-id s1 --name approval --input '{"id":"c2","digest":"0123456789abcdef","decision":"approve"}'`)
+	require.Contains(t, out, `'{"id":"c2","digest":"0123456789abcdef","decision":"deny","feedback":"why"}'`)
+	require.NotContains(t, out, "m1", "the model's ids are not shown")
 
 	b.Reset()
 	renderPending(&b, config{}, "s1", nil)

@@ -193,7 +193,11 @@ func eventDetail(dc converter.DataConverter, ev *historypb.HistoryEvent) string 
 		}
 		var o workflows.ApprovalOutcome
 		if ps := out.GetSuccess().GetPayloads(); len(ps) == 1 && dc.FromPayload(ps[0], &o) == nil && o.Decision != "" {
-			return fmt.Sprintf("decided %s for %s", o.Decision, strings.Join(o.CallIDs, ", "))
+			ids := o.IDs
+			if len(ids) == 0 {
+				ids = o.CallIDs // a sub-agent's forward, or a history from before ids
+			}
+			return fmt.Sprintf("decided %s for %s", o.Decision, strings.Join(ids, ", "))
 		}
 		return ""
 	case ev.GetActivityTaskFailedEventAttributes() != nil:
@@ -211,7 +215,10 @@ func approvalText(dc converter.DataConverter, ps []*commonpb.Payload) string {
 	if len(ps) != 1 || dc.FromPayload(ps[0], &ap) != nil {
 		return "(payload does not decode)"
 	}
-	s := "call " + ap.CallID
+	s := "call " + ap.ID
+	if ap.ID == "" {
+		s = "call " + ap.CallID // named by the model's id
+	}
 	if ap.All {
 		s = "all waiting calls"
 	}

@@ -19,9 +19,9 @@ func TestActivity(t *testing.T) {
 	t.Parallel()
 	user := conversation.Message{Role: "user", Content: "go"}
 	calls := conversation.Message{Role: "assistant", ToolCalls: []conversation.ToolCall{
-		{ID: "c1", Name: "shell", Arguments: `{"command":"go test ./...","timeout":60}`},
-		{ID: "c2", Name: "read", Arguments: `{"path":"README.md"}`},
-		{ID: "c3", Name: "list", Arguments: `{}`},
+		{ID: "c1", Ref: "c1", Name: "shell", Arguments: `{"command":"go test ./...","timeout":60}`},
+		{ID: "c2", Ref: "c2", Name: "read", Arguments: `{"path":"README.md"}`},
+		{ID: "c3", Ref: "c3", Name: "list", Arguments: `{}`},
 	}}
 	res := func(id string) conversation.Message {
 		return conversation.ToolMessage(conversation.ToolResult{CallID: id, Content: "ok", Reason: conversation.ReasonRan})
@@ -63,8 +63,8 @@ func TestSpinnerLine(t *testing.T) {
 func spinFake() *fakeClient {
 	msgs := []conversation.Message{
 		{Role: "user", Content: "go"},
-		{Role: "assistant", ToolCalls: []conversation.ToolCall{{ID: "call_1", Name: "shell", Arguments: `{"command":"make"}`}}},
-		conversation.ToolMessage(conversation.ToolResult{CallID: "call_1", Content: "ok", Reason: conversation.ReasonRan}),
+		{Role: "assistant", ToolCalls: []conversation.ToolCall{{ID: "call_1", Ref: "call_1", Name: "shell", Arguments: `{"command":"make"}`}}},
+		conversation.ToolMessage(conversation.ToolResult{CallID: "call_1", Ref: "call_1", Content: "ok", Reason: conversation.ReasonRan}),
 		{Role: "assistant", Content: "built"},
 	}
 	return &fakeClient{

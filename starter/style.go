@@ -124,7 +124,7 @@ func (st style) message(m conversation.Message) []string {
 		}
 		for _, tc := range m.ToolCalls {
 			lines = append(lines, fmt.Sprintf("%s %s %s %s", st.paint("→ tool call", sgrYellow), st.paint(tc.Name, sgrBold, sgrYellow),
-				cut(oneLine(tc.Arguments), maxArgsPreview), st.paint("["+tc.ID+"]", sgrDim)))
+				cut(oneLine(tc.Arguments), maxArgsPreview), st.paint("["+tc.Ref+"]", sgrDim)))
 		}
 	case conversation.RoleTool:
 		lines = st.result(m)
@@ -181,7 +181,7 @@ func (st style) result(m conversation.Message) []string {
 			content, diff = strings.Join(all[:i], "\n"), all[i:]
 		}
 	}
-	head := fmt.Sprintf("%s %s %s:", st.paint("← result", sgrDim), st.paint("["+r.CallID+"]", sgrDim), st.paint("("+reason+")", codes...))
+	head := fmt.Sprintf("%s %s %s:", st.paint("← result", sgrDim), st.paint("["+r.Ref+"]", sgrDim), st.paint("("+reason+")", codes...))
 	if content != "" || diff == nil {
 		head += " " + st.paint(cut(oneLine(content), maxResultPreview), codes...)
 	}
@@ -199,12 +199,12 @@ func (st style) result(m conversation.Message) []string {
 // approvalRequest is how watch announces a call that now waits, with the
 // commands that answer it from another terminal.
 func (st style) approvalRequest(w io.Writer, session string, p workflows.PendingApproval) {
-	fmt.Fprintf(w, "%s %s %s %s", st.paint("⏸ approval needed", sgrBold, sgrYellow), st.paint("["+p.CallID+"]", sgrDim),
+	fmt.Fprintf(w, "%s %s %s %s", st.paint("⏸ approval needed", sgrBold, sgrYellow), st.paint("["+p.ID+"]", sgrDim),
 		st.paint(p.Tool, sgrBold), cut(oneLine(p.Arguments), maxArgsPreview))
 	if p.Reason != "" {
 		fmt.Fprintf(w, " (%s)", oneLine(p.Reason))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  %s approve %s %s   |   %s deny %s %s --feedback \"...\"\n",
-		progName, shellQuote(session), shellQuote(p.CallID), progName, shellQuote(session), shellQuote(p.CallID))
+		progName, shellQuote(session), shellQuote(p.ID), progName, shellQuote(session), shellQuote(p.ID))
 }

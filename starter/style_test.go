@@ -122,7 +122,7 @@ func TestLongDiffIsCut(t *testing.T) {
 	for range 60 {
 		diff.WriteString("+line\n")
 	}
-	lines := style{blocks: true}.message(conversation.ToolMessage(conversation.ToolResult{CallID: "c", Content: diff.String(), Reason: conversation.ReasonRan}))
+	lines := style{blocks: true}.message(conversation.ToolMessage(conversation.ToolResult{CallID: "c", Ref: "c", Content: diff.String(), Reason: conversation.ReasonRan}))
 	require.Equal(t, "← result [c] (ran):", lines[0], "a result that is only a diff has no preview after the colon")
 	require.Len(t, lines, 1+maxDiffLines+1)
 	require.Equal(t, "  … 23 more lines (starter conversation --json has them)", lines[len(lines)-1])

@@ -168,10 +168,10 @@ func (a *app) poll(ctx context.Context, c sessionClient, w *watchState) {
 	w.lastWarn = ""
 	for i := range pending {
 		p := pending[i]
-		if w.shownApp[p.CallID] {
+		if w.shownApp[p.ID+"@"+p.Digest] {
 			continue
 		}
-		w.shownApp[p.CallID] = true
+		w.shownApp[p.ID+"@"+p.Digest] = true
 		if a.cfg.JSON {
 			_ = a.printEvent(event{Type: "approval", SessionID: w.session, Approval: &p})
 			continue

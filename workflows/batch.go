@@ -57,7 +57,7 @@ func (c *callState) approvedByPerson() bool {
 }
 
 func (c *callState) finish(r conversation.ToolResult) {
-	r.CallID, r.Name = c.call.ID, c.call.Name
+	r.CallID, r.Ref, r.Name = c.call.ID, c.call.Ref, c.call.Name
 	c.result = &r
 	c.state = stateDone
 }
@@ -180,7 +180,7 @@ func (s *driver) driveBatch(ctx workflow.Context) error {
 		if cs.state == stateDone {
 			continue
 		}
-		workflow.GoNamed(ctx, "call:"+cs.call.ID, func(ctx workflow.Context) { s.runCall(ctx, cs) })
+		workflow.GoNamed(ctx, "call:"+cs.call.Ref, func(ctx workflow.Context) { s.runCall(ctx, cs) })
 	}
 
 	switching := func() bool { return s.wantSwitch(ctx) && s.canCarryBatch() }
@@ -199,8 +199,9 @@ func (s *driver) driveBatch(ctx workflow.Context) error {
 	}
 	for _, cs := range s.batch {
 		s.Messages = append(s.Messages, conversation.ToolMessage(*cs.result))
-		s.logger(ctx).Info("tool call", "call_id", cs.call.ID, "tool", cs.call.Name, "reason", cs.result.Reason)
+		s.logger(ctx).Info("tool call", "id", cs.call.Ref, "call_id", cs.call.ID, "tool", cs.call.Name, "reason", cs.result.Reason)
 	}
+	s.recordBatch()
 	s.batch = nil
 	if err != nil {
 		return err
@@ -279,7 +280,7 @@ func (s *driver) recordRun(ctx workflow.Context, cs *callState, res tools.Result
 			answer = session.AnswerWorkerLost
 		}
 		cs.settle(answer, session.Facts{Tool: cs.call.Name, Detail: rootMessage(err)})
-		s.LastError, s.LastErrorType = fmt.Sprintf("turn %d: %s %s: %s", s.Turn, cs.call.Name, cs.call.ID, rootMessage(err)), string(answer.Reason())
+		s.LastError, s.LastErrorType = fmt.Sprintf("turn %d: %s %s: %s", s.Turn, cs.call.Name, cs.call.Ref, rootMessage(err)), string(answer.Reason())
 	}
 }
 
@@ -350,7 +351,7 @@ func (s *driver) awaitDecision(ctx workflow.Context, cs *callState) (decided boo
 	}
 	return workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{
 		Timeout:      timeout,
-		TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("approval timeout: %s %s (%s)", cs.call.Name, cs.call.ID, timeout)},
+		TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("approval timeout: %s %s (%s)", cs.call.Name, cs.call.Ref, timeout)},
 	}, cond)
 }
 

@@ -201,14 +201,26 @@ const RememberSession = session.RememberSession
 // decision applied to.
 type ApprovalOutcome struct {
 	Decision string   `json:"decision"`
-	CallIDs  []string `json:"call_ids"`
+	CallIDs  []string `json:"call_ids"` // the model's ids of the calls
+	// IDs are the session's ids of the calls, as pending-approvals
+	// shows them.
+	IDs []string `json:"ids,omitempty"`
 	// Released are other waiting calls a remembered rule now allows.
 	Released []string `json:"released,omitempty"`
 }
 
 // PendingApproval is one call waiting for a person.
 type PendingApproval struct {
-	CallID      string    `json:"call_id"`
+	// CallID is the model's own id of the call. The model chooses it (and
+	// may use it twice), so surfaces show ID and decisions name ID.
+	CallID string `json:"call_id"`
+	// ID is the session's id of the call ("c17", unique in the session):
+	// the one to show and to decide by.
+	ID string `json:"id,omitempty"`
+	// Digest is callref.Digest of Tool and Arguments: a decision sends
+	// back the digest of what it showed, and the session refuses it when
+	// the call has other arguments.
+	Digest      string    `json:"digest,omitempty"`
 	Tool        string    `json:"tool"`
 	Arguments   string    `json:"arguments"`
 	Reason      string    `json:"reason"` // why it needs approval
@@ -218,8 +230,8 @@ type PendingApproval struct {
 	// handed it to a person (approval "guardian"): why it did not decide.
 	Guardian *guardian.Verdict `json:"guardian,omitempty"`
 	// Session is set when the call waits in a sub-agent: its session id.
-	// CallID is then "<session>/<call id>", and approving that id here
-	// decides the sub-agent's call.
+	// ID is then "<session>/<id>" (and CallID "<session>/<call id>"), and
+	// deciding that id here decides the sub-agent's call.
 	Session string `json:"session,omitempty"`
 }
 

@@ -3,32 +3,47 @@ package workflows
 import (
 	"fmt"
 
+	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/conversation"
 )
 
-// notWaiting is the refusal of a decision for a call that no longer
-// waits, saying how it was decided rather than calling it unknown: a
-// person who approves twice, or after someone else, learns what happened.
-// It is "" for an id this session never saw.
-func (s *driver) notWaiting(callID string) string {
-	for _, c := range s.batch {
-		if c.call.ID != callID {
-			continue
-		}
-		how := "allowed without asking"
-		switch {
-		case c.decision != nil && c.decision.Decision == DecisionDeny && c.decision.Feedback != "":
-			how = "denied: " + c.decision.Feedback
-		case c.decision != nil && c.decision.Decision == DecisionDeny:
-			how = "denied"
-		case c.decision != nil:
-			how = "approved"
-		}
-		return fmt.Sprintf("call %q is not waiting for approval: already decided (%s)", callID, truncate(how, 200))
+// notWaiting is the refusal of a decision for a call of the batch that
+// no longer waits, saying how it was decided rather than calling it
+// unknown: a person who approves twice, or after someone else, learns
+// what happened.
+func (s *driver) notWaiting(c *callState) string {
+	how := "allowed without asking"
+	switch {
+	case c.decision != nil && c.decision.Decision == DecisionDeny && c.decision.Feedback != "":
+		how = "denied: " + c.decision.Feedback
+	case c.decision != nil && c.decision.Decision == DecisionDeny:
+		how = "denied"
+	case c.decision != nil:
+		how = "approved"
 	}
-	// A call of an earlier turn: its result says what became of it.
-	if fate := conversation.Fate(s.Messages, callID); fate != "" {
-		return fmt.Sprintf("call %q is not waiting for approval: already decided (%s)", callID, fate)
+	return fmt.Sprintf("call %s is not waiting for approval: already decided (%s)", c.call.Ref, truncate(how, 200))
+}
+
+// recordBatch keeps the finished batch's calls in the record of earlier
+// calls (callref.Record): a later decision naming one is told what
+// became of it, and a model id the model uses again is ambiguous.
+func (s *driver) recordBatch() {
+	for _, cs := range s.batch {
+		fate := conversation.Fate([]conversation.Message{conversation.ToolMessage(*cs.result)}, cs.call.Ref)
+		s.Earlier = callref.Remember(s.Earlier, callref.Record{ID: cs.call.Ref, Model: callref.Key(cs.call.ID), Fate: fate})
 	}
-	return ""
+}
+
+// digest is callref.Digest of the call as it is now (a prepared call's
+// arguments are the prepared ones): what a decision on it must carry.
+func (c *callState) digest() string { return callref.Digest(c.call.Name, c.call.Arguments) }
+
+// nameCalls gives each call of the model's reply the session's id
+// (callref.Name), before the reply is recorded: the id every surface
+// shows and every decision names.
+func (s *driver) nameCalls(calls []conversation.ToolCall) {
+	for i := range calls {
+		s.Named++
+		calls[i].Ref = callref.Name(s.Named)
+	}
 }

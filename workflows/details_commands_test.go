@@ -15,20 +15,22 @@ import (
 func TestDetailsListEachDecidingCommandOnItsOwnLine(t *testing.T) {
 	t.Parallel()
 	s := &driver{phase: PhaseWaitingApproval, workflowID: "s1", address: "10.0.0.5:7233", limits: SessionInput{MaxTurns: 10}.limits(),
-		batch: []*callState{{call: conversation.ToolCall{ID: "c_sh", Name: "shell", Arguments: `{"command":"go test ./..."}`}, state: stateWaiting, why: "runs a command"}}}
+		batch: []*callState{{call: conversation.ToolCall{ID: "model's\n`id`", Ref: "c7", Name: "shell", Arguments: `{"command":"go test ./..."}`}, state: stateWaiting, why: "runs a command"}}}
 	d := s.details()
 	require.Contains(t, d, "### waiting for approval: 1 call(s)")
-	require.Contains(t, d, "**shell** `c_sh` — `{\"command\":\"go test ./...\"}` — runs a command")
+	require.Contains(t, d, "**shell** `c7` — `{\"command\":\"go test ./...\"}` — runs a command")
 	lines := strings.Split(d, "\n")
 	for _, want := range []string{
-		"longrun --address 10.0.0.5:7233 approve s1 c_sh",
-		`longrun --address 10.0.0.5:7233 deny s1 c_sh --feedback "why"`,
-		`temporal workflow signal --address 10.0.0.5:7233 --workflow-id s1 --name approval --input '{"call_id":"c_sh","decision":"approve"}'`,
-		`temporal workflow signal --address 10.0.0.5:7233 --workflow-id s1 --name approval --input '{"call_id":"c_sh","decision":"deny","feedback":"why"}'`,
+		"longrun --address 10.0.0.5:7233 approve s1 c7",
+		`longrun --address 10.0.0.5:7233 deny s1 c7 --feedback "why"`,
+		// By the session's id, with the digest of the arguments shown.
+		`temporal workflow signal --address 10.0.0.5:7233 --workflow-id s1 --name approval --input '{"id":"c7","digest":"500f119abf0f6b0f","decision":"approve"}'`,
+		`temporal workflow signal --address 10.0.0.5:7233 --workflow-id s1 --name approval --input '{"id":"c7","digest":"500f119abf0f6b0f","decision":"deny","feedback":"why"}'`,
 	} {
 		require.Contains(t, lines, want, d)
 	}
 	require.Contains(t, d, "```sh\n")
+	require.NotContains(t, d, "model's", "the model's id is not shown: it can forge lines")
 
 	s.address = "localhost:7233"
 	require.NotContains(t, s.details(), "--address", "the default address is not spelled out")

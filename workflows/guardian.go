@@ -72,16 +72,16 @@ func (s *driver) review(ctx workflow.Context, cs *callState) bool {
 	}
 	s.guard.Memory.Record(key, v)
 	cs.verdict = &v
-	s.guard.Log = append(s.guard.Log, GuardianDecision{CallID: cs.call.ID, Tool: cs.call.Name, Turn: s.Turn, Verdict: v})
+	s.guard.Log = append(s.guard.Log, GuardianDecision{CallID: cs.call.ID, ID: cs.call.Ref, Tool: cs.call.Name, Turn: s.Turn, Verdict: v})
 	if len(s.guard.Log) > maxGuardianLog {
 		s.guard.Log = s.guard.Log[len(s.guard.Log)-maxGuardianLog:]
 	}
-	s.logger(ctx).Info("guardian", "call_id", cs.call.ID, "tool", cs.call.Name, "decision", v.Decision,
+	s.logger(ctx).Info("guardian", "id", cs.call.Ref, "call_id", cs.call.ID, "tool", cs.call.Name, "decision", v.Decision,
 		"failure", v.Failure, "cached", v.Cached, "reason", v.Reason)
 	answered := false
 	switch v.Decision {
 	case guardian.Approve:
-		cs.decision = &Approval{CallID: cs.call.ID, Decision: DecisionApprove, Feedback: "guardian: " + v.Reason}
+		cs.decision = &Approval{CallID: cs.call.ID, ID: cs.call.Ref, Decision: DecisionApprove, Feedback: "guardian: " + v.Reason}
 		// Not a person's approval, so it loosens nothing a person's would:
 		// released keeps Env.ApprovedByPerson false (no control file may
 		// change), and readOnlySandbox runs a shell command as one nobody
@@ -92,7 +92,7 @@ func (s *driver) review(ctx workflow.Context, cs *callState) bool {
 		cs.readOnlySandbox = true
 		cs.state = stateRunning
 	case guardian.Deny:
-		cs.decision = &Approval{CallID: cs.call.ID, Decision: DecisionDeny, Feedback: v.Reason}
+		cs.decision = &Approval{CallID: cs.call.ID, ID: cs.call.Ref, Decision: DecisionDeny, Feedback: v.Reason}
 		cs.finish(conversation.ToolResult{Content: guardianDenialText(v), IsError: true, Reason: conversation.ReasonDenied})
 		answered = true
 	default:
@@ -140,7 +140,7 @@ func (s *driver) guardianDetails() string {
 		if d.Cached {
 			cached = " (cached)"
 		}
-		fmt.Fprintf(&b, "\n- `%s` **%s** → %s%s — %s\n", d.CallID, d.Tool, d.Decision, cached, truncate(describeVerdict(d.Verdict), 300))
+		fmt.Fprintf(&b, "\n- `%s` **%s** → %s%s — %s\n", d.ID, d.Tool, d.Decision, cached, truncate(describeVerdict(d.Verdict), 300))
 	}
 	return b.String()
 }

@@ -1,11 +1,13 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/conversation"
 )
 
@@ -58,7 +60,7 @@ func (s *driver) registerHandlers(ctx workflow.Context) error {
 				_, err := s.checkApproval(ap)
 				return err
 			},
-			Description: "decide a pending tool call: {\"call_id\", \"decision\": \"approve\"|\"deny\", \"feedback\", \"all\"}",
+			Description: "decide a pending tool call: {\"id\", \"digest\", \"decision\": \"approve\"|\"deny\", \"feedback\", \"all\"} (\"call_id\", the model's id, instead of \"id\" while it names one call)",
 		},
 	); err != nil {
 		return fmt.Errorf("register %s update: %w", UpdateApprove, err)
@@ -68,11 +70,18 @@ func (s *driver) registerHandlers(ctx workflow.Context) error {
 
 // checkApproval returns the calls an approval applies to, or why it
 // cannot be used. It changes nothing, so it doubles as the update's
-// validator (a rejected update leaves no trace in history).
+// validator (a rejected update leaves no trace in history). Which call
+// an approval names is callref.Match's: the session's id first, the
+// model's only while it names one call, and never a call whose
+// arguments differ from the digest the person saw.
 func (s *driver) checkApproval(ap Approval) ([]*callState, error) {
+	named := ap.ID
+	if named == "" {
+		named = ap.CallID
+	}
 	decision := strings.ToLower(strings.TrimSpace(ap.Decision))
 	if decision != DecisionApprove && decision != DecisionDeny {
-		return nil, fmt.Errorf("approval for %q: decision %q is not %q or %q", ap.CallID, ap.Decision, DecisionApprove, DecisionDeny)
+		return nil, fmt.Errorf("approval for %q: decision %q is not %q or %q", named, ap.Decision, DecisionApprove, DecisionDeny)
 	}
 	switch ap.Remember {
 	case "":
@@ -95,31 +104,54 @@ func (s *driver) checkApproval(ap Approval) ([]*callState, error) {
 		}
 		return waiting, nil
 	}
-	if strings.TrimSpace(ap.CallID) == "" {
-		return nil, fmt.Errorf("approval without a call_id (waiting: %s)", orNone(callIDs(waiting)))
+	if _, _, ok, err := s.childCall(ap); ok || err != nil {
+		return nil, err // a sub-agent's call: applyApproval forwards it
 	}
-	if _, _, ok := s.childCall(ap.CallID); ok {
-		return nil, nil // a sub-agent's call: applyApproval forwards it
+	return s.namedCall(ap, named, waiting)
+}
+
+// namedCall is the one call of the batch a decision names, if it waits
+// for a person; otherwise why not (unknown, ambiguous, other arguments,
+// decided already, being prepared or reviewed).
+func (s *driver) namedCall(ap Approval, named string, waiting []*callState) ([]*callState, error) {
+	known := s.knownCalls()
+	i, err := callref.Match(known, callref.Request{ID: ap.ID, ModelID: ap.CallID, Digest: ap.Digest})
+	switch {
+	case errors.Is(err, callref.ErrNoID):
+		return nil, fmt.Errorf("approval without an id (waiting: %s)", orNone(callIDs(waiting)))
+	case errors.Is(err, callref.ErrUnknown):
+		return nil, fmt.Errorf("unknown call id %q (waiting: %s)", named, orNone(callIDs(waiting)))
+	case err != nil:
+		return nil, err
+	case i < len(s.Earlier):
+		// A call of an earlier turn: the record says what became of it.
+		return nil, fmt.Errorf("call %s is not waiting for approval: already decided (%s) (waiting: %s)", known[i].ID, s.Earlier[i].Fate, orNone(callIDs(waiting)))
+	}
+	c := s.batch[i-len(s.Earlier)]
+	id := c.call.Ref
+	if c.preparing {
+		return nil, fmt.Errorf("call %s is being prepared (its tool computes what it will change); decide it once it is shown", id)
+	}
+	if c.state == stateReviewing {
+		return nil, fmt.Errorf("call %s is being reviewed by the guardian; it waits for a person only if the guardian does not decide it", id)
+	}
+	if c.state != stateWaiting || c.decision != nil {
+		return nil, fmt.Errorf("%s", s.notWaiting(c))
+	}
+	return []*callState{c}, nil
+}
+
+// knownCalls are the calls a decision may name, for callref.Match: the
+// record of earlier turns' calls, then the batch in progress.
+func (s *driver) knownCalls() []callref.Call {
+	known := make([]callref.Call, 0, len(s.Earlier)+len(s.batch))
+	for _, r := range s.Earlier {
+		known = append(known, callref.Call{ID: r.ID, ModelKey: r.Model})
 	}
 	for _, c := range s.batch {
-		if c.call.ID != ap.CallID {
-			continue
-		}
-		if c.preparing {
-			return nil, fmt.Errorf("call %q is being prepared (its tool computes what it will change); decide it once it is shown", ap.CallID)
-		}
-		if c.state == stateReviewing {
-			return nil, fmt.Errorf("call %q is being reviewed by the guardian; it waits for a person only if the guardian does not decide it", ap.CallID)
-		}
-		if c.state != stateWaiting || c.decision != nil {
-			return nil, fmt.Errorf("%s", s.notWaiting(ap.CallID))
-		}
-		return []*callState{c}, nil
+		known = append(known, callref.Call{ID: c.call.Ref, ModelKey: callref.Key(c.call.ID), Digest: c.digest()})
 	}
-	if msg := s.notWaiting(ap.CallID); msg != "" {
-		return nil, fmt.Errorf("%s (waiting: %s)", msg, orNone(callIDs(waiting)))
-	}
-	return nil, fmt.Errorf("unknown call id %q (waiting: %s)", ap.CallID, orNone(callIDs(waiting)))
+	return known
 }
 
 // applyApproval records the decision on every call it applies to.
@@ -128,7 +160,7 @@ func (s *driver) applyApproval(ctx workflow.Context, ap Approval) (ApprovalOutco
 	if err != nil {
 		return ApprovalOutcome{}, err
 	}
-	if child, call, ok := s.childCall(ap.CallID); ok && !ap.All {
+	if child, call, ok, _ := s.childCall(ap); ok && !ap.All {
 		out := s.forwardApproval(ctx, child, call, ap)
 		s.publishPending(ctx)
 		return out, nil
@@ -137,8 +169,12 @@ func (s *driver) applyApproval(ctx workflow.Context, ap Approval) (ApprovalOutco
 	d.Decision = strings.ToLower(strings.TrimSpace(ap.Decision))
 	out := ApprovalOutcome{Decision: d.Decision}
 	for _, c := range calls {
-		c.decision = &d
+		one := d
+		// The call it applied to, whatever the decision named it by.
+		one.ID, one.CallID = c.call.Ref, c.call.ID
+		c.decision = &one
 		out.CallIDs = append(out.CallIDs, c.call.ID)
+		out.IDs = append(out.IDs, c.call.Ref)
 	}
 	s.personDecided()
 	if d.Remember == RememberSession {
@@ -151,10 +187,11 @@ func (s *driver) applyApproval(ctx workflow.Context, ap Approval) (ApprovalOutco
 	return out, nil
 }
 
+// callIDs are the session's ids of cs, for messages.
 func callIDs(cs []*callState) []string {
 	ids := make([]string, len(cs))
 	for i, c := range cs {
-		ids[i] = c.call.ID
+		ids[i] = c.call.Ref
 	}
 	return ids
 }
@@ -176,7 +213,7 @@ func (s *driver) pending() []PendingApproval {
 	for _, c := range s.batch {
 		if c.state == stateWaiting && c.decision == nil && !c.preparing {
 			out = append(out, PendingApproval{
-				CallID: c.call.ID, Tool: c.call.Name, Arguments: c.call.Arguments,
+				CallID: c.call.ID, ID: c.call.Ref, Digest: c.digest(), Tool: c.call.Name, Arguments: c.call.Arguments,
 				Reason: c.why, Turn: s.Turn, RequestedAt: c.requestedAt, Guardian: c.verdict,
 			})
 		}

@@ -52,7 +52,7 @@ func (s *driver) notifyWaiting(ctx workflow.Context) {
 	s.notes.told = true
 	ev := s.notifyEvent(ctx, notify.EventWaiting)
 	for _, c := range p {
-		ev.Pending = append(ev.Pending, notify.Call{CallID: c.CallID, Tool: c.Tool,
+		ev.Pending = append(ev.Pending, notify.Call{CallID: c.CallID, ID: c.ID, Digest: c.Digest, Tool: c.Tool,
 			Arguments: tools.TruncateLabel(c.Arguments, notifyMaxArgs), Reason: c.Reason, Session: c.Session})
 	}
 	// Not awaited: the session goes on waiting while it is posted, and a

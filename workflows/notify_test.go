@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"github.com/longrun/longrun/callref"
+
 	"context"
 	"errors"
 	"sync"
@@ -81,8 +83,8 @@ func TestNotifyOncePerWaitThenCompleted(t *testing.T) {
 	first := n.events[0]
 	require.Equal(t, "default-test-workflow-id", first.Session)
 	require.Equal(t, []notify.Call{
-		{CallID: "w", Tool: "write", Arguments: `{"path":"b","content":"x"}`, Reason: first.Pending[0].Reason},
-		{CallID: "s", Tool: "shell", Arguments: `{"command":"touch x"}`, Reason: first.Pending[1].Reason},
+		{CallID: "w", ID: "c1", Digest: callref.Digest("write", `{"path":"b","content":"x"}`), Tool: "write", Arguments: `{"path":"b","content":"x"}`, Reason: first.Pending[0].Reason},
+		{CallID: "s", ID: "c2", Digest: callref.Digest("shell", `{"command":"touch x"}`), Tool: "shell", Arguments: `{"command":"touch x"}`, Reason: first.Pending[1].Reason},
 	}, first.Pending)
 	require.NotEmpty(t, first.Pending[0].Reason)
 	runID := "default-test-run-id"

@@ -118,7 +118,7 @@ func (s *driver) remember(ap Approval, approved []*callState) ([]string, error) 
 				continue
 			}
 			if s.engine.Covers(rule, o.perm) && s.engine.Decide(o.perm).Action == permission.Allow {
-				o.decision = &Approval{CallID: o.call.ID, Decision: DecisionApprove, Feedback: "released by a remembered rule"}
+				o.decision = &Approval{CallID: o.call.ID, ID: o.call.Ref, Decision: DecisionApprove, Feedback: "released by a remembered rule"}
 				o.released = true // a rule decided, not a person's look at this call
 				released = append(released, o.call.ID)
 			}

@@ -70,7 +70,7 @@ func TestPreparedCallIsApprovedAsPrepared(t *testing.T) {
 	}, time.Minute)
 	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "rename"})
 	require.NoError(t, h.env.GetWorkflowError())
-	require.ErrorContains(t, earlyErr, `call "rn" is being prepared`)
+	require.ErrorContains(t, earlyErr, `call c1 is being prepared`)
 	require.Len(t, prepared, 1)
 	require.Len(t, ran, 1)
 	require.Contains(t, string(ran[0].Arguments), `"patch":`, "the run gets the prepared arguments")

@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/tools"
 )
@@ -156,7 +157,7 @@ func (s *driver) tellParent(ctx workflow.Context) {
 	p := s.pending()
 	key := make([]string, len(p))
 	for i, c := range p {
-		key[i] = c.CallID
+		key[i] = c.ID + ":" + c.Digest
 	}
 	k := strings.Join(key, ",")
 	if k == s.toldParent {
@@ -166,21 +167,50 @@ func (s *driver) tellParent(ctx workflow.Context) {
 	_ = workflow.SignalExternalWorkflow(ctx, s.in.Parent.WorkflowID, "", SignalChildPending, ChildPending{Child: s.workflowID, Pending: p})
 }
 
-// childCall splits a qualified child call id, "<child id>/<call id>",
-// when it names a call waiting in one of this session's children.
-func (s *driver) childCall(id string) (child, call string, ok bool) {
-	for c, list := range s.childPending {
-		prefix := c + "/"
-		if !strings.HasPrefix(id, prefix) {
+// childCall finds the call of one of this session's children that ap
+// names by a qualified id, "<child id>/<id>" (or "<child id>/<call id>",
+// the model's, while it names one call). ok is false when ap names no
+// child's call; err when it names one ambiguously or with a digest of
+// other arguments (the child would refuse it too, but after its parent
+// had already shown it decided).
+func (s *driver) childCall(ap Approval) (child string, call PendingApproval, ok bool, err error) {
+	name, byID := ap.ID, true
+	if name == "" {
+		name, byID = ap.CallID, false
+	}
+	children := make([]string, 0, len(s.childPending))
+	for c := range s.childPending {
+		children = append(children, c)
+	}
+	sort.Strings(children) // map order is random; the answer must replay
+	var hits []PendingApproval
+	for _, c := range children {
+		rest, found := strings.CutPrefix(name, c+"/")
+		if !found {
 			continue
 		}
-		for _, p := range list {
-			if prefix+p.CallID == id {
-				return c, p.CallID, true
+		for _, p := range s.childPending[c] {
+			if (byID && p.ID == rest) || (!byID && (p.CallID == rest || p.ID == rest)) {
+				child = c
+				hits = append(hits, p)
 			}
 		}
 	}
-	return "", "", false
+	switch {
+	case len(hits) == 0:
+		return "", PendingApproval{}, false, nil
+	case len(hits) > 1:
+		return "", PendingApproval{}, true, fmt.Errorf("call id %q names %d waiting calls of a sub-agent: the model used it more than once, "+
+			"so nothing was decided; name the call by the session's id (\"id\"), as the pending list shows it", name, len(hits))
+	}
+	call = hits[0]
+	if byID && ap.CallID != "" && ap.CallID != child+"/"+call.CallID {
+		return "", PendingApproval{}, true, fmt.Errorf("call %s is not the call the model named %q: nothing decided; send the session's id alone", name, ap.CallID)
+	}
+	if ap.Digest != "" && call.Digest != "" && !callref.DigestMatches(ap.Digest, call.Digest) {
+		return "", PendingApproval{}, true, &callref.DigestError{ID: child + "/" + call.ID, Sent: ap.Digest, Call: call.Digest}
+	}
+	return child, call, true, nil
 }
 
 // childPendingList is the children's waiting calls for this session's
@@ -195,6 +225,7 @@ func (s *driver) childPendingList() []PendingApproval {
 	for _, c := range children {
 		for _, p := range s.childPending[c] {
 			p.CallID = c + "/" + p.CallID
+			p.ID = c + "/" + p.ID
 			p.Session = c
 			out = append(out, p)
 		}
@@ -203,17 +234,19 @@ func (s *driver) childPendingList() []PendingApproval {
 }
 
 // forwardApproval hands a person's decision on a child's call to that
-// child. Only people decide: the parent's model has no way to send one.
-func (s *driver) forwardApproval(ctx workflow.Context, child, call string, ap Approval) ApprovalOutcome {
-	ap.CallID, ap.All = call, false
+// child, by the child's own ids and with the digest the person sent.
+// Only people decide: the parent's model has no way to send one.
+func (s *driver) forwardApproval(ctx workflow.Context, child string, call PendingApproval, ap Approval) ApprovalOutcome {
+	ap.ID, ap.CallID, ap.All = call.ID, call.CallID, false
 	_ = workflow.SignalExternalWorkflow(ctx, child, "", SignalApproval, ap)
 	// Shown as decided until the child reports its new list.
 	list := s.childPending[child][:0]
 	for _, p := range s.childPending[child] {
-		if p.CallID != call {
+		if p.ID != call.ID {
 			list = append(list, p)
 		}
 	}
 	s.childPending[child] = list
-	return ApprovalOutcome{Decision: strings.ToLower(strings.TrimSpace(ap.Decision)), CallIDs: []string{child + "/" + call}}
+	return ApprovalOutcome{Decision: strings.ToLower(strings.TrimSpace(ap.Decision)),
+		CallIDs: []string{child + "/" + call.CallID}, IDs: []string{child + "/" + call.ID}}
 }

@@ -56,6 +56,7 @@ func (s *driver) turn(ctx workflow.Context) outcome {
 		return s.modelFailed(ctx, err)
 	}
 	s.cancelTurn = nil
+	s.nameCalls(resp.Message.ToolCalls)
 	s.appendReply(resp)
 	if len(resp.Message.ToolCalls) == 0 {
 		return s.awaitNext(ctx)
