@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -48,6 +49,13 @@ type SandboxSpec struct {
 	// must not create a Go build cache (in the user's home when the
 	// worker's state directory is not known yet).
 	probe bool
+	// goCache names a Go build cache of the command's own under the state
+	// directory (a language server's: "go-build-lsp"); "" gives the one
+	// of approved or of read-only commands.
+	goCache string
+	// program is a program file the command runs that is bound back
+	// read-only when a hidden directory covers it (hostProgram's).
+	program string
 }
 
 // SandboxedCmd is a command wrapped in the sandbox by SandboxCommand. Set
@@ -79,7 +87,7 @@ func SandboxCommand(cfg Config, spec SandboxSpec) (*SandboxedCmd, error) {
 	if len(spec.Argv) == 0 || !filepath.IsAbs(spec.Dir) || (spec.Root != "" && !filepath.IsAbs(spec.Root)) {
 		return nil, errors.New("sandbox command: want a program, an absolute Dir and an absolute or empty Root")
 	}
-	run, err := newSandboxExec(sb, cfg.Shell, workerDirs{state: cfg.StateDir, config: cfg.ConfigDir}, spec)
+	run, err := newSandboxExec(sb, cfg.Shell, cfg.workerDirs(), spec)
 	if err != nil {
 		return nil, err
 	}
@@ -132,22 +140,53 @@ type sandboxExec struct {
 	pasta    *pastaProc
 }
 
-// workerDirs are the worker's own directories. Both are hidden in every
-// sandbox (an empty tmpfs over each): the state directory holds every
-// session's transcript, job logs and spilled output, the config directory
-// the worker's permission rules and MCP servers with their secrets, and
-// a command must see neither, wherever they are (/var/lib/longrun is
-// under no directory the sandbox hides otherwise). The sandbox's own Go
-// build cache under the state directory is bound back on top.
-type workerDirs struct{ state, config string }
+// workerDirs are the worker's own directories and files. All are hidden
+// in every sandbox (an empty tmpfs over a directory, /dev/null over a
+// file): the state directory holds every session's transcript, job logs
+// and spilled output, the config directory the worker's permission rules
+// and MCP servers with their secrets, and paths are whatever else the
+// worker's flags and environment name (Config.HidePaths: the encryption
+// keys, the checkpoint remote, the transcript store, TLS certificates and
+// keys, the Temporal config file). A command must see none of them,
+// wherever they are (/var/lib/longrun is under no directory the sandbox
+// hides otherwise). The sandbox's Go caches under the state directory are
+// bound back on top.
+type workerDirs struct {
+	state, config string
+	paths         []string
+}
+
+// workerDirs are cfg's worker directories and files to hide.
+func (cfg Config) workerDirs() workerDirs {
+	return workerDirs{state: cfg.StateDir, config: cfg.ConfigDir, paths: cfg.HidePaths}
+}
 
 // hidden returns the directories to hide that exist, as real paths; never
 // "/", which would hide everything.
 func (d workerDirs) hidden() []string {
 	var out []string
-	for _, dir := range []string{d.state, d.config} {
-		if dir = realDir(dir); dir != "" && dir != "/" {
+	for _, dir := range append([]string{d.state, d.config}, d.paths...) {
+		if dir = realDir(dir); dir != "" && dir != "/" && !slices.Contains(out, dir) {
 			out = append(out, dir)
+		}
+	}
+	return out
+}
+
+// files returns the paths to hide that exist and are not directories, as
+// real paths.
+func (d workerDirs) files() []string {
+	var out []string
+	for _, p := range d.paths {
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(real); err == nil && !fi.IsDir() && !slices.Contains(out, real) {
+			out = append(out, real)
 		}
 	}
 	return out
@@ -172,17 +211,35 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxS
 		home = "/tmp"
 	}
 	goCache := ""
-	if !spec.probe {
+	switch {
+	case spec.probe:
+	case spec.goCache != "":
+		goCache = namedGoCache(dirs.state, spec.goCache, processGoCacheUnapproved)
+	default:
 		goCache = sandboxGoCache(dirs.state, spec.ReadOnly)
 	}
 	set := []string{"HOME=" + home, "TMPDIR=/tmp", "GOTMPDIR=", "GOCACHE=" + goCache}
 	if goCache == "" {
 		set[3] = "GOCACHE=/tmp/go-build" // private, cold every time
 	}
+	modCache := ""
 	if sb.goModCache != "" {
-		set = append(set, "GOMODCACHE="+sb.goModCache)
+		if network && !spec.ReadOnly && !spec.probe {
+			// May download: the worker's own cache, the host's as the
+			// first proxy (read-only; see sandboxModCache).
+			modCache = sandboxModCache(dirs.state)
+		}
+		if modCache != "" {
+			set = append(set, "GOMODCACHE="+modCache, "GOPROXY="+hostFirstProxy(sb.goModCache, cfg))
+		} else {
+			set = append(set, "GOMODCACHE="+sb.goModCache)
+		}
 	}
 	set = append(append(set, gitEnv...), spec.Env...)
+	var programs []string
+	if spec.program != "" {
+		programs = append(programs, spec.program)
+	}
 
 	x := &sandboxExec{sb: sb, network: network}
 	if x.info, x.infoW, err = os.Pipe(); err != nil {
@@ -200,8 +257,9 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxS
 	}
 	run := sandboxRun{
 		root: spec.Root, dir: spec.Dir, readOnly: spec.ReadOnly, network: network,
-		goCache: goCache, sockets: liveSockets(sb.sockets), protect: controlFiles(spec.Root),
-		hide: dirs.hidden(), gitDirs: checkoutGitDirs(dirs.state, spec.Root), infoFD: 3, blockFD: blockFD, argv: spec.Argv,
+		goCache: goCache, modCache: modCache, sockets: liveSockets(sb.sockets), protect: controlFiles(spec.Root),
+		hide: dirs.hidden(), hideFiles: dirs.files(), programs: programs,
+		gitDirs: checkoutGitDirs(dirs.state, spec.Root), infoFD: 3, blockFD: blockFD, argv: spec.Argv,
 	}
 	x.cmd = exec.Command(sb.bwrap, sb.args(run)...)
 	x.cmd.ExtraFiles = extra

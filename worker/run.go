@@ -290,7 +290,7 @@ func (m *Main) Run() error {
 	jobs := tools.NewJobs()
 	defer jobs.Close()
 	m.Tools.Jobs = jobs
-	languageServers, err := openLSP(m.ConfigDir, logger)
+	languageServers, err := openLSP(m.ConfigDir, logger, m.Tools)
 	if err != nil {
 		return err
 	}
