@@ -437,8 +437,9 @@ type sandboxRun struct {
 	hideFiles []string
 	// programs are program files bound read-only at their place after
 	// everything is hidden: a server the worker resolved on the host
-	// that lies in a hidden directory (a test binary under /tmp).
-	programs []string
+	// that lies in a hidden directory (a test binary under /tmp); src is
+	// the file itself, path where the command names it.
+	programs []mount
 	// gitDirs are bound read-only: the git directories a session's own
 	// checkout needs (checkoutGitDirs).
 	gitDirs []string
@@ -527,7 +528,7 @@ func (sb *sandbox) args(r sandboxRun) []string {
 		mounts = append(mounts, mount{flag: "--ro-bind", path: f, src: "/dev/null"})
 	}
 	for _, p := range r.programs {
-		mounts = append(mounts, mount{flag: "--ro-bind", path: p})
+		mounts = append(mounts, mount{flag: "--ro-bind", path: p.path, src: p.src})
 	}
 	if r.root != "" {
 		flag := "--bind"

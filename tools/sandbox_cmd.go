@@ -21,7 +21,8 @@ type SandboxSpec struct {
 	// Argv is the program and its arguments, as the sandbox sees them.
 	Argv []string
 	// Dir is the absolute directory the command starts in; it must be
-	// Root or beneath it, or a directory visible read-only anyway.
+	// Root or beneath it, or a directory visible read-only anyway, or
+	// /tmp (the sandbox's own, empty: a start outside the workspace).
 	Dir string
 	// Root is the absolute directory bound from the host: writable unless
 	// ReadOnly, with its control files (.longrun, .git, AGENTS.md)
@@ -54,7 +55,7 @@ type SandboxSpec struct {
 	// of approved or of read-only commands.
 	goCache string
 	// program is a program file the command runs that is bound back
-	// read-only when a hidden directory covers it (hostProgram's).
+	// read-only when a hidden directory covers it (HostProgram's).
 	program string
 }
 
@@ -87,6 +88,9 @@ func SandboxCommand(cfg Config, spec SandboxSpec) (*SandboxedCmd, error) {
 	if len(spec.Argv) == 0 || !filepath.IsAbs(spec.Dir) || (spec.Root != "" && !filepath.IsAbs(spec.Root)) {
 		return nil, errors.New("sandbox command: want a program, an absolute Dir and an absolute or empty Root")
 	}
+	// The program, when the caller resolved it on the host (absolute), is
+	// bound back if a hidden directory covers it.
+	spec.program = spec.Argv[0]
 	run, err := newSandboxExec(sb, cfg.Shell, cfg.workerDirs(), spec)
 	if err != nil {
 		return nil, err
@@ -202,7 +206,14 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxS
 	if network && sb.pasta == "" {
 		return nil, fmt.Errorf("%w (%s)", errNoPasta, sb.pastaWhy)
 	}
-	gitEnv, err := gitNeutralEnv(spec.Dir)
+	// git's programs are neutralised for the repository the command
+	// starts in, or, for one that starts outside its root (an MCP server
+	// in the empty /tmp), for the root's.
+	gitDir := spec.Dir
+	if spec.Root != "" && !within(spec.Root, spec.Dir) {
+		gitDir = spec.Root
+	}
+	gitEnv, err := gitNeutralEnv(gitDir)
 	if err != nil {
 		return nil, err
 	}
@@ -236,9 +247,12 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxS
 		}
 	}
 	set = append(append(set, gitEnv...), spec.Env...)
-	var programs []string
-	if spec.program != "" {
-		programs = append(programs, spec.program)
+	hide := dirs.hidden()
+	var programs []mount
+	if p := spec.program; filepath.IsAbs(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil && (sb.hidden(p) || slices.ContainsFunc(hide, func(h string) bool { return strictlyUnder(h, p) })) {
+			programs = append(programs, mount{path: p, src: real})
+		}
 	}
 
 	x := &sandboxExec{sb: sb, network: network}
@@ -258,7 +272,7 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxS
 	run := sandboxRun{
 		root: spec.Root, dir: spec.Dir, readOnly: spec.ReadOnly, network: network,
 		goCache: goCache, modCache: modCache, sockets: liveSockets(sb.sockets), protect: controlFiles(spec.Root),
-		hide: dirs.hidden(), hideFiles: dirs.files(), programs: programs,
+		hide: hide, hideFiles: dirs.files(), programs: programs,
 		gitDirs: checkoutGitDirs(dirs.state, spec.Root), infoFD: 3, blockFD: blockFD, argv: spec.Argv,
 	}
 	x.cmd = exec.Command(sb.bwrap, sb.args(run)...)

@@ -27,7 +27,7 @@ func HostProgram(name, root string) (string, error) {
 	prog := name
 	if !strings.Contains(name, "/") {
 		var found bool
-		for _, dir := range filepath.SplitList(hostPATH(root)) {
+		for _, dir := range filepath.SplitList(HostPATH(root)) {
 			p := filepath.Join(dir, name)
 			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 				prog, found = p, true
@@ -54,10 +54,10 @@ func HostProgram(name, root string) (string, error) {
 	return abs, nil
 }
 
-// hostPATH is the worker's PATH without relative entries and entries
-// under root: what a server started for root looks programs up in (a
-// script's `#!/usr/bin/env node` included).
-func hostPATH(root string) string {
+// HostPATH is the worker's PATH without relative entries and entries
+// under root (a checkout's node_modules/.bin): what a server started for
+// root looks programs up in (a script's `#!/usr/bin/env node` included).
+func HostPATH(root string) string {
 	var keep []string
 	r := realOrSelf(root)
 	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
@@ -96,7 +96,7 @@ func HostCommand(cfg Config, spec SandboxSpec) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	set := []string{"PATH=" + hostPATH(spec.Root)}
+	set := []string{"PATH=" + HostPATH(spec.Root)}
 	for _, name := range []string{"HOME", "TMPDIR"} {
 		if v, ok := os.LookupEnv(name); ok {
 			set = append(set, name+"="+v)
@@ -144,7 +144,7 @@ func languageServerLaunch(cfg Config, probe func() sandboxProbe) lsp.Launch {
 		if err != nil {
 			return nil, err
 		}
-		env := append([]string{"PATH=" + hostPATH(l.Root)}, l.Env...)
+		env := append([]string{"PATH=" + HostPATH(l.Root)}, l.Env...)
 		spec := SandboxSpec{Argv: l.Argv, Dir: l.Root, Root: l.Root, Env: env, ReadOnly: true}
 		if sb == nil {
 			if cfg.Shell.Sandbox != SandboxOff {

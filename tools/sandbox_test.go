@@ -340,9 +340,10 @@ func TestSandboxArgs(t *testing.T) {
 		readOnly bool
 		modCache string
 		// hideFiles and programs are sandboxRun's.
-		hideFiles, programs []string
-		order               [][]string // these argument runs appear in this order
-		absent              []string   // "flag path" pairs that must not appear
+		hideFiles []string
+		programs  []mount
+		order     [][]string // these argument runs appear in this order
+		absent    []string   // "flag path" pairs that must not appear
 	}{
 		{name: "workspace under home", root: "/home/u/proj", order: [][]string{
 			{"--tmpfs", "/home/u"}, {"--bind", "/home/u/proj", "/home/u/proj"},
@@ -358,7 +359,7 @@ func TestSandboxArgs(t *testing.T) {
 		{name: "network allowed", root: "/srv/ws", network: true, modCache: "/var/lib/longrun/go-mod", order: [][]string{
 			{"--unshare-net"}, {"--bind", "/var/lib/longrun/go-mod", "/var/lib/longrun/go-mod"}, {"--ro-bind", "/home/u/go/pkg/mod", "/home/u/go/pkg/mod"},
 		}, absent: []string{"--bind /home/u/go/pkg/mod"}},
-		{name: "worker files hidden", root: "/srv/ws", hideFiles: []string{"/etc/longrun/keys"}, programs: []string{"/tmp/bin/gopls"}, order: [][]string{
+		{name: "worker files hidden", root: "/srv/ws", hideFiles: []string{"/etc/longrun/keys"}, programs: []mount{{path: "/tmp/bin/gopls", src: "/tmp/bin/gopls"}}, order: [][]string{
 			{"--tmpfs", "/tmp"}, {"--ro-bind", "/dev/null", "/etc/longrun/keys"}, {"--ro-bind", "/tmp/bin/gopls", "/tmp/bin/gopls"},
 		}},
 		{name: "read-only", root: "/srv/ws", readOnly: true, order: [][]string{
