@@ -443,6 +443,11 @@ type sandboxRun struct {
 	// gitDirs are bound read-only: the git directories a session's own
 	// checkout needs (checkoutGitDirs).
 	gitDirs []string
+	// gitHide are directories of the shared git directory replaced by an
+	// empty tmpfs, and gitBack what of them is the session's own, bound
+	// back read-only (sessionGitView).
+	gitHide []string
+	gitBack []mount
 	// infoFD, when not negative, is where bwrap writes the host pid of
 	// the sandbox's init process; blockFD, when not negative, is read
 	// before the command starts (the network is attached meanwhile).
@@ -542,6 +547,12 @@ func (sb *sandbox) args(r sandboxRun) []string {
 	}
 	for _, p := range r.gitDirs {
 		mounts = append(mounts, mount{flag: "--ro-bind", path: p})
+	}
+	for _, p := range r.gitHide {
+		mounts = append(mounts, mount{flag: "--tmpfs", path: p})
+	}
+	for _, m := range r.gitBack {
+		mounts = append(mounts, mount{flag: "--ro-bind", path: m.path, src: m.src})
 	}
 	// A mount hides what is below it, so parents go first: the workspace
 	// under /tmp or under the home stays visible over their tmpfs, the Go

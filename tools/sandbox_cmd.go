@@ -255,6 +255,10 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxS
 		}
 	}
 
+	gitHide, gitBack, err := sessionGitView(dirs.state, spec.Root)
+	if err != nil {
+		return nil, err
+	}
 	x := &sandboxExec{sb: sb, network: network}
 	if x.info, x.infoW, err = os.Pipe(); err != nil {
 		return nil, fmt.Errorf("create sandbox info pipe: %w", err)
@@ -273,7 +277,8 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxS
 		root: spec.Root, dir: spec.Dir, readOnly: spec.ReadOnly, network: network,
 		goCache: goCache, modCache: modCache, sockets: liveSockets(sb.sockets), protect: controlFiles(spec.Root),
 		hide: hide, hideFiles: dirs.files(), programs: programs,
-		gitDirs: checkoutGitDirs(dirs.state, spec.Root), infoFD: 3, blockFD: blockFD, argv: spec.Argv,
+		gitDirs: checkoutGitDirs(dirs.state, spec.Root), gitHide: gitHide, gitBack: gitBack,
+		infoFD: 3, blockFD: blockFD, argv: spec.Argv,
 	}
 	x.cmd = exec.Command(sb.bwrap, sb.args(run)...)
 	x.cmd.ExtraFiles = extra
