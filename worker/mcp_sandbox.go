@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -37,13 +39,17 @@ func openMCP(cfg mcp.Config, root string, logger *slog.Logger, tcfg tools.Config
 //   - its program resolved on the host (tools.HostProgram), never in the
 //     workspace or checkout it serves, which the model writes: a server
 //     configured with a program there is refused, saying why;
-//   - its working directory the sandbox's own empty /tmp, outside the
-//     workspace, and PYTHONSAFEPATH=1 and a PATH without the workspace's
-//     directories: `python3 -m pyhelper_mcp` must import the installed
-//     module, not a pyhelper_mcp.py the model wrote, and npx must not find
-//     a package in a checkout's node_modules; the workspace (or the
-//     session's checkout, for its instance) is at its own path, so a
-//     server reaches it by absolute path;
+//   - PYTHONSAFEPATH=1 and a PATH without the workspace's directories:
+//     `python3 -m pyhelper_mcp` imports the installed module, not a
+//     pyhelper_mcp.py the model wrote (Python 3.11 and later; an older
+//     Python ignores the variable), and a node_modules/.bin the model
+//     made is not looked in;
+//   - its working directory the workspace (or the session's checkout,
+//     for its instance: it sees the session's edits), except for the
+//     package runners that resolve the package they run from there
+//     (npx, npm, pnpm, yarn, bun, uv and the like: cwdRunners), which
+//     start in the sandbox's own empty /tmp, so npx does not run a
+//     package the model put in the checkout's node_modules;
 //   - the workspace read-only (ReadOnly): a server is a program the model
 //     drives with its arguments, and must not change the workspace
 //     without a person approving the change through the workspace's own
@@ -60,6 +66,11 @@ func openMCP(cfg mcp.Config, root string, logger *slog.Logger, tcfg tools.Config
 // child process; so does every server where no sandbox works, with a
 // warning naming it (once per server and reason): its program is still
 // the host's and PYTHONSAFEPATH set.
+// cwdRunners are programs that find what they run from their working
+// directory (a project's node_modules, package.json, pyproject.toml): a
+// server started through one starts outside the workspace.
+var cwdRunners = []string{"npx", "npm", "pnpm", "pnpx", "yarn", "bun", "bunx", "deno", "uv", "uvx", "pipx", "poetry", "pdm", "hatch"}
+
 func mcpCommand(tcfg tools.Config, logger *slog.Logger) func(mcp.Launch) (*mcp.Process, error) {
 	network, netWhy := tools.CheckSandboxNetwork(tcfg.Shell)
 	var warned sync.Map
@@ -81,8 +92,15 @@ func mcpCommand(tcfg tools.Config, logger *slog.Logger) func(mcp.Launch) (*mcp.P
 			}
 		}
 		env = append(env, "PATH="+tools.HostPATH(l.Dir))
+		dir := l.Dir
+		if slices.Contains(cwdRunners, filepath.Base(prog)) {
+			dir = "/tmp" // in the sandbox its own, empty
+		}
 		if l.NoSandbox {
 			l.Env = env
+			if dir != l.Dir {
+				l.Dir = "/"
+			}
 			return mcp.ExecCommand(l)
 		}
 		net := network
@@ -90,12 +108,15 @@ func mcpCommand(tcfg tools.Config, logger *slog.Logger) func(mcp.Launch) (*mcp.P
 			net = network && *l.Network
 		}
 		sc, err := tools.SandboxCommand(tcfg, tools.SandboxSpec{
-			Argv: l.Argv, Dir: "/tmp", Root: l.Dir, Env: env, ReadOnly: true, Network: net,
+			Argv: l.Argv, Dir: dir, Root: l.Dir, Env: env, ReadOnly: true, Network: net,
 		})
 		switch {
 		case errors.Is(err, tools.ErrNoSandbox):
 			warnOnce(l, "MCP server runs unsandboxed, with the worker's rights: no sandbox works on this worker", "reason", err.Error())
 			l.Env = env
+			if dir != l.Dir {
+				l.Dir = "/"
+			}
 			return mcp.ExecCommand(l)
 		case err != nil:
 			return nil, fmt.Errorf("sandbox for MCP server %s: %w", l.Server, err)

@@ -225,10 +225,11 @@ func TestMCPServerWithoutSandbox(t *testing.T) {
 
 // TestMCPServerRunsTheHostsProgramNotTheWorkspaces cannot be parallel
 // (t.Setenv). A model-written pyhelper_mcp.py in the workspace is not what
-// `python3 -m pyhelper_mcp` imports (the server starts outside the
-// workspace, with PYTHONSAFEPATH=1), a node_modules/.bin the model made is
-// not on the server's PATH, and a program inside the workspace is
-// refused. Before, the planted module ran as the MCP server.
+// `python3 -m pyhelper_mcp` imports (PYTHONSAFEPATH=1 keeps its working
+// directory, the workspace, off sys.path), a node_modules/.bin the model made is
+// not on the server's PATH, a program inside the workspace is refused,
+// and a package runner (npx) starts outside the workspace. Before, the
+// planted module ran as the MCP server.
 func TestMCPServerRunsTheHostsProgramNotTheWorkspaces(t *testing.T) {
 	python := "/usr/bin/python3"
 	if _, err := os.Stat(python); err != nil {
@@ -240,6 +241,11 @@ func TestMCPServerRunsTheHostsProgramNotTheWorkspaces(t *testing.T) {
 	bin := filepath.Join(ws, "node_modules", ".bin")
 	writeFile(t, filepath.Join(bin, "evil-mcp"), "#!/bin/sh\necho PLANTED-RAN >&2\n")
 	require.NoError(t, os.Chmod(filepath.Join(bin, "evil-mcp"), 0o755))
+	// A package runner found on the host starts outside the workspace:
+	// here a stand-in named npx that reports where it starts.
+	host := t.TempDir()
+	writeFile(t, filepath.Join(host, "npx"), "#!/bin/sh\necho \"NPX-CWD=$PWD\" >&2\n")
+	require.NoError(t, os.Chmod(filepath.Join(host, "npx"), 0o755))
 	t.Setenv("PATH", bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
 	for _, mode := range []tools.SandboxMode{tools.SandboxAuto, tools.SandboxOff} {
 		tcfg := tools.DefaultConfig()
@@ -249,6 +255,7 @@ func TestMCPServerRunsTheHostsProgramNotTheWorkspaces(t *testing.T) {
 			"py":   {Command: python, Args: []string{"-m", "pyhelper_mcp"}},
 			"npx":  {Command: "evil-mcp"},
 			"path": {Command: filepath.Join(bin, "evil-mcp")},
+			"run":  {Command: filepath.Join(host, "npx"), Args: []string{"-y", "some-mcp"}},
 		}}
 		m, err := openMCP(cfg, ws, slog.New(slog.NewTextHandler(logs, nil)), tcfg)
 		require.NoError(t, err)
@@ -259,5 +266,7 @@ func TestMCPServerRunsTheHostsProgramNotTheWorkspaces(t *testing.T) {
 		require.Contains(t, out, "No module named pyhelper_mcp", "sandbox %s", mode)
 		require.Contains(t, out, "evil-mcp is not on the worker's PATH", "sandbox %s", mode)
 		require.Contains(t, out, "inside the workspace", "sandbox %s", mode)
+		require.Contains(t, out, "NPX-CWD=/", "sandbox %s", mode)
+		require.NotContains(t, out, "NPX-CWD="+ws, "sandbox %s", mode)
 	}
 }
