@@ -19,6 +19,7 @@ func TestEditResultWithABrokenServerWaitsOnlyTheCap(t *testing.T) {
 	t.Parallel()
 	a, _ := newActs(t, nil)
 	m := lsp.NewManager(lsp.Config{
+		Launch:          testLSPLaunch(),
 		Servers:         map[string]lsp.ServerConfig{"mute": {Command: "sleep", Args: []string{"60"}, Patterns: []string{"*.go"}}},
 		DiagnosticsWait: "500ms",
 	})
@@ -48,4 +49,14 @@ func TestPrepareOfAToolThatPreparesNothingFails(t *testing.T) {
 		Arguments: json.RawMessage(`{"path": "x", "content": "x"}`)})
 	require.ErrorContains(t, err, "prepares nothing")
 	require.NoFileExists(t, filepath.Join(root, "x"))
+}
+
+// testLSPLaunch runs language servers as the worker does: in the sandbox
+// where one works here, else as with --sandbox off.
+func testLSPLaunch() lsp.Launch {
+	mode := tools.SandboxAuto
+	if ok, _, _ := tools.CheckSandbox(tools.ShellConfig{Sandbox: mode}); !ok {
+		mode = tools.SandboxOff
+	}
+	return tools.LanguageServerLaunch(tools.Config{Shell: tools.ShellConfig{Sandbox: mode}})
 }

@@ -19,7 +19,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -37,7 +36,7 @@ type Client struct {
 	name string
 	cfg  ServerConfig
 	root string
-	cmd  *exec.Cmd
+	proc *Process
 	conn *jsonrpc2.Conn
 	// stderr keeps the server's last output, for the error that says why
 	// it failed.
@@ -78,14 +77,17 @@ type published struct {
 	diags   []Diagnostic
 }
 
-// Start runs the server with root as its workspace and initializes it.
-func Start(ctx context.Context, name string, cfg ServerConfig, root string) (*Client, error) {
-	cmd := exec.Command(cfg.Command, cfg.Args...)
-	cmd.Dir = root
-	cmd.Env = Environ(os.Environ(), cfg)
-	// Its own process group: stopping it stops what it started (gopls
-	// runs `go list`).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+// Start runs the server with root as its workspace, through launch, and
+// initializes it.
+func Start(ctx context.Context, launch Launch, name string, cfg ServerConfig, root string) (*Client, error) {
+	if launch == nil {
+		return nil, fmt.Errorf("start %s: %w", name, ErrNoLaunch)
+	}
+	proc, err := launch(LaunchSpec{Server: name, Argv: append([]string{cfg.Command}, cfg.Args...), Root: root, Env: ServerEnv(cfg)})
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	cmd := proc.Cmd
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -96,12 +98,12 @@ func Start(ctx context.Context, name string, cfg ServerConfig, root string) (*Cl
 	}
 	tail := &tailBuffer{max: 4 << 10}
 	cmd.Stderr = tail
-	if err := cmd.Start(); err != nil {
+	if err := proc.start(); err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", name, cfg.Command, err)
 	}
-	c := &Client{name: name, cfg: cfg, root: root, cmd: cmd, stderr: tail, exited: make(chan struct{}),
+	c := &Client{name: name, cfg: cfg, root: root, proc: proc, stderr: tail, exited: make(chan struct{}),
 		docs: map[string]*document{}, diags: map[string]published{}, sentAt: map[string]time.Time{}, changed: make(chan struct{}), lastUse: time.Now()}
-	go func() { _ = cmd.Wait(); close(c.exited) }()
+	go func() { _ = proc.wait(); close(c.exited) }()
 	stream := jsonrpc2.NewBufferedStream(stdio{stdout, stdin}, jsonrpc2.VSCodeObjectCodec{})
 	// Handled in the order they come (not AsyncHandler): two
 	// publications for one file must not swap. The handler never waits on
@@ -127,7 +129,11 @@ func (s stdio) Close() error {
 func (c *Client) initialize(ctx context.Context) error {
 	uri := FileURI(c.root)
 	params := map[string]any{
-		"processId": os.Getpid(),
+		// null, not ours: the server runs in the sandbox's pid namespace,
+		// where the worker's pid names nothing or another process, and
+		// servers built on vscode-languageserver (pyright) exit when the
+		// process they were given is not alive.
+		"processId": nil,
 		"rootUri":   uri,
 		"rootPath":  c.root,
 		"workspaceFolders": []map[string]string{
@@ -197,6 +203,10 @@ func (c *Client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 }
 
 func (c *Client) publish(p publishDiagnosticsParams) {
+	if !insideURI(c.root, p.URI) {
+		return // about a file that is not the session's (confine.go)
+	}
+	p.Diagnostics = confineDiagnostics(c.root, p.Diagnostics)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.diags[p.URI]; ok && old.version != nil && p.Version != nil && *p.Version < *old.version {
@@ -276,8 +286,15 @@ func (c *Client) Stop() {
 
 // kill ends the server and its process group at once.
 func (c *Client) kill() {
-	if c.Alive() && c.cmd.Process != nil {
-		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+	if c.Alive() {
+		switch {
+		case c.proc.Kill != nil:
+			c.proc.Kill()
+		case c.proc.Cmd.Process != nil:
+			// Its own process group (the launcher's Setpgid): stopping
+			// it stops what it started (gopls runs `go list`).
+			_ = syscall.Kill(-c.proc.Cmd.Process.Pid, syscall.SIGKILL)
+		}
 		<-c.exited
 	}
 	_ = c.conn.Close()

@@ -15,8 +15,8 @@ import (
 
 // ConfigFile is the name of the language servers' configuration in the
 // worker's configuration directory (--config). Only the worker's owner
-// writes it: a server is a program the worker runs outside the sandbox,
-// so no workspace file may name one.
+// writes it: a server is a program the worker runs (in the sandbox, over
+// the session's files), so no workspace file may name one.
 const ConfigFile = "lsp.json"
 
 // Defaults of Config's durations.
@@ -56,6 +56,9 @@ type Config struct {
 	DiagnosticsWait string `json:"diagnostics_wait,omitempty"`
 	// IdleTimeout stops a server nobody used for that long ("10m").
 	IdleTimeout string `json:"idle_timeout,omitempty"`
+	// Launch makes each server's process; set by the worker (never by
+	// lsp.json), nil: no server starts (ErrNoLaunch).
+	Launch Launch `json:"-"`
 
 	wait, idle time.Duration
 }
@@ -203,46 +206,4 @@ func languageID(s ServerConfig, file string) string {
 		return id
 	}
 	return "plaintext"
-}
-
-// secretish are environment variables a server is not given: the model's
-// key and the worker's own settings, and anything named like a secret.
-func secretish(name string) bool {
-	up := strings.ToUpper(name)
-	if strings.HasPrefix(up, "OPENAI_") || strings.HasPrefix(up, "LONGRUN_") || strings.HasPrefix(up, "TEMPORAL_") || strings.HasPrefix(up, "AWS_") {
-		return true
-	}
-	for _, w := range []string{"TOKEN", "SECRET", "PASSWORD", "API_KEY", "APIKEY", "CREDENTIAL"} {
-		if strings.Contains(up, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// Environ is the server's environment: the worker's without its secrets,
-// then the Go settings that keep gopls from reaching the network
-// (GOPROXY=off: it may run `go list`, which would otherwise download the
-// modules a workspace's go.mod names; GOTOOLCHAIN=local: nor a
-// toolchain a go.mod asks for), then the server's own env, which may set
-// either back.
-func Environ(base []string, s ServerConfig) []string {
-	var out []string
-	for _, kv := range base {
-		name, _, _ := strings.Cut(kv, "=")
-		if secretish(name) || name == "GOPROXY" || name == "GOTOOLCHAIN" {
-			continue
-		}
-		out = append(out, kv)
-	}
-	out = append(out, "GOPROXY=off", "GOTOOLCHAIN=local")
-	keys := make([]string, 0, len(s.Env))
-	for k := range s.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		out = append(out, k+"="+s.Env[k])
-	}
-	return out
 }

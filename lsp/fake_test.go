@@ -81,7 +81,7 @@ func TestSilenceOfAnUnversionedServerIsAnAnswer(t *testing.T) {
 	require.NoError(t, os.WriteFile(f, []byte("ok\n"), 0o644))
 	self, err := os.Executable()
 	require.NoError(t, err)
-	m := NewManager(Config{Servers: map[string]ServerConfig{"quiet": {Command: self, Patterns: []string{"*.txt"},
+	m := NewManager(Config{Launch: testLaunch, Servers: map[string]ServerConfig{"quiet": {Command: self, Patterns: []string{"*.txt"},
 		Env: map[string]string{"FAKE_LSP_SERVER": "quiet"}}}, DiagnosticsWait: "10s"})
 	defer m.Close()
 	ctx := context.Background()

@@ -33,7 +33,7 @@ func TestGoplsDiagnosticsDefinitionRename(t *testing.T) {
 		"b.go": "package m\n\nfunc twice() string { return Greet(\"a\") + Greet(\"b\") }\n",
 		"c.go": "package m\n\nvar _ = Greet\n",
 	})
-	m := NewManager(Config{Servers: map[string]ServerConfig{GoplsName: Gopls(gopls)}, DiagnosticsWait: "20s"})
+	m := NewManager(Config{Launch: testLaunch, Servers: map[string]ServerConfig{GoplsName: Gopls(gopls)}, DiagnosticsWait: "20s"})
 	defer m.Close()
 	ctx := context.Background()
 
@@ -94,7 +94,7 @@ func TestSlowServerNeverHoldsTheEditLonger(t *testing.T) {
 	// A "server" that reads and never answers: the start times out within
 	// the cap and the report says diagnostics are not available.
 	root := goModule(t, map[string]string{"a.go": "package m\n"})
-	m := NewManager(Config{Servers: map[string]ServerConfig{"mute": {Command: "sleep", Args: []string{"60"}, Patterns: []string{"*.go"}}}, DiagnosticsWait: "300ms"})
+	m := NewManager(Config{Launch: testLaunch, Servers: map[string]ServerConfig{"mute": {Command: "sleep", Args: []string{"60"}, Patterns: []string{"*.go"}}}, DiagnosticsWait: "300ms"})
 	defer m.Close()
 	start := time.Now()
 	out := m.AfterEdit(context.Background(), root, []string{filepath.Join(root, "a.go")})

@@ -99,7 +99,7 @@ func (m *Manager) Client(ctx context.Context, root, server string) (*Client, err
 			// wait for it, and a start cut short leaves nothing usable.
 			sctx, cancel := context.WithTimeout(m.starts, time.Minute)
 			defer cancel()
-			s.client, s.err = Start(sctx, server, m.cfg.Servers[server], root)
+			s.client, s.err = Start(sctx, m.cfg.Launch, server, m.cfg.Servers[server], root)
 			close(s.ready)
 		}()
 	}

@@ -113,7 +113,8 @@ func (c *Client) Definition(ctx context.Context, file string, pos Position) ([]L
 	if err := c.Request(ctx, "textDocument/definition", posParams(file, pos), &raw); err != nil {
 		return nil, err
 	}
-	return decodeLocations(raw)
+	locs, err := decodeLocations(raw)
+	return confineLocations(c.root, locs), err
 }
 
 // References are every use of the symbol at pos in file, its
@@ -127,7 +128,8 @@ func (c *Client) References(ctx context.Context, file string, pos Position) ([]L
 	if err := c.Request(ctx, "textDocument/references", params, &raw); err != nil {
 		return nil, err
 	}
-	return decodeLocations(raw)
+	locs, err := decodeLocations(raw)
+	return confineLocations(c.root, locs), err
 }
 
 // decodeLocations reads a Location, a Location[] or a LocationLink[].
@@ -183,7 +185,11 @@ func (c *Client) Hover(ctx context.Context, file string, pos Position) (string, 
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return "", fmt.Errorf("decode hover: %w", err)
 	}
-	return markupText(res.Contents), nil
+	text := markupText(res.Contents)
+	if namesOutside(c.root, text) {
+		return "", nil // names a file that is not the session's (confine.go)
+	}
+	return text, nil
 }
 
 // markupText reads MarkupContent, a MarkedString or an array of them.
@@ -213,14 +219,14 @@ func markupText(raw json.RawMessage) string {
 func (c *Client) DocumentSymbols(ctx context.Context, file string) ([]DocumentSymbol, error) {
 	var out []DocumentSymbol
 	err := c.Request(ctx, "textDocument/documentSymbol", map[string]any{"textDocument": textDocumentIdentifier{URI: FileURI(file)}}, &out)
-	return out, err
+	return confineSymbols(c.root, out), err
 }
 
 // WorkspaceSymbols are the symbols of the workspace matching query.
 func (c *Client) WorkspaceSymbols(ctx context.Context, query string) ([]DocumentSymbol, error) {
 	var out []DocumentSymbol
 	err := c.Request(ctx, "workspace/symbol", map[string]string{"query": query}, &out)
-	return out, err
+	return confineSymbols(c.root, out), err
 }
 
 // Rename asks the server to rename the symbol at pos in file to newName
@@ -253,6 +259,9 @@ func (c *Client) Rename(ctx context.Context, file string, pos Position, newName 
 		path, ok := URIPath(uri)
 		if !ok {
 			return nil, fmt.Errorf("the rename touches %s, which is not a file", uri)
+		}
+		if !insideURI(c.root, uri) {
+			return nil, fmt.Errorf("the rename touches %s, outside the workspace; rename only what the workspace declares", path)
 		}
 		raw, err := os.ReadFile(path)
 		if err != nil {

@@ -57,7 +57,7 @@ func pyrightConfig(command string) ServerConfig {
 func TestPyrightDiagnosticsDefinitionRename(t *testing.T) {
 	pyright := lsptest.Pyright(t)
 	root := pyProject(t, map[string]string{"models.py": pyModels, "app.py": pyApp})
-	m := NewManager(Config{Servers: map[string]ServerConfig{"pyright": pyrightConfig(pyright)}, DiagnosticsWait: "30s"})
+	m := NewManager(Config{Launch: testLaunch, Servers: map[string]ServerConfig{"pyright": pyrightConfig(pyright)}, DiagnosticsWait: "30s"})
 	defer m.Close()
 	ctx := context.Background()
 
@@ -151,7 +151,7 @@ func TestPyrightSettingsReachTheServer(t *testing.T) {
 		root := pyProject(t, map[string]string{"lib.py": src})
 		cfg := pyrightConfig(pyright)
 		cfg.Settings = []byte(`{"python": {"analysis": {"typeCheckingMode": "` + mode + `"}}}`)
-		m := NewManager(Config{Servers: map[string]ServerConfig{"pyright": cfg}, DiagnosticsWait: "30s"})
+		m := NewManager(Config{Launch: testLaunch, Servers: map[string]ServerConfig{"pyright": cfg}, DiagnosticsWait: "30s"})
 		out := m.AfterEdit(context.Background(), root, []string{filepath.Join(root, "lib.py")})
 		m.Close()
 		require.Contains(t, out, want, mode)

@@ -46,7 +46,7 @@ func TestTypeScriptDiagnosticsDefinitionRename(t *testing.T) {
 	tsls := lsptest.TypeScript(t)
 	root := pyProject(t, map[string]string{"models.ts": tsModels, "app.ts": tsApp,
 		"tsconfig.json": `{"compilerOptions": {"strict": true, "target": "es2020", "module": "commonjs"}}`})
-	m := NewManager(Config{Servers: map[string]ServerConfig{"typescript": tsConfig(tsls)}, DiagnosticsWait: "30s"})
+	m := NewManager(Config{Launch: testLaunch, Servers: map[string]ServerConfig{"typescript": tsConfig(tsls)}, DiagnosticsWait: "30s"})
 	defer m.Close()
 	ctx := context.Background()
 

@@ -59,6 +59,11 @@ type Launch struct {
 	// NoSandbox is the server's "sandbox": false: a person's
 	// configuration asks for it to run unsandboxed.
 	NoSandbox bool
+	// Network is the session's network setting for the instance of a
+	// session's checkout (LookupIn): the server gets the network only if
+	// the session does. Nil for the worker-level instance, which serves
+	// every session in place: the worker decides.
+	Network *bool
 }
 
 // Process is a stdio server's process as Options.Command built it. The
@@ -240,6 +245,9 @@ type server struct {
 	dir     string
 	command func(Launch) (*Process, error)
 	logger  *slog.Logger
+	// network is the session's network setting of a checkout's instance
+	// (Launch.Network); nil for the worker-level one.
+	network *bool
 
 	mu      sync.Mutex
 	session *sdk.ClientSession
@@ -279,7 +287,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		// started it.
 		p, err := s.command(Launch{
 			Server: s.name, Argv: append([]string{s.cfg.Command}, s.cfg.Args...), Dir: s.dir,
-			Env: serverEnv(os.Environ(), s.cfg.Env), NoSandbox: s.cfg.Sandbox != nil && !*s.cfg.Sandbox,
+			Env: serverEnv(os.Environ(), s.cfg.Env), NoSandbox: s.cfg.Sandbox != nil && !*s.cfg.Sandbox, Network: s.network,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("start %s: %w", s.cfg.Command, err)

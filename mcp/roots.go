@@ -68,9 +68,10 @@ func (m *Manager) RootsRunning() []string {
 	return out
 }
 
-// acquire returns dir's root, made on first use, counted busy until
-// release; nil once the Manager is closed.
-func (m *Manager) acquire(dir string) *root {
+// acquire returns dir's root, made on first use with the session's
+// network setting, counted busy until release; nil once the Manager is
+// closed.
+func (m *Manager) acquire(dir string, network bool) *root {
 	m.rootsMu.Lock()
 	defer m.rootsMu.Unlock()
 	if m.rootsClosed {
@@ -83,7 +84,7 @@ func (m *Manager) acquire(dir string) *root {
 			b := m.servers[n]
 			if b.cfg.URL == "" {
 				r.servers[n] = &server{name: n, cfg: b.cfg, client: b.client, dir: dir, command: b.command,
-					logger: b.logger.With("checkout", dir)}
+					logger: b.logger.With("checkout", dir), network: &network}
 			}
 		}
 		m.roots[dir] = r
@@ -173,7 +174,7 @@ func (t *rootTool) Spec() tools.Spec { return t.base.Spec() }
 // Run calls the tool on the checkout's instance of the server, starting
 // it if this is the checkout's first call (or the server exited since).
 func (t *rootTool) Run(ctx context.Context, env tools.Env, args json.RawMessage) (tools.Result, error) {
-	r := t.m.acquire(t.dir)
+	r := t.m.acquire(t.dir, env.AllowNetwork)
 	if r == nil {
 		return tools.Errorf("MCP server %s: %v", t.base.s.name, errClosed), nil
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -121,4 +122,38 @@ func TestURLServerIgnoresCheckout(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, res.Content, "table 1")
 	require.Empty(t, m.RootsRunning())
+}
+
+// TestCheckoutServerGetsTheSessionsNetwork: the instance of a session's
+// checkout is launched with that session's network setting (the worker's
+// Command then gives it the network only if the session allows it); the
+// worker-level instance with none (the worker decides).
+func TestCheckoutServerGetsTheSessionsNetwork(t *testing.T) {
+	t.Parallel()
+	ws, a, b := probeDir(t, "worker"), probeDir(t, "A"), probeDir(t, "B")
+	var mu sync.Mutex
+	nets := map[string]*bool{}
+	hook := func(l Launch) (*Process, error) {
+		mu.Lock()
+		nets[l.Dir] = l.Network
+		mu.Unlock()
+		return ExecCommand(l)
+	}
+	m, err := New(Config{Servers: map[string]ServerConfig{"probe": probeConfig(t)}}, Options{Dir: ws, Command: hook})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = m.Close() })
+	for dir, allow := range map[string]bool{"": true, a: false, b: true} {
+		tl, ok := m.LookupIn("probe__cwd", dir)
+		require.True(t, ok)
+		res, err := tl.Run(context.Background(), tools.Env{AllowNetwork: allow}, json.RawMessage(`{}`))
+		require.NoError(t, err)
+		require.False(t, res.IsError, res.Content)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Nil(t, nets[ws])
+	require.NotNil(t, nets[a])
+	require.False(t, *nets[a])
+	require.NotNil(t, nets[b])
+	require.True(t, *nets[b])
 }

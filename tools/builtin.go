@@ -26,6 +26,15 @@ type Config struct {
 	// hidden inside every sandbox, so no command reads the worker's rules
 	// or the secrets an mcp.json may hold. Empty: none to hide.
 	ConfigDir string
+	// HidePaths are the other files and directories the worker knows
+	// about, hidden like StateDir inside every sandbox (shell commands,
+	// jobs, language servers, MCP servers): the encryption keys, a
+	// checkpoint remote that is a path, the transcript store, TLS
+	// certificates and keys, the Temporal config file, every existing
+	// path the worker's flags and LONGRUN_* / TEMPORAL_* environment
+	// name. Absolute; the worker leaves out what commands need (the
+	// workspace, system directories, programs).
+	HidePaths []string
 	// Skills is where the skill tool finds skills besides the workspace.
 	Skills SkillConfig
 	// Web configures web_fetch and web_search (absent without a search
@@ -58,6 +67,7 @@ func Builtin(cfg Config) []Tool {
 	}
 	shell.stateDir = cfg.StateDir
 	shell.configDir = cfg.ConfigDir
+	shell.hidePaths = cfg.HidePaths
 	ts := []Tool{
 		NewRead(),
 		NewList(),

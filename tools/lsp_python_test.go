@@ -23,7 +23,7 @@ func TestLSPToolsOnAPythonProject(t *testing.T) {
 		"models.py": "def total(a: int, b: int) -> int:\n    return a + b\n",
 		"app.py":    "from models import total\n\n\ndef twice() -> int:\n    return total(1, 2) + total(3, 4)\n",
 	})
-	m := lsp.NewManager(lsp.Config{Servers: map[string]lsp.ServerConfig{"pyright": {
+	m := lsp.NewManager(lsp.Config{Launch: testLSPLaunch(), Servers: map[string]lsp.ServerConfig{"pyright": {
 		Command: pyright, Args: []string{"--stdio"}, Patterns: []string{"*.py"}}}, DiagnosticsWait: "30s"})
 	defer m.Close()
 	byName := map[string]Tool{}

@@ -32,7 +32,7 @@ func TestLSPToolsOnAGoModule(t *testing.T) {
 		"b.go":   "package m\n\nfunc twice() int { return Total(1, 2) + Total(3, 4) }\n",
 		"c.go":   "package m\n\nvar sum = Total\n",
 	})
-	m := lsp.NewManager(lsp.Config{Servers: map[string]lsp.ServerConfig{lsp.GoplsName: lsp.Gopls(gopls)}})
+	m := lsp.NewManager(lsp.Config{Launch: testLSPLaunch(), Servers: map[string]lsp.ServerConfig{lsp.GoplsName: lsp.Gopls(gopls)}})
 	defer m.Close()
 	byName := map[string]Tool{}
 	for _, tl := range LSPTools(m) {
@@ -98,7 +98,7 @@ func TestLSPRenameRefusesFilesChangedSincePrepared(t *testing.T) {
 		"a.go":   "package m\n\nfunc Old() {}\n",
 		"b.go":   "package m\n\nfunc use() { Old() }\n",
 	})
-	m := lsp.NewManager(lsp.Config{Servers: map[string]lsp.ServerConfig{lsp.GoplsName: lsp.Gopls(gopls)}})
+	m := lsp.NewManager(lsp.Config{Launch: testLSPLaunch(), Servers: map[string]lsp.ServerConfig{lsp.GoplsName: lsp.Gopls(gopls)}})
 	defer m.Close()
 	rename := &LSPRename{m}
 	env := Env{Workspace: ws, GuardWrites: true, Seen: map[string]string{}}

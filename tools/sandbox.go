@@ -100,10 +100,12 @@ type sandbox struct {
 	// need, bound read-only: GOROOT and PATH entries such as ~/go/bin or
 	// ~/sdk/go1.26/bin.
 	visible []string
-	// goModCache is bound read-only, so a command cannot rewrite module
-	// source other builds trust; only when the session allows the network
-	// (the only way a download can succeed) is it writable. The build
-	// cache is not the host's (see sandboxGoCache).
+	// goModCache is the host's module cache, bound read-only into every
+	// sandbox, so no command can rewrite module source the person's own
+	// builds trust (the sandbox user owns the files and could chmod
+	// them). A command that may download gets the worker's own module
+	// cache instead (sandboxModCache). The build cache is not the host's
+	// either (see sandboxGoCache).
 	goModCache string
 }
 
@@ -317,10 +319,15 @@ func (sb *sandbox) hidden(p string) bool {
 // plant anything) then reaches only other read-only runs, which can change
 // nothing, never the build of an approved command.
 func sandboxGoCache(stateDir string, readOnly bool) string {
-	name := "go-build"
 	if readOnly {
-		name = "go-build-unapproved"
+		return namedGoCache(stateDir, "go-build-unapproved", processGoCacheUnapproved)
 	}
+	return namedGoCache(stateDir, "go-build", processGoCache)
+}
+
+// namedGoCache is the build cache called name under the state directory,
+// else in the user's cache directory, else fallback's.
+func namedGoCache(stateDir, name string, fallback func() string) string {
 	var dirs []string
 	if stateDir != "" {
 		dirs = append(dirs, filepath.Join(stateDir, name))
@@ -335,10 +342,7 @@ func sandboxGoCache(stateDir string, readOnly bool) string {
 			}
 		}
 	}
-	if readOnly {
-		return processGoCacheUnapproved()
-	}
-	return processGoCache()
+	return fallback()
 }
 
 // processGoCache is the build cache of a worker that can create neither
@@ -360,6 +364,46 @@ var processGoCacheUnapproved = sync.OnceValue(func() string {
 	return realDir(dir)
 })
 
+// sandboxModCache is the module cache of sandboxed commands that may
+// download (an approved command of a session that allows the network):
+// the worker's own, never the host's, which every sandbox sees read-only.
+// A command can write to its module cache (the sandbox user owns the
+// files: `chmod u+w` and an edit), so a shared one would let a session
+// plant code the person's next `go run` of another project trusts. What
+// a command plants here reaches only other sandboxed commands of this
+// worker, which read module source from here only after go.sum checked
+// it when it was downloaded. The host's download cache is the first
+// proxy (GOPROXY=file://...), so a module the host has is not fetched
+// again. It lives beside the build cache: <state>/go-mod, else the
+// user's cache directory, else a temporary directory of this process.
+func sandboxModCache(stateDir string) string {
+	var dirs []string
+	if stateDir != "" {
+		dirs = append(dirs, filepath.Join(stateDir, "go-mod"))
+	}
+	if cache, err := os.UserCacheDir(); err == nil {
+		dirs = append(dirs, filepath.Join(cache, "longrun", "sandbox-go-mod"))
+	}
+	for _, dir := range dirs {
+		if os.MkdirAll(dir, 0o700) == nil {
+			if real := realDir(dir); real != "" {
+				return real
+			}
+		}
+	}
+	return processModCache()
+}
+
+// processModCache is the module cache of a worker that can create
+// neither of the others.
+var processModCache = sync.OnceValue(func() string {
+	dir, err := os.MkdirTemp("", "longrun-go-mod-")
+	if err != nil {
+		return ""
+	}
+	return realDir(dir)
+})
+
 // sandboxRun is one command to run in the sandbox.
 type sandboxRun struct {
 	// root is the directory bound from the host: the session's working
@@ -375,6 +419,9 @@ type sandboxRun struct {
 	network bool
 	// goCache is the writable build cache (sandboxGoCache); "" for none.
 	goCache string
+	// modCache is the worker's own module cache (sandboxModCache), bound
+	// writable for a command that may download; "" for none.
+	modCache string
 	// sockets are the probe's sockets that still exist (liveSockets):
 	// /dev/null is bound over each.
 	sockets []string
@@ -382,11 +429,25 @@ type sandboxRun struct {
 	// control files (controlFiles).
 	protect []string
 	// hide are more directories replaced by an empty tmpfs: the worker's
-	// state and config directories (workerDirs).
+	// state and config directories and the other directories its flags
+	// and environment name (workerDirs).
 	hide []string
+	// hideFiles are files /dev/null is bound over: the worker's keys,
+	// certificates and other files its flags and environment name.
+	hideFiles []string
+	// programs are program files bound read-only at their place after
+	// everything is hidden: a server the worker resolved on the host
+	// that lies in a hidden directory (a test binary under /tmp); src is
+	// the file itself, path where the command names it.
+	programs []mount
 	// gitDirs are bound read-only: the git directories a session's own
 	// checkout needs (checkoutGitDirs).
 	gitDirs []string
+	// gitHide are directories of the shared git directory replaced by an
+	// empty tmpfs, and gitBack what of them is the session's own, bound
+	// back read-only (sessionGitView).
+	gitHide []string
+	gitBack []mount
 	// infoFD, when not negative, is where bwrap writes the host pid of
 	// the sandbox's init process; blockFD, when not negative, is read
 	// before the command starts (the network is attached meanwhile).
@@ -429,9 +490,12 @@ const (
 //     bound over them.
 //   - visible: directories under a hidden one that commands need
 //     (GOROOT, PATH entries under the home), read-only.
-//   - the Go module cache, read-only unless an approved command has the
-//     network (the only way a download can succeed); the build cache the
-//     worker's own (sandboxGoCache), writable.
+//   - the host's Go module cache, read-only, always; a command that may
+//     download gets the worker's own (sandboxModCache), writable, and the
+//     build cache is the worker's own (sandboxGoCache), writable.
+//   - hideFiles: /dev/null over each file the worker's flags and
+//     environment name (keys, certificates); programs: a server's
+//     program bound back where a hidden directory covers it.
 //   - root, the session's working directory: writable, or read-only for
 //     a command nobody approved.
 //   - protect: control files (.longrun, .git, AGENTS.md) read-only over
@@ -480,14 +544,19 @@ func (sb *sandbox) args(r sandboxRun) []string {
 		mounts = append(mounts, mount{flag: "--ro-bind", path: v})
 	}
 	if sb.goModCache != "" {
-		flag := "--ro-bind"
-		if r.network && !r.readOnly {
-			flag = "--bind"
-		}
-		mounts = append(mounts, mount{flag: flag, path: sb.goModCache})
+		mounts = append(mounts, mount{flag: "--ro-bind", path: sb.goModCache})
+	}
+	if r.modCache != "" {
+		mounts = append(mounts, mount{flag: "--bind", path: r.modCache})
 	}
 	if r.goCache != "" {
 		mounts = append(mounts, mount{flag: "--bind", path: r.goCache})
+	}
+	for _, f := range r.hideFiles {
+		mounts = append(mounts, mount{flag: "--ro-bind", path: f, src: "/dev/null"})
+	}
+	for _, p := range r.programs {
+		mounts = append(mounts, mount{flag: "--ro-bind", path: p.path, src: p.src})
 	}
 	if r.root != "" {
 		flag := "--bind"
@@ -501,6 +570,12 @@ func (sb *sandbox) args(r sandboxRun) []string {
 	}
 	for _, p := range r.gitDirs {
 		mounts = append(mounts, mount{flag: "--ro-bind", path: p})
+	}
+	for _, p := range r.gitHide {
+		mounts = append(mounts, mount{flag: "--tmpfs", path: p})
+	}
+	for _, m := range r.gitBack {
+		mounts = append(mounts, mount{flag: "--ro-bind", path: m.path, src: m.src})
 	}
 	// A mount hides what is below it, so parents go first: the workspace
 	// under /tmp or under the home stays visible over their tmpfs, the Go

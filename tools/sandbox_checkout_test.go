@@ -1,9 +1,11 @@
 package tools
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,4 +39,68 @@ func TestCheckoutGitDirsOnlyForTheWorkersCheckouts(t *testing.T) {
 	require.Empty(t, checkoutGitDirs(state, ws), "a workspace outside the checkouts binds nothing")
 	require.Empty(t, checkoutGitDirs("", co))
 	require.Empty(t, checkoutGitDirs(state, filepath.Join(state, checkoutsDir)))
+}
+
+// TestSessionSeesOnlyItsOwnRefs: a command in a session's checkout sees
+// its own branch and checkpoint and the person's history, and none of
+// another session's: its checkpoint ref (loose or packed), its branch,
+// its worktree directory. Before, `git show
+// refs/longrun/checkpoints/<other>:file` printed the other session's
+// uncommitted file.
+func TestSessionSeesOnlyItsOwnRefs(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	repo, state := realDir(t.TempDir()), realDir(t.TempDir())
+	mark := randomName(t)
+	git := func(dir string, args ...string) string {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@x"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+		return strings.TrimSpace(string(out))
+	}
+	git(repo, "init", "-q", ".")
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "base.txt"), []byte("base\n"), 0o644))
+	git(repo, "add", "base.txt")
+	git(repo, "commit", "-q", "-m", "person's base")
+	a, b := filepath.Join(state, checkoutsDir, "a"), filepath.Join(state, checkoutsDir, "b")
+	git(repo, "worktree", "add", "-q", "-b", "longrun/a", a)
+	git(repo, "worktree", "add", "-q", "-b", "longrun/b", b)
+	// Each session's checkpoint: a commit on its own ref, made as the
+	// worker makes it (not on the branch). b's is packed, a second one loose.
+	checkpoint := func(dir, name, file, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644))
+		git(dir, "add", file)
+		tree := git(dir, "write-tree")
+		c := git(dir, "commit-tree", tree, "-p", "HEAD", "-m", "checkpoint of "+name)
+		git(dir, "update-ref", "refs/longrun/checkpoints/"+name, c)
+		git(dir, "reset", "-q")
+	}
+	checkpoint(b, "b", "secret.txt", "b-secret-"+mark+"\n")
+	git(repo, "pack-refs", "--all")
+	checkpoint(b, "b", "secret2.txt", "b-loose-secret-"+mark+"\n")
+	checkpoint(a, "a", "mine.txt", "a-own\n")
+	require.NoError(t, os.WriteFile(filepath.Join(a, "mine.txt"), []byte("a-own\n"), 0o644))
+
+	sh := NewShell(ShellConfig{Sandbox: SandboxOn})
+	sh.stateDir = state
+	ws, err := NewWorkspace(a)
+	require.NoError(t, err)
+	res := runTool(t, context.Background(), sh, Env{Workspace: ws, ReadOnlySandbox: true}, ShellParams{Command: `
+git show refs/longrun/checkpoints/b:secret.txt 2>&1; git show refs/longrun/checkpoints/b:secret2.txt 2>&1
+git log --all --format=%s 2>&1; git branch -a 2>&1; git worktree list 2>&1; git for-each-ref 2>&1
+cat $(git rev-parse --git-common-dir)/packed-refs 2>&1; ls $(git rev-parse --git-common-dir)/worktrees 2>&1
+echo OWN; git show refs/longrun/checkpoints/a:mine.txt; git status --short; git log --format=%s HEAD`})
+	out := res.Content
+	require.NotContains(t, out, "b-secret-"+mark)
+	require.NotContains(t, out, "b-loose-secret-"+mark)
+	require.NotContains(t, out, "checkpoint of b")
+	require.NotContains(t, out, "longrun/b")
+	require.NotContains(t, out, filepath.Join(state, checkoutsDir, "b"))
+	_, own, ok := strings.Cut(out, "OWN\n")
+	require.True(t, ok, out)
+	require.Contains(t, own, "a-own\n", "the session's own checkpoint is readable")
+	require.Contains(t, own, "?? mine.txt", "git status works")
+	require.Contains(t, own, "person's base", "the base is there")
+	require.Contains(t, out, "checkpoint of a")
 }

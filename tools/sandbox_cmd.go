@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -20,7 +21,8 @@ type SandboxSpec struct {
 	// Argv is the program and its arguments, as the sandbox sees them.
 	Argv []string
 	// Dir is the absolute directory the command starts in; it must be
-	// Root or beneath it, or a directory visible read-only anyway.
+	// Root or beneath it, or a directory visible read-only anyway, or
+	// /tmp (the sandbox's own, empty: a start outside the workspace).
 	Dir string
 	// Root is the absolute directory bound from the host: writable unless
 	// ReadOnly, with its control files (.longrun, .git, AGENTS.md)
@@ -48,6 +50,13 @@ type SandboxSpec struct {
 	// must not create a Go build cache (in the user's home when the
 	// worker's state directory is not known yet).
 	probe bool
+	// goCache names a Go build cache of the command's own under the state
+	// directory (a language server's: "go-build-lsp"); "" gives the one
+	// of approved or of read-only commands.
+	goCache string
+	// program is a program file the command runs that is bound back
+	// read-only when a hidden directory covers it (HostProgram's).
+	program string
 }
 
 // SandboxedCmd is a command wrapped in the sandbox by SandboxCommand. Set
@@ -79,7 +88,10 @@ func SandboxCommand(cfg Config, spec SandboxSpec) (*SandboxedCmd, error) {
 	if len(spec.Argv) == 0 || !filepath.IsAbs(spec.Dir) || (spec.Root != "" && !filepath.IsAbs(spec.Root)) {
 		return nil, errors.New("sandbox command: want a program, an absolute Dir and an absolute or empty Root")
 	}
-	run, err := newSandboxExec(sb, cfg.Shell, workerDirs{state: cfg.StateDir, config: cfg.ConfigDir}, spec)
+	// The program, when the caller resolved it on the host (absolute), is
+	// bound back if a hidden directory covers it.
+	spec.program = spec.Argv[0]
+	run, err := newSandboxExec(sb, cfg.Shell, cfg.workerDirs(), spec)
 	if err != nil {
 		return nil, err
 	}
@@ -132,22 +144,53 @@ type sandboxExec struct {
 	pasta    *pastaProc
 }
 
-// workerDirs are the worker's own directories. Both are hidden in every
-// sandbox (an empty tmpfs over each): the state directory holds every
-// session's transcript, job logs and spilled output, the config directory
-// the worker's permission rules and MCP servers with their secrets, and
-// a command must see neither, wherever they are (/var/lib/longrun is
-// under no directory the sandbox hides otherwise). The sandbox's own Go
-// build cache under the state directory is bound back on top.
-type workerDirs struct{ state, config string }
+// workerDirs are the worker's own directories and files. All are hidden
+// in every sandbox (an empty tmpfs over a directory, /dev/null over a
+// file): the state directory holds every session's transcript, job logs
+// and spilled output, the config directory the worker's permission rules
+// and MCP servers with their secrets, and paths are whatever else the
+// worker's flags and environment name (Config.HidePaths: the encryption
+// keys, the checkpoint remote, the transcript store, TLS certificates and
+// keys, the Temporal config file). A command must see none of them,
+// wherever they are (/var/lib/longrun is under no directory the sandbox
+// hides otherwise). The sandbox's Go caches under the state directory are
+// bound back on top.
+type workerDirs struct {
+	state, config string
+	paths         []string
+}
+
+// workerDirs are cfg's worker directories and files to hide.
+func (cfg Config) workerDirs() workerDirs {
+	return workerDirs{state: cfg.StateDir, config: cfg.ConfigDir, paths: cfg.HidePaths}
+}
 
 // hidden returns the directories to hide that exist, as real paths; never
 // "/", which would hide everything.
 func (d workerDirs) hidden() []string {
 	var out []string
-	for _, dir := range []string{d.state, d.config} {
-		if dir = realDir(dir); dir != "" && dir != "/" {
+	for _, dir := range append([]string{d.state, d.config}, d.paths...) {
+		if dir = realDir(dir); dir != "" && dir != "/" && !slices.Contains(out, dir) {
 			out = append(out, dir)
+		}
+	}
+	return out
+}
+
+// files returns the paths to hide that exist and are not directories, as
+// real paths.
+func (d workerDirs) files() []string {
+	var out []string
+	for _, p := range d.paths {
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(real); err == nil && !fi.IsDir() && !slices.Contains(out, real) {
+			out = append(out, real)
 		}
 	}
 	return out
@@ -163,7 +206,14 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxS
 	if network && sb.pasta == "" {
 		return nil, fmt.Errorf("%w (%s)", errNoPasta, sb.pastaWhy)
 	}
-	gitEnv, err := gitNeutralEnv(spec.Dir)
+	// git's programs are neutralised for the repository the command
+	// starts in, or, for one that starts outside its root (an MCP server
+	// in the empty /tmp), for the root's.
+	gitDir := spec.Dir
+	if spec.Root != "" && !within(spec.Root, spec.Dir) {
+		gitDir = spec.Root
+	}
+	gitEnv, err := gitNeutralEnv(gitDir)
 	if err != nil {
 		return nil, err
 	}
@@ -172,18 +222,43 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxS
 		home = "/tmp"
 	}
 	goCache := ""
-	if !spec.probe {
+	switch {
+	case spec.probe:
+	case spec.goCache != "":
+		goCache = namedGoCache(dirs.state, spec.goCache, processGoCacheUnapproved)
+	default:
 		goCache = sandboxGoCache(dirs.state, spec.ReadOnly)
 	}
 	set := []string{"HOME=" + home, "TMPDIR=/tmp", "GOTMPDIR=", "GOCACHE=" + goCache}
 	if goCache == "" {
 		set[3] = "GOCACHE=/tmp/go-build" // private, cold every time
 	}
+	modCache := ""
 	if sb.goModCache != "" {
-		set = append(set, "GOMODCACHE="+sb.goModCache)
+		if network && !spec.ReadOnly && !spec.probe {
+			// May download: the worker's own cache, the host's as the
+			// first proxy (read-only; see sandboxModCache).
+			modCache = sandboxModCache(dirs.state)
+		}
+		if modCache != "" {
+			set = append(set, "GOMODCACHE="+modCache, "GOPROXY="+hostFirstProxy(sb.goModCache, cfg))
+		} else {
+			set = append(set, "GOMODCACHE="+sb.goModCache)
+		}
 	}
 	set = append(append(set, gitEnv...), spec.Env...)
+	hide := dirs.hidden()
+	var programs []mount
+	if p := spec.program; filepath.IsAbs(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil && (sb.hidden(p) || slices.ContainsFunc(hide, func(h string) bool { return strictlyUnder(h, p) })) {
+			programs = append(programs, mount{path: p, src: real})
+		}
+	}
 
+	gitHide, gitBack, err := sessionGitView(dirs.state, spec.Root)
+	if err != nil {
+		return nil, err
+	}
 	x := &sandboxExec{sb: sb, network: network}
 	if x.info, x.infoW, err = os.Pipe(); err != nil {
 		return nil, fmt.Errorf("create sandbox info pipe: %w", err)
@@ -200,8 +275,10 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxS
 	}
 	run := sandboxRun{
 		root: spec.Root, dir: spec.Dir, readOnly: spec.ReadOnly, network: network,
-		goCache: goCache, sockets: liveSockets(sb.sockets), protect: controlFiles(spec.Root),
-		hide: dirs.hidden(), gitDirs: checkoutGitDirs(dirs.state, spec.Root), infoFD: 3, blockFD: blockFD, argv: spec.Argv,
+		goCache: goCache, modCache: modCache, sockets: liveSockets(sb.sockets), protect: controlFiles(spec.Root),
+		hide: hide, hideFiles: dirs.files(), programs: programs,
+		gitDirs: checkoutGitDirs(dirs.state, spec.Root), gitHide: gitHide, gitBack: gitBack,
+		infoFD: 3, blockFD: blockFD, argv: spec.Argv,
 		tmpBytes: cfg.TmpBytes,
 	}
 	x.cmd = exec.Command(sb.bwrap, sb.args(run)...)

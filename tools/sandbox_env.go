@@ -3,6 +3,8 @@ package tools
 import (
 	"os"
 	"path"
+	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -29,6 +31,40 @@ var envAllowed = []string{
 // URL is its token, and the secret would let a command forge a signed
 // notification.
 var envNeverPassed = []string{"OPENAI_API_KEY", "TEMPORAL_API_KEY", "LONGRUN_NOTIFY", "LONGRUN_NOTIFY_SLACK", "LONGRUN_NOTIFY_SECRET"}
+
+// envCredentialNames are names of credentials: never passed from the
+// allowlist (a guard should a later entry or a GO* variable match one),
+// only when ShellConfig.PassEnv names them.
+var envCredentialNames = []string{"*_TOKEN", "*_KEY", "*_SECRET", "*_PASSWORD", "*_PASSWD", "*_CREDENTIALS", "GOAUTH"}
+
+// userinfoRe is the user:password@ of a URL (scheme://user:pass@host).
+var userinfoRe = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)[^/?#@\s,|]*@`)
+
+// stripUserinfo removes the user information of every URL in an allowed
+// variable's value: GOPROXY=https://user:token@proxy.corp/ passes as
+// https://proxy.corp/, so `go env GOPROXY` in a command shows no
+// password. The command then reaches the proxy without the credentials;
+// a worker that must give them passes the variable by name (PassEnv).
+func stripUserinfo(value string) string {
+	if !strings.Contains(value, "@") {
+		return value
+	}
+	return userinfoRe.ReplaceAllString(value, "$1")
+}
+
+// hostFirstProxy is the GOPROXY of a command with the worker's own module
+// cache (sandboxModCache): the host's download cache first, read-only, so
+// what the host has already is not fetched again, then the proxy the
+// command would have had (credentials stripped; Go's default when none).
+func hostFirstProxy(hostModCache string, cfg ShellConfig) string {
+	proxy := "https://proxy.golang.org,direct"
+	for _, kv := range commandEnv(cfg) {
+		if v, ok := strings.CutPrefix(kv, "GOPROXY="); ok && v != "" {
+			proxy = v
+		}
+	}
+	return "file://" + filepath.ToSlash(filepath.Join(hostModCache, "cache", "download")) + "," + proxy
+}
 
 // envAllowedName reports whether the worker's variable name passes into
 // commands by default: envAllowed, LC_*, and the go command's own GO*
@@ -65,8 +101,8 @@ func commandEnv(cfg ShellConfig, set ...string) []string {
 	}
 	for _, kv := range os.Environ() {
 		name, value, _ := strings.Cut(kv, "=")
-		if envAllowedName(name) && !isSecret(name, cfg.SecretPatterns) {
-			put(name, value)
+		if envAllowedName(name) && !isSecret(name, cfg.SecretPatterns) && !isSecret(name, envCredentialNames) {
+			put(name, stripUserinfo(value))
 		}
 	}
 	for _, p := range cfg.PassEnv {

@@ -338,8 +338,12 @@ func TestSandboxArgs(t *testing.T) {
 		root     string
 		network  bool
 		readOnly bool
-		order    [][]string // these argument runs appear in this order
-		absent   []string
+		modCache string
+		// hideFiles and programs are sandboxRun's.
+		hideFiles []string
+		programs  []mount
+		order     [][]string // these argument runs appear in this order
+		absent    []string   // "flag path" pairs that must not appear
 	}{
 		{name: "workspace under home", root: "/home/u/proj", order: [][]string{
 			{"--tmpfs", "/home/u"}, {"--bind", "/home/u/proj", "/home/u/proj"},
@@ -350,7 +354,14 @@ func TestSandboxArgs(t *testing.T) {
 		{name: "workspace under tmp", root: "/tmp/ws", order: [][]string{{"--unshare-net"}, {"--tmpfs", "/tmp"}, {"--bind", "/tmp/ws", "/tmp/ws"}}},
 		{name: "workspace is the home", root: "/home/u", order: [][]string{{"--tmpfs", "/home/u"}, {"--bind", "/home/u", "/home/u"}}},
 		{name: "home inside the workspace", root: "/", order: [][]string{{"--bind", "/", "/"}, {"--tmpfs", "/tmp"}, {"--tmpfs", "/home/u"}}},
-		{name: "network allowed", root: "/srv/ws", network: true, order: [][]string{{"--unshare-net"}, {"--bind", "/home/u/go/pkg/mod", "/home/u/go/pkg/mod"}}},
+		// The host's module cache is read-only even to a command that may
+		// download: that one gets the worker's own, writable.
+		{name: "network allowed", root: "/srv/ws", network: true, modCache: "/var/lib/longrun/go-mod", order: [][]string{
+			{"--unshare-net"}, {"--bind", "/var/lib/longrun/go-mod", "/var/lib/longrun/go-mod"}, {"--ro-bind", "/home/u/go/pkg/mod", "/home/u/go/pkg/mod"},
+		}, absent: []string{"--bind /home/u/go/pkg/mod"}},
+		{name: "worker files hidden", root: "/srv/ws", hideFiles: []string{"/etc/longrun/keys"}, programs: []mount{{path: "/tmp/bin/gopls", src: "/tmp/bin/gopls"}}, order: [][]string{
+			{"--tmpfs", "/tmp"}, {"--ro-bind", "/dev/null", "/etc/longrun/keys"}, {"--ro-bind", "/tmp/bin/gopls", "/tmp/bin/gopls"},
+		}},
 		{name: "read-only", root: "/srv/ws", readOnly: true, order: [][]string{
 			{"--tmpfs", "/run"}, {"--ro-bind", "/srv/ws", "/srv/ws"},
 			{"--ro-bind", "/dev/null", "/srv/app/s.sock"}, {"--ro-bind", "/srv/ws/.git", "/srv/ws/.git"},
@@ -360,7 +371,8 @@ func TestSandboxArgs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			args := sb.args(sandboxRun{root: tt.root, dir: "/home/u/proj/sub", network: tt.network, readOnly: tt.readOnly,
-				goCache: "/home/u/.cache/longrun/go-build", protect: []string{tt.root + "/.git"}, sockets: []string{"/srv/app/s.sock"},
+				goCache: "/home/u/.cache/longrun/go-build", modCache: tt.modCache, hideFiles: tt.hideFiles, programs: tt.programs,
+				protect: []string{tt.root + "/.git"}, sockets: []string{"/srv/app/s.sock"},
 				infoFD: 3, blockFD: -1, argv: []string{"bash", "-c", "true"}})
 			require.Equal(t, []string{"--ro-bind", "/", "/"}, args[:3])
 			require.Contains(t, args, "--cap-drop")
@@ -374,7 +386,7 @@ func TestSandboxArgs(t *testing.T) {
 				at += i + len(run)
 			}
 			for _, a := range tt.absent {
-				require.NotContains(t, args, a)
+				require.Equal(t, -1, indexRun(args, strings.Fields(a)), "%s in %v", a, args)
 			}
 		})
 	}

@@ -98,3 +98,41 @@ func TestSandboxHidesWorkerDirs(t *testing.T) {
 	t.Cleanup(func() { os.Remove(cached) })
 	require.FileExists(t, cached)
 }
+
+// TestSandboxHidesHidePaths: the other files and directories the worker
+// knows about (Config.HidePaths: a key file, a checkpoint remote, a
+// transcript store) are hidden from shell commands and from
+// SandboxCommand's (MCP servers'): a file reads empty, a directory is
+// empty. Before, cat printed the key line and ls the remote's refs.
+func TestSandboxHidesHidePaths(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	base := visibleBase(t)
+	mark := randomName(t)
+	keys := filepath.Join(base, "longrun-test-keys-"+mark)
+	require.NoError(t, os.WriteFile(keys, []byte("k1=key-secret-"+mark+"\n"), 0o600))
+	t.Cleanup(func() { os.Remove(keys) })
+	remote, err := os.MkdirTemp(base, "longrun-test-remote-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(remote) })
+	require.NoError(t, os.WriteFile(filepath.Join(remote, "packed-refs"), []byte("remote-secret-"+mark), 0o600))
+
+	look := "cat " + keys + "; ls -A " + remote + "; cat " + remote + "/packed-refs; true"
+	ws := testWorkspace(t, nil)
+	sh := NewShell(ShellConfig{Sandbox: SandboxOn})
+	sh.hidePaths = []string{keys, remote}
+	for _, readOnly := range []bool{true, false} {
+		res := runTool(t, context.Background(), sh, Env{Workspace: ws, ReadOnlySandbox: readOnly}, ShellParams{Command: look})
+		require.NotContains(t, res.Content, "secret-"+mark, "read-only %v", readOnly)
+		require.NotContains(t, res.Content, "packed-refs\n", "read-only %v", readOnly)
+	}
+	c, err := SandboxCommand(Config{Shell: ShellConfig{Sandbox: SandboxOn}, HidePaths: []string{keys, remote}},
+		SandboxSpec{Argv: []string{"sh", "-c", look}, Dir: ws.Root(), Root: ws.Root(), ReadOnly: true})
+	require.NoError(t, err)
+	defer c.Close()
+	var out strings.Builder
+	c.Cmd.Stdout, c.Cmd.Stderr = &out, &out
+	require.NoError(t, c.Start())
+	require.NoError(t, c.Wait())
+	require.NotContains(t, out.String(), "secret-"+mark)
+}

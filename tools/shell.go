@@ -124,6 +124,9 @@ type Shell struct {
 	// configDir is the worker's configuration directory
 	// (Config.ConfigDir), hidden in the sandbox like stateDir.
 	configDir string
+	// hidePaths are the other paths the worker knows about
+	// (Config.HidePaths), hidden in the sandbox like stateDir.
+	hidePaths []string
 }
 
 // NewShell returns the shell tool; zero fields of cfg take their defaults.

@@ -72,7 +72,7 @@ func (s *Shell) start(env Env, sb *sandbox, dir, command string, out *os.File, b
 		p.cmd = exec.Command(argv[0], argv[1:]...)
 		p.cmd.Env = commandEnv(s.cfg, set...)
 	} else {
-		x, err := newSandboxExec(sb, s.cfg, workerDirs{state: s.stateDir, config: s.configDir}, SandboxSpec{
+		x, err := newSandboxExec(sb, s.cfg, workerDirs{state: s.stateDir, config: s.configDir, paths: s.hidePaths}, SandboxSpec{
 			Argv: argv, Dir: dir, Root: env.Workspace.Root(),
 			// A command nobody approved gets no network, whatever the
 			// session allows: it could send the workspace away.

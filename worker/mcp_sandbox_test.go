@@ -119,14 +119,11 @@ func TestMCPServerSandboxed(t *testing.T) {
 	}
 	network, _ := tools.CheckSandboxNetwork(tcfg.Shell)
 	ws := realTemp(t)
-	// The server is this test binary, copied where the sandbox shows it
-	// (the build directory is under the hidden /tmp).
-	exe, err := os.Executable()
+	// The server is this test binary, under the hidden /tmp: the sandbox
+	// binds the program the worker resolved back at its place. (A copy in
+	// the workspace would be refused: the model writes there.)
+	server, err := os.Executable()
 	require.NoError(t, err)
-	bin, err := os.ReadFile(exe)
-	require.NoError(t, err)
-	server := filepath.Join(ws, "probe-mcp")
-	require.NoError(t, os.WriteFile(server, bin, 0o755))
 	writeFile(t, filepath.Join(ws, "visible.txt"), "workspace content")
 	home, err := os.UserHomeDir()
 	require.NoError(t, err)
@@ -224,4 +221,52 @@ func TestMCPServerWithoutSandbox(t *testing.T) {
 	require.False(t, res.IsError, res.Content)
 	require.Equal(t, 1, strings.Count(logs.String(), "MCP server runs unsandboxed, with the worker's rights: no sandbox works on this worker"), logs.String())
 	require.Contains(t, logs.String(), "mcp_server=probe")
+}
+
+// TestMCPServerRunsTheHostsProgramNotTheWorkspaces cannot be parallel
+// (t.Setenv). A model-written pyhelper_mcp.py in the workspace is not what
+// `python3 -m pyhelper_mcp` imports (PYTHONSAFEPATH=1 keeps its working
+// directory, the workspace, off sys.path), a node_modules/.bin the model made is
+// not on the server's PATH, a program inside the workspace is refused,
+// and a package runner (npx) starts outside the workspace. Before, the
+// planted module ran as the MCP server.
+func TestMCPServerRunsTheHostsProgramNotTheWorkspaces(t *testing.T) {
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		t.Skip("the planted-module test needs " + python)
+	}
+	ws := realTemp(t)
+	planted := "import sys\nsys.stderr.write('PLANTED-RAN\\n')\nsys.exit(7)\n"
+	writeFile(t, filepath.Join(ws, "pyhelper_mcp.py"), planted)
+	bin := filepath.Join(ws, "node_modules", ".bin")
+	writeFile(t, filepath.Join(bin, "evil-mcp"), "#!/bin/sh\necho PLANTED-RAN >&2\n")
+	require.NoError(t, os.Chmod(filepath.Join(bin, "evil-mcp"), 0o755))
+	// A package runner found on the host starts outside the workspace:
+	// here a stand-in named npx that reports where it starts.
+	host := t.TempDir()
+	writeFile(t, filepath.Join(host, "npx"), "#!/bin/sh\necho \"NPX-CWD=$PWD\" >&2\n")
+	require.NoError(t, os.Chmod(filepath.Join(host, "npx"), 0o755))
+	t.Setenv("PATH", bin+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	for _, mode := range []tools.SandboxMode{tools.SandboxAuto, tools.SandboxOff} {
+		tcfg := tools.DefaultConfig()
+		tcfg.Shell.Sandbox = mode
+		logs := &lockedBuffer{}
+		cfg := mcp.Config{Servers: map[string]mcp.ServerConfig{
+			"py":   {Command: python, Args: []string{"-m", "pyhelper_mcp"}},
+			"npx":  {Command: "evil-mcp"},
+			"path": {Command: filepath.Join(bin, "evil-mcp")},
+			"run":  {Command: filepath.Join(host, "npx"), Args: []string{"-y", "some-mcp"}},
+		}}
+		m, err := openMCP(cfg, ws, slog.New(slog.NewTextHandler(logs, nil)), tcfg)
+		require.NoError(t, err)
+		require.Empty(t, m.Specs(context.Background(), 0), "sandbox %s", mode)
+		require.NoError(t, m.Close())
+		out := logs.String()
+		require.NotContains(t, out, "PLANTED-RAN", "sandbox %s", mode)
+		require.Contains(t, out, "No module named pyhelper_mcp", "sandbox %s", mode)
+		require.Contains(t, out, "evil-mcp is not on the worker's PATH", "sandbox %s", mode)
+		require.Contains(t, out, "inside the workspace", "sandbox %s", mode)
+		require.Contains(t, out, "NPX-CWD=/", "sandbox %s", mode)
+		require.NotContains(t, out, "NPX-CWD="+ws, "sandbox %s", mode)
+	}
 }

@@ -72,6 +72,9 @@ type Main struct {
 	// pricesFlag is --prices / LONGRUN_PRICES as given; without it the
 	// config directory's prices.json is used.
 	pricesFlag string
+	// hide are the paths the flags and the environment name (see
+	// hideCandidates); prepare keeps what may be hidden in Tools.HidePaths.
+	hide []string
 	// checkouts bounds the disk sessions' checkouts take.
 	checkouts checkoutLimit
 	bundles   checkpointBundles
@@ -224,6 +227,8 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	if m.Tools.Shell.PassEnv, err = parsePassEnv(*passEnv); err != nil {
 		return nil, err
 	}
+	// Hidden in every sandbox once the workspace is known (prepare).
+	m.hide = hideCandidates(fs, os.Environ())
 	if m.Scripted != "" && m.Scripted != "demo" {
 		return nil, fmt.Errorf("--scripted-model: unknown script %q (have: demo)", m.Scripted)
 	}
@@ -300,7 +305,7 @@ func (m *Main) Run() error {
 	reapCtx, stopReaper := context.WithCancel(context.Background())
 	defer stopReaper()
 	go (&reaper{temporal: c, jobs: jobs, files: m.Tools.Files, every: m.bounds.reapEvery, logger: logger}).run(reapCtx)
-	languageServers, err := openLSP(m.ConfigDir, logger)
+	languageServers, err := openLSP(m.ConfigDir, logger, m.Tools)
 	if err != nil {
 		return err
 	}
@@ -416,6 +421,10 @@ func (m *Main) prepare(root string, logger *slog.Logger) (workerConfig, error) {
 	if abs, err := filepath.Abs(m.ConfigDir); err == nil {
 		m.Tools.ConfigDir = realOrClean(abs)
 	}
+	// Every file and directory the worker knows about is hidden from
+	// every sandbox: the encryption keys, a checkpoint remote on disk,
+	// the transcript store, TLS files, the Temporal config file, ...
+	m.Tools.HidePaths = hidePaths(append(m.hide, m.Temporal.files()...), root)
 	locs, err := skillLocations(m.ConfigDir, m.SkillsDirs)
 	if err != nil {
 		return workerConfig{}, err
@@ -425,7 +434,8 @@ func (m *Main) prepare(root string, logger *slog.Logger) (workerConfig, error) {
 	if m.Model.Prices == nil && cfg.Prices != nil {
 		m.Model.Prices = cfg.Prices
 	}
-	logger.Info("worker directories", "state", state, "config", m.ConfigDir, "worker_rules", len(cfg.Rules))
+	logger.Info("worker directories", "state", state, "config", m.ConfigDir, "worker_rules", len(cfg.Rules),
+		"hidden_in_sandbox", m.Tools.HidePaths)
 	if cfg.Trusted {
 		logger.Info("workspace trusted: its .longrun/permissions.json, .longrun/mcp.json and .longrun/skills count", "by", cfg.TrustedBy)
 	} else {

@@ -21,7 +21,18 @@ import (
 	"time"
 
 	"github.com/longrun/longrun/lsp"
+	"github.com/longrun/longrun/tools"
 )
+
+// launch runs the servers as a worker does: in the sandbox where one
+// works here, else as with --sandbox off, so the numbers are a worker's.
+func launch() lsp.Launch {
+	mode := tools.SandboxAuto
+	if ok, _, _ := tools.CheckSandbox(tools.ShellConfig{Sandbox: mode}); !ok {
+		mode = tools.SandboxOff
+	}
+	return tools.LanguageServerLaunch(tools.Config{Shell: tools.ShellConfig{Sandbox: mode}})
+}
 
 func main() {
 	gopls := flag.String("gopls", "gopls", "the gopls binary")
@@ -107,7 +118,7 @@ func run(gopls string, n, runs int) error {
 
 	// Cold: a new server, from start to the first diagnostics of the
 	// edited file (the first edit of a session pays this).
-	m := lsp.NewManager(lsp.Config{Servers: map[string]lsp.ServerConfig{lsp.GoplsName: lsp.Gopls(gopls)}})
+	m := lsp.NewManager(lsp.Config{Launch: launch(), Servers: map[string]lsp.ServerConfig{lsp.GoplsName: lsp.Gopls(gopls)}})
 	defer m.Close()
 	if err := os.WriteFile(target, []byte(source(n/2, n, "2")), 0o644); err != nil {
 		return err

@@ -52,7 +52,7 @@ func runPyright(bin string, n, runs int) error {
 	ctx := context.Background()
 	target := pyName(dir, n/2)
 	cfg := lsp.ServerConfig{Command: filepath.Join(bin, "pyright-langserver"), Args: []string{"--stdio"}, Patterns: []string{"*.py"}}
-	m := lsp.NewManager(lsp.Config{Servers: map[string]lsp.ServerConfig{"pyright": cfg}})
+	m := lsp.NewManager(lsp.Config{Launch: launch(), Servers: map[string]lsp.ServerConfig{"pyright": cfg}})
 	defer m.Close()
 	c, cold, err := coldStart(ctx, m, dir, target)
 	if err != nil {
