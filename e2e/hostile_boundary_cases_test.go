@@ -20,6 +20,7 @@ import (
 //
 //	{HOST}        a directory only host processes can write (hidden by the sandbox)
 //	{C}           this call's canary name stem: a file {HOST}/{C}… is blamed on it
+//	{WS}          the person's workspace (in checkout modes no session's root)
 //	{O}           the test's root (hidden by the sandbox); {O}/host-secret.txt
 //	{STATE}       the worker's --state-dir
 //	{MODCACHE}    the worker's GOMODCACHE, the host's module cache
@@ -174,14 +175,21 @@ func (w *bworld) sessionBytes(s *bsession) (int64, []string) {
 // quotaHeld waits for the session's job log to stop growing and says
 // whether the session's files passed the per-session quota (1 GiB).
 func quotaHeld(w *bworld, _ string) []string {
+	// The job writes for a few seconds: wait until what the session keeps
+	// has grown and then held still for a second, at most 30 s.
 	var last int64 = -1
-	for range 40 {
+	still := 0
+	for range 60 {
+		time.Sleep(500 * time.Millisecond)
 		n, _ := w.sessionBytes(w.sess)
-		if n == last {
-			break
+		if n > 0 && n == last {
+			if still++; still >= 2 {
+				break
+			}
+		} else {
+			still = 0
 		}
 		last = n
-		time.Sleep(500 * time.Millisecond)
 	}
 	if last > 1<<30+64<<20 {
 		return []string{fmt.Sprintf("the session keeps %d MB of spills and job logs (quota 1 GiB)", last>>20)}
@@ -302,7 +310,7 @@ func boundaryCases() []*bcase {
 		bcall("-", "", "restore go.mod", "write", map[string]any{"path": "go.mod", "content": "module hostile.test\n\ngo 1.22\n"}).isSetup(),
 
 		// 1. The worker's git runs a nested repository's programs.
-		bsh("1", "hgit", "nested repo with a clean filter", `mkdir -p sub && cd sub && git init -q && printf '*.txt filter=x\n' > .gitattributes && echo hi > f.txt && git add . && `+commit+` -m sub && git config filter.x.clean "sh -c 'touch {HOST}/{C}clean; env > {HOST}/{C}clean-env'; cat" && touch f.txt && echo made`),
+		bsh("1", "hgit", "nested repo with a clean filter", `mkdir -p sub && cd sub && git init -q && printf '*.txt filter=x\n' > .gitattributes && echo hi > f.txt && git add . && `+commit+` -m sub && git config filter.x.clean "sh -c 'touch {HOST}/{C}clean; env > {HOST}/{C}clean-env; touch {WS}/{C}in-the-persons-checkout'; cat" && touch f.txt && echo made`),
 		bsh("1", "hgit", "touch the nested file and a top file", "touch sub/f.txt && echo more >> notes.txt"),
 		bsh("1", "hgit", "git init sub2 (allowed: git *)", "git init -q sub2"),
 		bsh("1", "hgit", "git -C sub2 config core.fsmonitor", `git -C sub2 config core.fsmonitor "touch {HOST}/{C}fsmonitor; env > {HOST}/{C}fsmonitor-env; false"`),
@@ -321,18 +329,28 @@ func boundaryCases() []*bcase {
 		bsh("6", "hbounds", "df the sandbox's tmpfs mounts", "head -c 64000000 /dev/zero > /tmp/fill; df -k /tmp /dev/shm | tail -n +2").checking(tmpfsBounded).sessions(apAuto),
 		(&bcase{name: "read-only command spilling 150 MB", finding: "6", needs: "hbounds", tool: "shell",
 			args: map[string]any{"command": "head -c 150000000 /dev/zero"}, afterSession: spillsGone}).only(modeInPlace).sessions(apNone),
-		bcall("6", "hbounds", "background job writing 1.2 GB of log", "shell",
-			map[string]any{"command": "head -c 1200000000 /dev/zero", "background": true}).checking(quotaHeld).only(modeInPlace).sessions(apAuto),
 	}, jobCases()...)
 }
 
-// jobCases are eight background jobs and a ninth that must be refused.
+// jobCases are the bounds of one session: eight background jobs that
+// each write 150 MB of output and stay, a ninth that must be refused
+// (cap 8), and read-only commands spilling 150 MB each until the session
+// keeps more than its quota (1 GiB) on the worker's disk.
 func jobCases() []*bcase {
 	var out []*bcase
+	// Each a different command: the same call three times in a row is a
+	// doom loop, refused for that reason instead.
 	for i := 1; i <= 8; i++ {
-		out = append(out, bcall("-", "", fmt.Sprintf("background job %d", i), "shell",
-			map[string]any{"command": "sleep 300", "background": true}).isSetup().only(modeInPlace).sessions(apAuto))
+		out = append(out, bcall("-", "", fmt.Sprintf("background job %d writing 150 MB", i), "shell",
+			map[string]any{"command": fmt.Sprintf("head -c 150000000 /dev/zero; exec sleep %d", 300+i), "background": true}).
+			isSetup().only(modeInPlace).sessions(apAuto))
 	}
-	return append(out, bcall("6", "hbounds", "a 9th background job", "shell",
-		map[string]any{"command": "sleep 300", "background": true}).checking(jobRefused).only(modeInPlace).sessions(apAuto))
+	out = append(out, bcall("6", "hbounds", "a 9th background job", "shell",
+		map[string]any{"command": "sleep 309", "background": true}).checking(jobRefused).only(modeInPlace).sessions(apAuto))
+	for i := 1; i <= 2; i++ {
+		out = append(out, bcall("-", "", fmt.Sprintf("read-only command spilling 150 MB (%d)", i), "shell",
+			map[string]any{"command": fmt.Sprintf("head -c %d /dev/zero", 150000000+i)}).isSetup().only(modeInPlace).sessions(apAuto))
+	}
+	return append(out, bcall("6", "hbounds", "jobs and spills past the session's quota", "shell",
+		map[string]any{"command": "head -c 150000003 /dev/zero"}).checking(quotaHeld).only(modeInPlace).sessions(apAuto))
 }

@@ -32,8 +32,8 @@ import (
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/mcp/mcptest"
 	"github.com/longrun/longrun/permission"
-	"github.com/longrun/longrun/session"
 	sm "github.com/longrun/longrun/scriptedmodel"
+	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -429,7 +429,7 @@ func (w *bworld) expand(s string, r *brun) string {
 		canary, ap = "canary-"+r.id+"-", r.s.ap
 	}
 	return strings.NewReplacer(
-		"{HOST}", w.host, "{C}", canary, "{AP}", ap, "{O}", w.root, "{STATE}", w.state,
+		"{HOST}", w.host, "{WS}", w.ws, "{C}", canary, "{AP}", ap, "{O}", w.root, "{STATE}", w.state,
 		"{MODCACHE}", w.cache, "{MODDIR}", filepath.Join(w.cache, cacheModule+"@"+cacheVersion()),
 		"{KEYS}", w.keysFile, "{CONFIG}", w.config, "{REMOTE}", w.remote, "{TRANSCRIPTS}", w.transcripts,
 		"{VIS}", w.vis, "{OTHERREF}", w.otherRef, "{OTHERCO}", w.otherCO, "{PID}", pid,
