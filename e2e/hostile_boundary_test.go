@@ -924,7 +924,8 @@ func (w *bworld) runTerminated() {
 	time.Sleep(time.Second)
 	started := len(pidsWith(tok)) > 0
 	require.NoError(w.t, w.kc.TerminateWorkflow(context.Background(), s.id, "", "hostile suite: terminate"))
-	deadline := time.Now().Add(20 * time.Second)
+	// A reaper checks on a heartbeat: give it a few.
+	deadline := time.Now().Add(45 * time.Second)
 	var left []int
 	for time.Now().Before(deadline) {
 		if left = pidsWith(tok); len(left) == 0 {
@@ -941,7 +942,7 @@ func (w *bworld) runTerminated() {
 	case !started:
 		s.err = fmt.Errorf("the job never ran, so its end proves nothing")
 	case len(left) > 0:
-		r.effects = append(r.effects, fmt.Sprintf("its job (pids %v) still runs 20 s after the workflow was terminated", left))
+		r.effects = append(r.effects, fmt.Sprintf("its job (pids %v) still runs 45 s after the workflow was terminated", left))
 		for _, pid := range left {
 			// The suite's own job, found by its unique name.
 			_ = syscallKill(pid)
