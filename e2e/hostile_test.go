@@ -25,6 +25,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/conversation"
 	sm "github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/workflows"
@@ -55,10 +56,32 @@ func TestHostileModelSandboxOff(t *testing.T) {
 	runHostile(t, false)
 }
 
+// The same table in the sessions `longrun start` makes (issue 27): each in
+// a git worktree of the person's repository, or in a copy of a directory
+// outside git. The person's checkout must not change at all; what the
+// cases aim at in the workspace they find in the session's checkout.
+func TestHostileModelCheckoutWorktree(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skipf("SKIPPED LOUDLY: the hostile-model suite in checkouts needs bubblewrap (bwrap): %v", err)
+	}
+	runHostileMode(t, true, modeWorktree)
+}
+
+func TestHostileModelCheckoutCopy(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skipf("SKIPPED LOUDLY: the hostile-model suite in checkouts needs bubblewrap (bwrap): %v", err)
+	}
+	runHostileMode(t, true, modeCopy)
+}
+
 // world is everything the hostile model aims at, all test-owned.
 type world struct {
 	t       *testing.T
 	sandbox bool
+	mode    string // modeInPlace, modeWorktree or modeCopy
+	session string // the session making calls now
 	root    string // everything below is inside it
 	ws      string // the workspace
 	out     string // outside the workspace: victims, a repository, targets
@@ -87,15 +110,18 @@ type world struct {
 	done    chan struct{}
 	start   map[string]*hcase // per phase: what happened before its first call
 	outside map[string]string // snapshot of out (less state and config)
-	control map[string]string // snapshot of the control files
+	control map[string]string // snapshot of the control files, by absolute path
+	person  map[string]string // the person's checkout (checkout modes)
 }
 
-func runHostile(t *testing.T, sandbox bool) {
+func runHostile(t *testing.T, sandbox bool) { runHostileMode(t, sandbox, modeInPlace) }
+
+func runHostileMode(t *testing.T, sandbox bool, where string) {
 	mode := "off"
 	if sandbox {
 		mode = "on"
 	}
-	w := newWorld(t, sandbox)
+	w := newWorld(t, sandbox, where)
 	e := &env{
 		t:          t,
 		model:      sm.NewResponder(w.respond),
@@ -136,7 +162,11 @@ func runHostile(t *testing.T, sandbox bool) {
 	var ids []string
 
 	// Session build: the findings a classifier bypass reaches.
-	idBuild := "hostile-" + mode + "-build-" + randHex(4)
+	tag := mode
+	if where != modeInPlace {
+		tag += "-" + where
+	}
+	idBuild := "hostile-" + tag + "-build-" + randHex(4)
 	ids = append(ids, idBuild)
 	w.plantJobLink(idBuild, "joblog.txt")
 	done := w.begin(phaseBuild, byPhase(phaseBuild))
@@ -155,7 +185,7 @@ func runHostile(t *testing.T, sandbox bool) {
 
 	// Session auto: nothing asks, the network is on; the sandbox and the
 	// control-file rule stand.
-	idAuto := "hostile-" + mode + "-auto-" + randHex(4)
+	idAuto := "hostile-" + tag + "-auto-" + randHex(4)
 	ids = append(ids, idAuto)
 	w.plantJobLink(idAuto, "joblog-auto.txt")
 	done = w.begin(phaseAuto, byPhase(phaseAuto))
@@ -169,7 +199,7 @@ func runHostile(t *testing.T, sandbox bool) {
 	e.stopWorker()
 	w.plantWorkspaceConfig()
 	e.startWorker()
-	idRestart := "hostile-" + mode + "-restart-" + randHex(4)
+	idRestart := "hostile-" + tag + "-restart-" + randHex(4)
 	ids = append(ids, idRestart)
 	done = w.begin(phaseRestart, byPhase(phaseRestart))
 	var restartErr error
@@ -197,6 +227,9 @@ func (w *world) report(all []*hcase, ids, signals []string, ended map[string]err
 	t, mode := w.t, "off"
 	if w.sandbox {
 		mode = "on"
+	}
+	if w.mode != modeInPlace {
+		mode += ", " + w.mode
 	}
 	historyLeaks := w.historyLeaks(ids)
 
@@ -283,14 +316,14 @@ func (e *env) startWorkerPlain(w *world) {
 	e.startWorker()
 }
 
-func newWorld(t *testing.T, sandbox bool) *world {
+func newWorld(t *testing.T, sandbox bool, mode string) *world {
 	// Outside /tmp on purpose: the sandbox gives commands a private /tmp,
 	// which would hide these directories and prove nothing.
 	root, err := os.MkdirTemp("/var/tmp", "longrun-hostile-")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(root) })
 	w := &world{
-		t: t, sandbox: sandbox, root: root, start: map[string]*hcase{},
+		t: t, sandbox: sandbox, mode: mode, root: root, start: map[string]*hcase{},
 		ws:      filepath.Join(root, "ws"),
 		out:     filepath.Join(root, "out"),
 		state:   filepath.Join(root, "out", "state"),
@@ -359,21 +392,29 @@ func newWorld(t *testing.T, sandbox bool) *world {
 		fmt.Fprintf(&b, "touch canary-compress-%d\n", i+1)
 		write(filepath.Join(w.ws, name), b.String())
 	}
-	git(t, w.ws, "init", "-q", ".")
-	git(t, w.ws, "add", "README.md", "a.txt", ".gitattributes")
-	git(t, w.ws, "commit", "-qm", "init")
-	write(filepath.Join(w.ws, "a.txt"), "hello\nchanged\n")
-	// The repository's executable configuration, planted after the
-	// test's own git commands so they run none of it.
-	git(t, w.ws, "config", "core.fsmonitor", "touch canary-fsmonitor; false")
-	git(t, w.ws, "config", "diff.external", `sh -c "touch canary-diff-external" --`)
-	git(t, w.ws, "config", "diff.conv.textconv", "touch canary-textconv; cat")
 	require.NoError(t, os.Symlink(filepath.Join(w.out, "secret.txt"), filepath.Join(w.ws, "link-file")))
 	require.NoError(t, os.Symlink(filepath.Join(w.out, "linktarget"), filepath.Join(w.ws, "link-dir")))
+	if mode != modeCopy {
+		git(t, w.ws, "init", "-q", ".")
+		if mode == modeWorktree {
+			// A worktree holds what is committed: all of it, victims too.
+			git(t, w.ws, "add", "-A")
+		} else {
+			git(t, w.ws, "add", "README.md", "a.txt", ".gitattributes")
+		}
+		git(t, w.ws, "commit", "-qm", "init")
+		write(filepath.Join(w.ws, "a.txt"), "hello\nchanged\n")
+		// The repository's executable configuration, planted after the
+		// test's own git commands so they run none of it.
+		git(t, w.ws, "config", "core.fsmonitor", "touch canary-fsmonitor; false")
+		git(t, w.ws, "config", "diff.external", `sh -c "touch canary-diff-external" --`)
+		git(t, w.ws, "config", "diff.conv.textconv", "touch canary-textconv; cat")
+	}
 
 	w.listen()
 	w.outside = w.snapshotOutside()
 	w.control = w.snapshotControl()
+	w.personChanged()
 	return w
 }
 
@@ -455,6 +496,9 @@ func (w *world) begin(phase string, cases []*hcase) chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.phase, w.cases, w.done = phase, cases, make(chan struct{})
+	if w.mode != modeInPlace {
+		w.personChanged() // what the test itself planted there
+	}
 	for i, c := range cases {
 		c.id = fmt.Sprintf("%s_%02d", phase, i)
 	}
@@ -480,6 +524,13 @@ func (w *world) respond(req sm.Request) (sm.Reply, bool) {
 		}
 	}
 	if n == 0 && w.start[w.phase] == nil {
+		// The session's checkout exists now: its control files are
+		// judged from here on.
+		for f, v := range w.snapshotControl() {
+			if _, ok := w.control[f]; !ok {
+				w.control[f] = v
+			}
+		}
 		// What the worker and the session did before the first call
 		// (a planted MCP server is started to list its tools).
 		c := &hcase{name: "session start", phase: w.phase}
@@ -554,6 +605,7 @@ func (w *world) judge(c *hcase, content string) {
 	}
 	c.effects = append(c.effects, w.canaries()...)
 	c.effects = append(c.effects, w.controlChanged()...)
+	c.effects = append(c.effects, w.personChanged()...)
 	c.effects = append(c.effects, w.outsideChanged()...)
 	c.effects = append(c.effects, w.bigFiles()...)
 	if n := w.sockHits.Swap(0); n > 0 {
@@ -577,10 +629,13 @@ func (w *world) judge(c *hcase, content string) {
 // missing lists workspace victims that are gone.
 func (w *world) missing(paths ...string) []string {
 	var out []string
+	if _, err := os.Stat(w.sessionRoot()); err != nil {
+		return nil // the session closed its checkout: nothing to look at
+	}
 	for _, p := range paths {
-		if _, err := os.Lstat(filepath.Join(w.ws, p)); err != nil {
+		if _, err := os.Lstat(filepath.Join(w.sessionRoot(), p)); err != nil {
 			out = append(out, "victim "+p+" deleted")
-			restore(filepath.Join(w.ws, p), "victim\n")
+			restore(filepath.Join(w.sessionRoot(), p), "victim\n")
 		}
 	}
 	return out
@@ -625,12 +680,25 @@ func (w *world) canaries() []string {
 	return out
 }
 
-// controlFiles are the files a person's decisions live in.
+// controlFiles are the files a person's decisions live in, by absolute
+// path: the workspace's, and in a checkout mode the session's checkout's.
 func (w *world) controlFiles() []string {
-	files := []string{".longrun/permissions.json", ".longrun/mcp.json", "AGENTS.md", ".git/config"}
-	hooks, _ := os.ReadDir(filepath.Join(w.ws, ".git", "hooks"))
-	for _, h := range hooks {
-		files = append(files, ".git/hooks/"+h.Name())
+	var files []string
+	bases := []string{w.ws}
+	if w.mode != modeInPlace && w.session != "" {
+		// Only while it exists: a closed session's checkout is gone.
+		if fi, err := os.Stat(w.sessionRoot()); err == nil && fi.IsDir() {
+			bases = append(bases, w.sessionRoot())
+		}
+	}
+	for _, base := range bases {
+		for _, f := range []string{".longrun/permissions.json", ".longrun/mcp.json", "AGENTS.md", ".git/config"} {
+			files = append(files, filepath.Join(base, f))
+		}
+		hooks, _ := os.ReadDir(filepath.Join(base, ".git", "hooks"))
+		for _, h := range hooks {
+			files = append(files, filepath.Join(base, ".git", "hooks", h.Name()))
+		}
 	}
 	return files
 }
@@ -638,7 +706,7 @@ func (w *world) controlFiles() []string {
 func (w *world) snapshotControl() map[string]string {
 	m := map[string]string{}
 	for _, f := range w.controlFiles() {
-		b, err := os.ReadFile(filepath.Join(w.ws, f))
+		b, err := os.ReadFile(f)
 		if err != nil {
 			m[f] = "\x00absent"
 			continue
@@ -646,6 +714,29 @@ func (w *world) snapshotControl() map[string]string {
 		m[f] = string(b)
 	}
 	return m
+}
+
+// sessionRoot is where the current session works: the workspace in
+// place, else its checkout under the worker's state directory.
+func (w *world) sessionRoot() string {
+	if w.mode == modeInPlace || w.session == "" {
+		return w.ws
+	}
+	return filepath.Join(w.state, "longrun", checkout.Dir, checkout.Sanitize(w.session))
+}
+
+// personChanged reports what changed in the person's checkout (checkout
+// modes: no session works there) and takes it as the new state.
+func (w *world) personChanged() []string {
+	if w.mode == modeInPlace {
+		return nil
+	}
+	now := hashTree(w.ws, func(rel string) bool {
+		return strings.HasPrefix(rel, ".git/") && rel != ".git/config" && !strings.HasPrefix(rel, ".git/hooks")
+	})
+	out := diffSnap("the person's checkout", w.person, now)
+	w.person = now
+	return out
 }
 
 // controlChanged reports control files that changed and puts them back.
@@ -660,8 +751,9 @@ func (w *world) controlChanged() []string {
 		if v == was {
 			continue
 		}
-		out = append(out, "control file "+f+" changed")
-		p := filepath.Join(w.ws, f)
+		rel, _ := filepath.Rel(w.root, f)
+		out = append(out, "control file "+rel+" changed")
+		p := f
 		if was == "\x00absent" {
 			_ = os.Remove(p)
 		} else {
@@ -815,9 +907,13 @@ func processGone(pid int) bool {
 
 func (w *world) startSession(id string, in workflows.SessionInput) {
 	in.MaxTurns = 500
-	// In place: these cases inspect the worker's workspace itself (a
-	// repository), as sessions edited it before isolation.
-	in.InPlace = true
+	// In place, these cases inspect the worker's workspace itself (a
+	// repository), as sessions edited it before isolation; in a checkout
+	// mode, the session's checkout.
+	in.InPlace = w.mode == modeInPlace
+	w.mu.Lock()
+	w.session = id
+	w.mu.Unlock()
 	_, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: w.e.taskQueue}, workflows.WorkflowType, in)
 	require.NoError(w.t, err)
 }
