@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/longrun/longrun/untrusted"
 )
 
 // Render is what the worker adds to an event when it renders it: where a
@@ -163,8 +165,13 @@ func ConnFlags(address, namespace string) string {
 	return f
 }
 
-// ShellQuote quotes s for a POSIX shell when it needs it.
+// ShellQuote quotes s for a POSIX shell when it needs it; as bash's $'...'
+// with escapes when it holds a control or hidden character, so the command
+// reads as it runs.
 func ShellQuote(s string) string {
+	if q, ok := untrusted.ShellQuote(s); ok {
+		return q
+	}
 	if plainWord.MatchString(s) {
 		return s
 	}

@@ -417,8 +417,9 @@ func (a *app) explainNotWaiting(ctx context.Context, c sessionClient, session st
 }
 
 func (a *app) cmdPending(ctx context.Context, fs *flag.FlagSet, args []string) error {
-	var all bool
+	var all, full bool
 	fs.BoolVar(&all, "all", false, "every session in the namespace waiting for approval (via the LongrunPhase search attribute)")
+	fs.BoolVar(&full, "full", false, "show every call's arguments whole, one field a line, instead of a cut preview")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -427,7 +428,7 @@ func (a *app) cmdPending(ctx context.Context, fs *flag.FlagSet, args []string) e
 		if len(pos) > 0 {
 			return usagef("pending --all takes no session")
 		}
-		return a.pendingAll(ctx)
+		return a.pendingAll(ctx, full)
 	}
 	session, err := onlySession(fs, pos)
 	if err != nil {
@@ -448,7 +449,7 @@ func (a *app) cmdPending(ctx context.Context, fs *flag.FlagSet, args []string) e
 		}
 		return a.printJSON(pending)
 	}
-	renderPending(a.stdout, a.cfg, session, pending)
+	renderPending(a.stdout, a.cfg, session, pending, full)
 	return nil
 }
 
@@ -479,6 +480,7 @@ func (a *app) cmdStatus(ctx context.Context, fs *flag.FlagSet, args []string) er
 }
 
 func (a *app) cmdConversation(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	full := fs.Bool("full", false, "show tool calls and results whole instead of cut previews")
 	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
 		msgs, err := a.queryConversation(ctx, c, session)
 		if err != nil {
@@ -490,7 +492,7 @@ func (a *app) cmdConversation(ctx context.Context, fs *flag.FlagSet, args []stri
 			}
 			return a.printJSON(msgs)
 		}
-		renderConversation(a.stdout, msgs)
+		renderConversation(a.stdout, msgs, style{full: *full, more: fullHint("conversation", session)})
 		return nil
 	})
 }
@@ -589,7 +591,7 @@ const waitingQuery = `LongrunPhase = "waiting-approval" AND ExecutionStatus = "R
 // pendingAll lists the pending approvals of every session waiting for
 // one, found through the search attribute, so one command shows everything
 // waiting for a person across the namespace.
-func (a *app) pendingAll(ctx context.Context) error {
+func (a *app) pendingAll(ctx context.Context, full bool) error {
 	c, err := a.connect(ctx)
 	if err != nil {
 		return err
@@ -636,7 +638,7 @@ func (a *app) pendingAll(ctx context.Context) error {
 			fmt.Fprintln(a.stdout)
 		}
 		fmt.Fprintf(a.stdout, "== %s ==\n", e.Session)
-		renderPending(a.stdout, a.cfg, e.Session, e.Pending)
+		renderPending(a.stdout, a.cfg, e.Session, e.Pending, full)
 	}
 	return nil
 }

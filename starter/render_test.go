@@ -60,9 +60,9 @@ func TestRenderMessage(t *testing.T) {
 		{
 			"long result is cut",
 			conversation.ToolMessage(conversation.ToolResult{CallID: "c", Content: long, Reason: conversation.ReasonRan}),
-			[]string{"← result [c] (ran): " + strings.Repeat("y", maxResultPreview-1) + "…"},
+			[]string{"← result [c] (ran): " + strings.Repeat("y", maxResultPreview) + " … 700 more bytes hidden; see all: " + progName + " conversation --full SESSION"},
 		},
-		{"system is cut", conversation.Message{Role: "system", Content: long}, []string{"system: " + strings.Repeat("y", maxSystemPreview-1) + "…"}},
+		{"system is cut", conversation.Message{Role: "system", Content: long}, []string{"system: " + strings.Repeat("y", maxSystemPreview) + " … 800 more bytes hidden; see all: " + progName + " conversation --full SESSION"}},
 		{
 			"reasoning above the answer",
 			conversation.Message{Role: "assistant", Content: "It is 4.", Reasoning: "two plus two\nis four\n"},
@@ -72,7 +72,7 @@ func TestRenderMessage(t *testing.T) {
 			"long reasoning is cut",
 			conversation.Message{Role: "assistant", Reasoning: strings.Repeat("x\n", maxReasoningLines+3), ToolCalls: []conversation.ToolCall{{ID: "c", Name: "read", Arguments: `{}`}}},
 			append(append([]string{"thinking: x"}, slices.Repeat([]string{"  x"}, maxReasoningLines-1)...),
-				"  … 3 more lines ("+progName+" conversation --json has them)", "→ tool call read {} [c]"),
+				"  … 3 more lines hidden; see all: "+progName+" conversation --full SESSION", "→ tool call read {} [c]"),
 		},
 	}
 	for _, tc := range tests {
@@ -124,16 +124,16 @@ func TestRenderPending(t *testing.T) {
 	renderPending(&b, config{Address: "localhost:7233", Namespace: "default"}, "s1", []workflows.PendingApproval{
 		{CallID: "call_1", Tool: "shell", Arguments: args, Reason: "runs a shell command"},
 		{CallID: "call_2", Tool: "write", Arguments: `{"path":"x"}`, Reason: "writes a file"},
-	})
+	}, false)
 	out := b.String()
 	require.Contains(t, out, "CALL ID")
-	require.Regexp(t, `call_1\s+shell\s+`+regexp.QuoteMeta(cut(args, maxPendingArgs))+`\s+runs a shell command`, out)
+	require.Regexp(t, `call_1\s+shell\s+`+regexp.QuoteMeta(args[:maxPendingArgs])+` … 134 more bytes hidden; see all: `+progName+` pending --full s1\s+runs a shell command`, out)
 	require.Contains(t, out, `temporal workflow signal --workflow-id s1 --name approval --input '{"call_id":"call_1","decision":"approve"}'`)
 	require.Contains(t, out, `temporal workflow signal --workflow-id s1 --name approval --input '{"call_id":"call_2","decision":"approve"}'`)
 	require.Contains(t, out, `'{"call_id":"call_2","decision":"deny","feedback":"why"}'`)
 
 	b.Reset()
-	renderPending(&b, config{}, "s1", nil)
+	renderPending(&b, config{}, "s1", nil, false)
 	require.Equal(t, "no tool calls are waiting for approval in s1\n", b.String())
 }
 

@@ -77,6 +77,7 @@ func (a *app) warn(w *watchState, err error) {
 // not, so closing is noticed even when no worker is up.
 func (a *app) watch(ctx context.Context, c sessionClient, session string, interval time.Duration) error {
 	w := &watchState{session: session, shownApp: map[string]bool{}}
+	a.ui.more = fullHint("conversation", session)
 	for {
 		dctx, cancel := context.WithTimeout(ctx, watchPollTimeout)
 		desc, err := c.DescribeWorkflowExecution(dctx, session, "")

@@ -1,6 +1,7 @@
 package untrusted
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -115,4 +116,16 @@ func FuzzVisible(f *testing.F) {
 			t.Fatalf("Head(%q) = %q, %+v: does not account for the text", s, h, c)
 		}
 	})
+}
+
+func TestShellQuote(t *testing.T) {
+	t.Parallel()
+	_, ok := ShellQuote("go test ./...")
+	require.False(t, ok)
+	q, ok := ShellQuote("c1\x1b[2J'\u202e\xff")
+	require.True(t, ok)
+	require.Equal(t, `$'c1\x1b[2J\'\u202e\xff'`, q)
+	out, err := exec.Command("bash", "-c", "printf %s "+q).Output()
+	require.NoError(t, err)
+	require.Equal(t, "c1\x1b[2J'\u202e\xff", string(out), "bash reads back the exact string")
 }
