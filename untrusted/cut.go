@@ -8,9 +8,13 @@ import (
 
 // Cut is what a surface that cannot show all of a text left out of it.
 type Cut struct {
-	Bytes int // bytes of the original text not shown
-	Lines int // of them, the lines (newlines) not shown
+	Bytes int `json:"bytes"` // bytes of the original text not shown
+	Lines int `json:"lines"` // of them, the lines (newlines) not shown
 }
+
+// Plus is c and d together: a text cut twice (where it was recorded, then
+// where it is shown) hides both.
+func (c Cut) Plus(d Cut) Cut { return Cut{Bytes: c.Bytes + d.Bytes, Lines: c.Lines + d.Lines} }
 
 // None reports whether nothing was left out.
 func (c Cut) None() bool { return c.Bytes == 0 }

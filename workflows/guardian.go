@@ -10,6 +10,7 @@ import (
 	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/session"
+	"github.com/longrun/longrun/untrusted"
 )
 
 // maxGuardianLog bounds the guardian decisions status keeps.
@@ -140,7 +141,8 @@ func (s *driver) guardianDetails() string {
 		if d.Cached {
 			cached = " (cached)"
 		}
-		fmt.Fprintf(&b, "\n- `%s` **%s** → %s%s — %s\n", d.CallID, d.Tool, d.Decision, cached, truncate(describeVerdict(d.Verdict), 300))
+		fmt.Fprintf(&b, "\n- %s **%s** → %s%s — %s\n", untrusted.MarkdownCode(d.CallID), untrusted.MarkdownText(d.Tool), untrusted.MarkdownText(d.Decision), cached,
+			untrusted.MarkdownText(untrusted.Preview(describeVerdict(d.Verdict), 300, "")))
 	}
 	return b.String()
 }
