@@ -58,7 +58,7 @@ func (s *driver) review(ctx workflow.Context, cs *callState) bool {
 	v, known := s.guard.Memory.Lookup(key)
 	if !known {
 		req := guardian.Request{Model: s.in.Model, Tool: cs.call.Name, Arguments: cs.call.Arguments,
-			Why: cs.why, Head: s.Head, Recent: guardian.Recent(s.Messages)}
+			Why: cs.why, Head: s.Head, Recent: guardian.Recent(s.Messages), Task: guardian.Task(s.Messages)}
 		if err := s.reviewCall(ctx, cs, req, &v); err != nil {
 			if ctx.Err() != nil {
 				cs.state = stateWaiting // cancelled or interrupted: runCall says so
