@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 
 	"github.com/longrun/longrun/codec"
+	"github.com/longrun/longrun/untrusted"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -182,17 +183,19 @@ func (a *app) exitCode(cmd *command, fs *flag.FlagSet, err error) int {
 	case errors.Is(err, flag.ErrHelp):
 		a.commandUsage(a.stdout, cmd, fs)
 		return exitOK
+	// Messages may quote the model's ids and arguments (and the session's
+	// refusals do): they reach the terminal through the renderer too.
 	case errors.As(err, &ue):
-		fmt.Fprintf(a.stderr, "%s %s: %s\n", progName, cmd.name, ue.msg)
+		fmt.Fprintf(a.stderr, "%s %s: %s\n", progName, cmd.name, untrusted.Visible(ue.msg))
 		a.commandUsage(a.stderr, cmd, fs)
 		return exitUsage
 	case errors.As(err, &ee):
 		if ee.msg != "" {
-			fmt.Fprintln(a.stderr, ee.msg)
+			fmt.Fprintln(a.stderr, untrusted.Visible(ee.msg))
 		}
 		return ee.code
 	default:
-		fmt.Fprintf(a.stderr, "%s %s: %v\n", progName, cmd.name, err)
+		fmt.Fprintf(a.stderr, "%s %s: %s\n", progName, cmd.name, untrusted.Visible(err.Error()))
 		return exitFailure
 	}
 }

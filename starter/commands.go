@@ -347,7 +347,7 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 		}
 		done = append(done, sent{p.CallID, p.Tool, decision, via})
 		if !a.cfg.JSON && via == "" {
-			fmt.Fprintf(a.stdout, "%s %s (%s)\n", pastTense(decision), p.CallID, p.Tool)
+			fmt.Fprintf(a.stdout, "%s %s (%s)\n", pastTense(decision), showID(p.CallID), oneLine(p.Tool))
 		}
 	}
 	if a.cfg.JSON {

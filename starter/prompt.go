@@ -207,7 +207,7 @@ func (a *app) promptDecision(ctx context.Context, c sessionClient, session strin
 		if ctx.Err() != nil {
 			return
 		}
-		fmt.Fprintf(a.stdout, "%s %v\n", st.paint("✗", sgrBold, sgrRed), st.paint(err.Error(), sgrRed))
+		fmt.Fprintf(a.stdout, "%s %v\n", st.paint("✗", sgrBold, sgrRed), st.paint(untrusted.Visible(err.Error()), sgrRed))
 		return
 	}
 	verb, code := "approved", sgrGreen

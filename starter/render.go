@@ -172,7 +172,7 @@ func statusRows(tw io.Writer, st workflows.Status) {
 	fmt.Fprintf(tw, "phase\t%s\n", st.Phase)
 	fmt.Fprintf(tw, "turn\t%d/%d\n", st.Turn, st.MaxTurns)
 	if st.Model != "" {
-		fmt.Fprintf(tw, "model\t%s\n", st.Model)
+		fmt.Fprintf(tw, "model\t%s\n", oneLine(st.Model))
 	}
 	fmt.Fprintf(tw, "tokens\t%s\n", renderUsage(st.Usage))
 	fmt.Fprintf(tw, "pending approvals\t%d\n", st.PendingApprovals)

@@ -68,7 +68,7 @@ func (a *app) warn(w *watchState, err error) {
 	if msg := err.Error(); msg != w.lastWarn {
 		w.lastWarn = msg
 		a.clearSpin(w)
-		fmt.Fprintf(a.stderr, "%s watch: %s (still watching)\n", progName, msg)
+		fmt.Fprintf(a.stderr, "%s watch: %s (still watching)\n", progName, oneLine(msg))
 	}
 }
 
