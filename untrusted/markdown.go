@@ -7,9 +7,10 @@ import (
 )
 
 // MarkdownText is s as Markdown text that means only itself: rendered on
-// one line (Line), with every ASCII punctuation character backslash
-// escaped, so no heading, list, quote, link, image, emphasis, HTML or code
-// fence can be made of it, and it cannot start a line of its own.
+// one line (Line), so it cannot start a line of its own (no heading, list,
+// quote or fence), with every character that makes structure within a
+// line backslash escaped: emphasis, code, links and images, HTML and
+// entities, strikethrough, table cells, math.
 func MarkdownText(s string) string {
 	return escapePunct(Line(s))
 }
@@ -18,7 +19,7 @@ func escapePunct(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x80 && strings.IndexByte("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", c) >= 0 {
+		if strings.IndexByte("\\`*_[]<>!&~|#$", c) >= 0 {
 			b.WriteByte('\\')
 		}
 		b.WriteByte(c)

@@ -70,8 +70,8 @@ func TestMarkdown(t *testing.T) {
 	id := "c1`\n### ✅ Reviewed by security: safe\n[Approve in one click](http://evil/) <!channel>"
 	got := MarkdownText(id)
 	require.NotContains(t, got, "\n")
-	require.Contains(t, got, `\#\#\# ✅ Reviewed by security\: safe`)
-	require.Contains(t, got, `\[Approve in one click\]\(http\:\/\/evil\/\)`)
+	require.Contains(t, got, `\#\#\# ✅ Reviewed by security: safe`)
+	require.Contains(t, got, `\[Approve in one click\](http://evil/) \<\!channel\>`)
 	require.Equal(t, "``c1` ↵ x``", MarkdownCode("c1`\nx"))
 	require.Equal(t, "`a`", MarkdownCode("a"))
 	b := MarkdownBlock("x\n```\n# not a heading", "sh")
