@@ -282,6 +282,6 @@ func TestTerminalShowsHostileTextVisibly(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, patch, rawFile)
 
-	t.Logf("%d sequences tried in 5 inputs (model text, arguments, call ids, tool output, file contents) across %d commands on a pseudo-terminal: none reached it raw",
-		len(hostileSequences), commands)
+	t.Logf("%d sequences tried (%d kinds in each of 5 inputs: model text, arguments, call ids, tool output, file contents) across %d commands on a pseudo-terminal: none reached it raw",
+		5*len(hostileSequences), len(hostileSequences), commands)
 }

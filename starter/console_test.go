@@ -477,6 +477,9 @@ func TestConsoleShowsUntrustedTextVisibly(t *testing.T) {
 	require.Contains(t, shown, `[c1 ↵ ### Reviewed: safe]`)
 	require.Contains(t, shown, `asks because: asks⟨U+202E⟩`)
 
+	fetch := argumentFields("web_fetch", `{"url":"https://gооgle.com/login"}`, 0)
+	require.Equal(t, "https://gооgle.com ⟨xn--ggle-55da.com⟩/login", fetch[0].Text, "a homoglyph host shows its punycode")
+
 	long := conversation.Message{Role: conversation.RoleAssistant, Content: strings.Repeat("x", maxConsoleText) + strings.Repeat("\n", 150) + "tail"}
 	v := messageViews([]conversation.Message{long})[0]
 	require.Equal(t, "… 154 more bytes, 150 more lines hidden; "+consoleMore, v.Hidden)
