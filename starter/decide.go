@@ -129,9 +129,9 @@ func (a *app) sendDecision(ctx context.Context, c sessionClient, session string,
 	// No answer (a timeout, the server restarting, no worker): before
 	// saying anything, ask history whether the session took it.
 	if !a.ui.live && !a.cfg.JSON {
-		fmt.Fprintf(a.stderr, "no reply to the %s of %s (%v); checking the session's history…\n", ap.Decision, ap.CallID, shortErr(err))
+		fmt.Fprintf(a.stderr, "no reply to the %s of %s (%v); checking the session's history…\n", ap.Decision, showID(ap.CallID), shortErr(err))
 	} else if !a.cfg.JSON {
-		fmt.Fprintf(a.stdout, "no reply to the %s of %s; checking the session's history…\n", ap.Decision, ap.CallID)
+		fmt.Fprintf(a.stdout, "no reply to the %s of %s; checking the session's history…\n", ap.Decision, showID(ap.CallID))
 	}
 	taken, failure, herr := a.updateInHistory(ctx, c, session, id)
 	switch {
