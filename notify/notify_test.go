@@ -303,3 +303,11 @@ func TestNotificationsRenderHostileCallsVisibly(t *testing.T) {
 	require.Contains(t, shown["arguments"], `#\r\x1b[2K⟨U+202E⟩`)
 	require.Equal(t, "… 21,034 more bytes, 150 more lines hidden; the whole call: longrun pending --full s1", shown["hidden"])
 }
+
+// A section past Slack's limit says how much it hides.
+func TestSlackSectionSaysWhatItCuts(t *testing.T) {
+	t.Parallel()
+	b := section(strings.Repeat("x", slackMaxSection+500))
+	require.LessOrEqual(t, len(b.Text.Text), slackMaxSection)
+	require.Contains(t, b.Text.Text, "… 580 more bytes hidden; the inbox has it all")
+}

@@ -87,8 +87,15 @@ func (m SlackMessage) Marshal() ([]byte, error) {
 	return raw, nil
 }
 
+// section is one block of text; past Slack's limit it is cut with the
+// count of what is hidden, never silently.
 func section(text string) SlackBlock {
-	return SlackBlock{Type: "section", Text: &SlackText{Type: "mrkdwn", Text: cut(text, slackMaxSection)}}
+	if len(text) > slackMaxSection {
+		const room = 80 // for the note
+		head, c := untrusted.Head(text, slackMaxSection-room, 0)
+		text = head + "\n" + slackEscape(c.Note("the inbox has it all"))
+	}
+	return SlackBlock{Type: "section", Text: &SlackText{Type: "mrkdwn", Text: text}}
 }
 
 // slackEscape escapes the three characters Slack's mrkdwn gives a meaning
@@ -97,21 +104,6 @@ func section(text string) SlackBlock {
 func slackEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
-
-// cut shortens s to at most n bytes on a rune boundary, marking the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const mark = "…"
-	i := n - len(mark)
-	for i > 0 && !isRuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + mark
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 func orDefault(s, def string) string {
 	if s == "" {
