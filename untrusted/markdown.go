@@ -3,7 +3,6 @@ package untrusted
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // MarkdownText is s as Markdown text that means only itself: rendered on
@@ -80,54 +79,4 @@ func SlackCode(s string) string {
 // SlackBlock is s as a preformatted block in Slack's mrkdwn, made visible.
 func SlackBlock(s string) string {
 	return "```" + slackReplacer.Replace(strings.TrimRight(Visible(s), "\n")) + "```"
-}
-
-// Token is s on one line, like Line but untrimmed: for an id, which is
-// shown between brackets, so spaces at its ends show.
-func Token(s string) string { return render(s, line) }
-
-// ShellQuote quotes s for bash or zsh as $'...' with every control, hidden
-// or non-UTF-8 character written as an escape (\x1b, \u202e), when s holds
-// any: the command a person copies is exact, and reads as it runs. ok is
-// false when s holds none and the caller's own quoting fits.
-func ShellQuote(s string) (quoted string, ok bool) {
-	needs := false
-	for i, r := range s {
-		if r == utf8.RuneError && len(s[i:]) > 0 {
-			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
-				needs = true
-				break
-			}
-		}
-		if Hidden(r) {
-			needs = true
-			break
-		}
-	}
-	if !needs {
-		return "", false
-	}
-	var b strings.Builder
-	b.WriteString("$'")
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\'' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x80 && Hidden(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case Hidden(r) && r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case Hidden(r):
-			fmt.Fprintf(&b, `\U%08x`, r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	b.WriteString("'")
-	return b.String(), true
 }

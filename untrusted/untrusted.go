@@ -54,6 +54,10 @@ func Line(s string) string {
 	return render(strings.Trim(s, " \t\r\n"), line)
 }
 
+// Token is s on one line, like Line but untrimmed: for an id, which is
+// shown between brackets, so spaces at its ends show.
+func Token(s string) string { return render(s, line) }
+
 func spaces(n int) string { return fmt.Sprintf("⟨%s spaces⟩", Count(n)) }
 
 func render(s string, m mode) string {
