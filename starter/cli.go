@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -312,11 +313,15 @@ func (a *app) commandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
 
 // printJSON writes v indented, for people piping to jq and for scripts alike.
 func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("encode json: %w", err)
 	}
-	return nil
+	// The same value, with bidi, zero-width and C1 characters escaped:
+	// JSON printed on a terminal is read too.
+	_, err := a.stdout.Write(untrusted.JSON(b.Bytes()))
+	return err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"regexp"
@@ -203,4 +204,20 @@ func TestRenderChangesInStatusAndResult(t *testing.T) {
 		Changes: &checkout.Stat{Files: 1, Insertions: 1, Paths: []string{"a.go"}}, LeftOut: []string{".longrun/permissions.json"}})
 	require.Contains(t, b.String(), "changes   1 file changed, +1 -0\n")
 	require.Contains(t, b.String(), "left out  .longrun/permissions.json")
+}
+
+// --json is read on terminals too: bidi, zero-width and C1 characters are
+// escaped (the decoded value is the same), C0 ones already are.
+func TestJSONOutputEscapesHiddenCharacters(t *testing.T) {
+	t.Parallel()
+	p := []workflows.PendingApproval{{CallID: "c1", Tool: "shell", Arguments: "{\"command\":\"ls \u202e\u200b\u009b2J\x1b[2J\"}"}}
+	f := &fakeClient{query: pendingQuery(p)}
+	code, stdout, stderr := runFake(t, f, "--json", "pending", "s1")
+	require.Equal(t, exitOK, code, stderr)
+	for _, raw := range []string{"\u202e", "\u200b", "\u009b", "\x1b"} {
+		require.NotContains(t, stdout, raw)
+	}
+	var back []workflows.PendingApproval
+	require.NoError(t, json.Unmarshal([]byte(stdout), &back))
+	require.Equal(t, p, back)
 }

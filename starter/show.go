@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/untrusted"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -135,7 +136,7 @@ func (a *app) cmdHistory(ctx context.Context, fs *flag.FlagSet, args []string) e
 			if err != nil {
 				return fmt.Errorf("encode history of %s: %w", session, err)
 			}
-			_, err = fmt.Fprintln(a.stdout, string(b))
+			_, err = fmt.Fprintln(a.stdout, string(untrusted.JSON(b)))
 			return err
 		}
 		renderHistory(a.stdout, a.payloads(), h)

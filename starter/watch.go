@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/untrusted"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -38,12 +40,14 @@ type event struct {
 }
 
 func (a *app) printEvent(e event) error {
-	enc := json.NewEncoder(a.stdout)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false) // shell commands in arguments stay readable
 	if err := enc.Encode(e); err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
-	return nil
+	_, err := a.stdout.Write(untrusted.JSON(b.Bytes())) // hidden characters escaped, as printJSON
+	return err
 }
 
 // watchState is what watch has already shown.

@@ -1,6 +1,7 @@
 package untrusted
 
 import (
+	"encoding/json"
 	"os/exec"
 	"strings"
 	"testing"
@@ -128,4 +129,16 @@ func TestShellQuote(t *testing.T) {
 	out, err := exec.Command("bash", "-c", "printf %s "+q).Output()
 	require.NoError(t, err)
 	require.Equal(t, "c1\x1b[2J'\u202e\xff", string(out), "bash reads back the exact string")
+}
+
+func TestJSON(t *testing.T) {
+	t.Parallel()
+	in := map[string]string{"a": "x\u202ey\u009b\U000E0041\u200b é"}
+	raw, err := json.Marshal(in)
+	require.NoError(t, err)
+	got := JSON(raw)
+	require.Equal(t, `{"a":"x\u202ey\u009b\udb40\udc41\u200b é"}`, string(got))
+	var back map[string]string
+	require.NoError(t, json.Unmarshal(got, &back))
+	require.Equal(t, in, back, "the same value")
 }
