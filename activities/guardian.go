@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,17 +60,31 @@ func (a *Activities) ReviewCall(ctx context.Context, req guardian.Request) (guar
 	if timeout <= 0 {
 		timeout = DefaultGuardianTimeout
 	}
+	if v, ok := guardian.Oversized(req); ok {
+		return v, nil // the reviewer sees a call whole or not at all
+	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if req.Head != "" && a.transcript != nil {
 		// The conversation before the session's latest messages: without
 		// it the reviewer would see only the call itself. A store that
-		// cannot answer leaves the evidence short, not the review undone.
-		if earlier, err := transcript.Load(rctx, a.transcript, req.Head); err == nil {
+		// cannot answer leaves the evidence short, not the review undone;
+		// but the person's task is in it, and without the task no
+		// reviewer decides: a person does.
+		earlier, err := transcript.Load(rctx, a.transcript, req.Head)
+		if err == nil {
 			req.Recent = guardian.WithEarlier(earlier, req.Recent)
-		} else if activity.IsActivity(ctx) {
+			var orig []conversation.Message
+			if orig, err = transcript.Expand(rctx, a.transcript, earlier); err == nil {
+				req.Task = guardian.TaskWithEarlier(orig, req.Task)
+			}
+		}
+		if err != nil && activity.IsActivity(ctx) {
 			activity.GetLogger(ctx).Warn("guardian: conversation not loaded", "head", req.Head, "error", err)
 		}
+	}
+	if !slices.ContainsFunc(req.Task, func(e guardian.Entry) bool { return e.Role == guardian.RoleTask }) {
+		return guardian.Failed(guardian.FailError, "the person's task could not be found for the guardian, so a person decides"), nil
 	}
 	stop := heartbeatEvery(rctx, ctx, 5*time.Second)
 	defer stop()

@@ -49,7 +49,7 @@ func TestControlFilesStayOffTheBranchAndOutOfApply(t *testing.T) {
 	var md sdkpb.WorkflowMetadata
 	require.NoError(t, val.Get(&md))
 	require.Contains(t, md.GetCurrentDetails(), "**changes on "+checkout.Branch(id)+":** 1 file changed, +1 -0 (control files left out: .longrun/permissions.json, AGENTS.md)")
-	require.Contains(t, md.GetCurrentDetails(), "files: code.txt")
+	require.Contains(t, md.GetCurrentDetails(), "files: `code.txt`")
 
 	out, err = e.starter("apply", id)
 	require.Error(t, err, out)

@@ -265,3 +265,27 @@ func TestWithEarlier(t *testing.T) {
 	require.Len(t, got, MaxEntries)
 	require.Equal(t, "new", got[len(got)-1].Text, "the latest entries are kept")
 }
+
+// The task is in the evidence however many calls came since: twelve
+// cheap calls push it out of Recent, never out of Task.
+func TestTaskSurvivesManyCalls(t *testing.T) {
+	t.Parallel()
+	msgs := []conversation.Message{{Role: conversation.RoleSystem, Content: "sys"}, {Role: conversation.RoleUser, Content: "fix the flaky test"}}
+	for i := 0; i < 20; i++ {
+		msgs = append(msgs, conversation.Message{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{{ID: "c", Name: "read", Arguments: `{}`}}},
+			conversation.ToolMessage(conversation.ToolResult{CallID: "c", Name: "read", Content: "x"}))
+	}
+	require.NotContains(t, UserMessage(Request{Recent: Recent(msgs)}), "fix the flaky test", "Recent alone loses it")
+	task := Task(msgs)
+	require.Equal(t, []Entry{{Role: RoleTask, Text: "fix the flaky test"}}, task)
+	require.Contains(t, UserMessage(Request{Recent: Recent(msgs), Task: task}), "fix the flaky test")
+
+	msgs = append(msgs, conversation.Message{Role: conversation.RoleUser, Content: "also the docs"})
+	require.Equal(t, []Entry{{Role: RoleTask, Text: "fix the flaky test"}, {Role: RoleLatest, Text: "also the docs"}}, Task(msgs))
+	require.Equal(t, []Entry{{Role: RoleTask, Text: "first"}, {Role: RoleLatest, Text: "also the docs"}},
+		TaskWithEarlier([]conversation.Message{{Role: conversation.RoleUser, Content: "first"}}, Task(msgs[len(msgs)-1:])))
+	_, over := Oversized(Request{Arguments: strings.Repeat("x", MaxArgsChars+1)})
+	require.True(t, over)
+	_, over = Oversized(Request{Arguments: strings.Repeat("x", MaxArgsChars)})
+	require.False(t, over)
+}

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/longrun/longrun/untrusted"
 )
 
 // Render is what the worker adds to an event when it renders it: where a
@@ -48,6 +50,25 @@ type Body struct {
 type PendingCall struct {
 	Call
 	Commands Commands `json:"commands"`
+	// Shown is the call as a person should read it: the raw strings above
+	// are the model's, and may hold escape sequences, bidi controls or a
+	// homoglyph host a receiver would render as they want.
+	Shown Shown `json:"shown"`
+}
+
+// Shown is a call rendered by untrusted: ids, tool and reason on one line
+// and the arguments with every hidden character visible, followed by what
+// was cut, if anything, and where the whole call is.
+type Shown struct {
+	// ID is the session's id of the call, the one decisions name.
+	ID        string `json:"id"`
+	CallID    string `json:"call_id"`
+	Tool      string `json:"tool"`
+	Arguments string `json:"arguments"`
+	Reason    string `json:"reason"`
+	// Hidden says how much of the arguments is not here and where they
+	// are whole; "" when they are all here.
+	Hidden string `json:"hidden,omitempty"`
 }
 
 // Commands decide one call: with the CLI (the approve update, checked),
@@ -75,9 +96,29 @@ func NewBody(ev Event, r Render) Body {
 		Pending:    make([]PendingCall, 0, len(ev.Pending)),
 	}
 	for _, c := range ev.Pending {
-		b.Pending = append(b.Pending, PendingCall{Call: c, Commands: r.commands(ev.Session, c)})
+		b.Pending = append(b.Pending, PendingCall{Call: c, Commands: r.commands(ev.Session, c), Shown: r.shown(ev, c, 0)})
 	}
 	return b
+}
+
+// shown renders c, its arguments cut to limit bytes (0: as recorded).
+func (r Render) shown(ev Event, c Call, limit int) Shown {
+	args, cut := untrusted.Head(c.Arguments, limit, 0)
+	if c.Cut != nil {
+		cut = cut.Plus(*c.Cut)
+	}
+	return Shown{
+		ID: untrusted.Token(c.ID), CallID: untrusted.Token(c.CallID), Tool: untrusted.Line(c.Tool), Reason: untrusted.Line(c.Reason),
+		Arguments: untrusted.Visible(args), Hidden: cut.Note(r.whole(ev)),
+	}
+}
+
+// whole is where a cut call is seen whole.
+func (r Render) whole(ev Event) string {
+	if u := r.sessionURL(ev); u != "" {
+		return "the whole call: " + u
+	}
+	return fmt.Sprintf("the whole call: %s pending --full %s", orDefault(r.CLI, "longrun"), ShellQuote(ev.Session))
 }
 
 // sessionURL links ev's session in the console: its page, at the first
@@ -168,8 +209,13 @@ func ConnFlags(address, namespace string) string {
 	return f
 }
 
-// ShellQuote quotes s for a POSIX shell when it needs it.
+// ShellQuote quotes s for a POSIX shell when it needs it; as bash's $'...'
+// with escapes when it holds a control or hidden character, so the command
+// reads as it runs.
 func ShellQuote(s string) string {
+	if q, ok := untrusted.ShellQuote(s); ok {
+		return q
+	}
 	if plainWord.MatchString(s) {
 		return s
 	}

@@ -6,6 +6,8 @@
 // the activity in package activities wraps Sender.Send.
 package notify
 
+import "github.com/longrun/longrun/untrusted"
+
 // Events a session notifies about (Event.Event, the body's "event").
 const (
 	EventWaiting   = "waiting"
@@ -55,7 +57,10 @@ type Call struct {
 	Digest    string `json:"digest,omitempty"`
 	Tool      string `json:"tool"`
 	Arguments string `json:"arguments"`
-	Reason    string `json:"reason"`
+	// Cut is what the session left out of Arguments to keep the event
+	// small (nil: nothing); every rendering says so.
+	Cut    *untrusted.Cut `json:"cut,omitempty"`
+	Reason string         `json:"reason"`
 	// Session is set for a call waiting in a sub-agent: its session id.
 	Session string `json:"session,omitempty"`
 }

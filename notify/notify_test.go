@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/longrun/longrun/untrusted"
 )
 
 func waiting() Event {
@@ -150,7 +152,7 @@ func TestSlackMessage(t *testing.T) {
 		require.Equal(t, "mrkdwn", b.Text.Type)
 	}
 	call := got.Blocks[1].Text.Text
-	require.Contains(t, call, "*write* `c1` — write changes the workspace")
+	require.Contains(t, call, "`write` `c1` — `write changes the workspace`")
 	require.Contains(t, call, "&lt;b&gt;", "mrkdwn's <, > and & are escaped: arguments cannot ping or hide a link")
 	require.NotContains(t, call, "<b>")
 	require.Contains(t, call, "approve: `longrun approve s1 c1`")
@@ -301,4 +303,47 @@ func TestParseURL(t *testing.T) {
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "secret")
 	require.ErrorContains(t, ParseURL("--notify-slack", "https:///path"), "no host")
+}
+
+// A hostile call cannot make structure in Slack (no mention, link, heading
+// or end of its code block, no new line from its id), and the webhook
+// carries it rendered beside the raw strings, with what the session cut.
+func TestNotificationsRenderHostileCallsVisibly(t *testing.T) {
+	t.Parallel()
+	args := "{\"command\":\"go test ./... #\r\x1b[2K\u202e```\n<!channel> *bold* <http://evil|Approve in one click>" + strings.Repeat(" ", 500) + "; touch pwned\"}"
+	ev := Event{Key: "k", Event: EventWaiting, Session: "s1", Pending: []Call{{
+		CallID: "c1`\n### Reviewed by security: safe", Tool: "shell", Arguments: args, Reason: "asks",
+		Cut: &untrusted.Cut{Bytes: 21034, Lines: 150},
+	}}}
+	m := NewSlack(ev, Render{ConsoleURL: "http://inbox.example/"})
+	call := m.Blocks[1].Text.Text
+	for _, raw := range []string{"\x1b", "\r", "\u202e", "<!channel>", "<http://evil", "\n###"} {
+		require.NotContains(t, call, raw)
+	}
+	require.Equal(t, 2, strings.Count(call, "```"), "only the block's own fences: %s", call)
+	require.Contains(t, call, "`c1⟨U+0060⟩ ↵ ### Reviewed by security: safe`")
+	require.Contains(t, call, `#\r\x1b[2K⟨U+202E⟩⟨U+0060⟩⟨U+0060⟩⟨U+0060⟩`)
+	require.Contains(t, call, "⟨500 spaces⟩; touch pwned")
+	require.Contains(t, call, "… 21,034 more bytes, 150 more lines hidden; the whole call: http://inbox.example/session?id=s1#call-")
+	require.Contains(t, call, "approve: `longrun approve s1 $'c1⟨U+0060⟩\\x0a### Reviewed by security: safe'`", "a backtick in a command cannot end its code")
+
+	var body map[string]any
+	raw, err := NewBody(ev, Render{}).Marshal()
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &body))
+	p := body["pending"].([]any)[0].(map[string]any)
+	require.Equal(t, args, p["arguments"], "the raw string as the model wrote it")
+	shown := p["shown"].(map[string]any)
+	require.Equal(t, "c1` ↵ ### Reviewed by security: safe", shown["call_id"])
+	require.NotContains(t, shown["arguments"], "\x1b")
+	require.Contains(t, shown["arguments"], `#\r\x1b[2K⟨U+202E⟩`)
+	require.Equal(t, "… 21,034 more bytes, 150 more lines hidden; the whole call: longrun pending --full s1", shown["hidden"])
+}
+
+// A section past Slack's limit says how much it hides.
+func TestSlackSectionSaysWhatItCuts(t *testing.T) {
+	t.Parallel()
+	b := section(strings.Repeat("x", slackMaxSection+500))
+	require.LessOrEqual(t, len(b.Text.Text), slackMaxSection)
+	require.Contains(t, b.Text.Text, "… 580 more bytes hidden; the inbox has it all")
 }

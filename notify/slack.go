@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/longrun/longrun/untrusted"
 )
 
 // SlackMessage is the body a Slack-compatible incoming webhook takes:
@@ -40,9 +42,13 @@ const (
 func NewSlack(ev Event, r Render) SlackMessage {
 	b := NewBody(ev, r)
 	m := SlackMessage{Text: b.Text}
-	head := slackEscape(b.Text)
+	head := slackEscape(untrusted.Line(b.Text))
 	if b.FinalText != "" {
-		head += "\n>" + strings.ReplaceAll(slackEscape(cut(b.FinalText, slackMaxArgs)), "\n", "\n>")
+		final, c := untrusted.Head(b.FinalText, slackMaxArgs, 0)
+		head += "\n" + untrusted.SlackBlock(final)
+		if !c.None() {
+			head += "\n" + slackEscape(c.Note(""))
+		}
 	}
 	m.Blocks = append(m.Blocks, section(head))
 	for i, c := range b.Pending {
@@ -52,13 +58,18 @@ func NewSlack(ev Event, r Render) SlackMessage {
 			break
 		}
 		var t strings.Builder
-		fmt.Fprintf(&t, "*%s* `%s`", slackEscape(c.Tool), slackEscape(c.ID))
+		fmt.Fprintf(&t, "%s %s", untrusted.SlackCode(c.Tool), untrusted.SlackCode(c.ID))
 		if c.Reason != "" {
-			fmt.Fprintf(&t, " — %s", slackEscape(c.Reason))
+			fmt.Fprintf(&t, " — %s", untrusted.SlackCode(c.Reason))
 		}
-		fmt.Fprintf(&t, "\n```%s```", slackEscape(cut(c.Arguments, slackMaxArgs)))
-		fmt.Fprintf(&t, "\napprove: `%s`\ndeny: `%s`", slackEscape(c.Commands.Approve), slackEscape(c.Commands.Deny))
-		fmt.Fprintf(&t, "\nwithout the CLI: `%s`", slackEscape(c.Commands.ApproveSignal))
+		shown := r.shown(ev, c.Call, slackMaxArgs)
+		args, _ := untrusted.Head(c.Arguments, slackMaxArgs, 0)
+		fmt.Fprintf(&t, "\n%s", untrusted.SlackBlock(args))
+		if shown.Hidden != "" {
+			fmt.Fprintf(&t, "\n*%s*", slackEscape(shown.Hidden))
+		}
+		fmt.Fprintf(&t, "\napprove: %s\ndeny: %s", untrusted.SlackCode(c.Commands.Approve), untrusted.SlackCode(c.Commands.Deny))
+		fmt.Fprintf(&t, "\nwithout the CLI: %s", untrusted.SlackCode(c.Commands.ApproveSignal))
 		m.Blocks = append(m.Blocks, section(t.String()))
 	}
 	if b.SessionURL != "" {
@@ -76,8 +87,15 @@ func (m SlackMessage) Marshal() ([]byte, error) {
 	return raw, nil
 }
 
+// section is one block of text; past Slack's limit it is cut with the
+// count of what is hidden, never silently.
 func section(text string) SlackBlock {
-	return SlackBlock{Type: "section", Text: &SlackText{Type: "mrkdwn", Text: cut(text, slackMaxSection)}}
+	if len(text) > slackMaxSection {
+		const room = 80 // for the note
+		head, c := untrusted.Head(text, slackMaxSection-room, 0)
+		text = head + "\n" + slackEscape(c.Note("the inbox has it all"))
+	}
+	return SlackBlock{Type: "section", Text: &SlackText{Type: "mrkdwn", Text: text}}
 }
 
 // slackEscape escapes the three characters Slack's mrkdwn gives a meaning
@@ -86,21 +104,6 @@ func section(text string) SlackBlock {
 func slackEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
-
-// cut shortens s to at most n bytes on a rune boundary, marking the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const mark = "…"
-	i := n - len(mark)
-	for i > 0 && !isRuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + mark
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 func orDefault(s, def string) string {
 	if s == "" {

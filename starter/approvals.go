@@ -119,7 +119,7 @@ func pendingList(pending []workflows.PendingApproval) string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "  %s  %s %s", p.ID, p.Tool, cut(oneLine(p.Arguments), 60))
+		fmt.Fprintf(&b, "  %s  %s %s", showID(p.ID), oneLine(p.Tool), preview(p.Arguments, 60, "see all: "+progName+" pending --full SESSION"))
 	}
 	return b.String()
 }

@@ -29,7 +29,11 @@ func changesRows(tw io.Writer, st *checkout.Stat, leftOut []string) {
 		if n := st.Files - len(st.Paths); n > 0 {
 			more = fmt.Sprintf(" and %d more", n)
 		}
-		fmt.Fprintf(tw, "files\t%s%s\n", strings.Join(st.Paths, ", "), more)
+		paths := make([]string, len(st.Paths))
+		for i, p := range st.Paths {
+			paths[i] = showID(p) // a file's name is the model's
+		}
+		fmt.Fprintf(tw, "files\t%s%s\n", strings.Join(paths, ", "), more)
 	}
 	if len(leftOut) == 0 {
 		leftOut = st.Control

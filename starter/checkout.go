@@ -12,6 +12,7 @@ import (
 	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/transcript"
+	"github.com/longrun/longrun/untrusted"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -51,6 +52,12 @@ func (a *app) cmdDiff(ctx context.Context, fs *flag.FlagSet, args []string) erro
 		}
 		if a.cfg.JSON {
 			return a.printJSON(map[string]string{"session_id": id, "branch": in.Branch, "base": in.Base, "diff": d})
+		}
+		if a.terminal(a.stdout) {
+			// A person reads it: a file's escape sequences must show, not
+			// act (a line ending in "\r\x1b[2K\x1b[1A" would erase itself).
+			// A pipe gets the exact patch, for git apply.
+			d = untrusted.Visible(d)
 		}
 		_, err = fmt.Fprint(a.stdout, d)
 		return err

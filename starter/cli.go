@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 
 	"github.com/longrun/longrun/codec"
+	"github.com/longrun/longrun/untrusted"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -182,17 +184,19 @@ func (a *app) exitCode(cmd *command, fs *flag.FlagSet, err error) int {
 	case errors.Is(err, flag.ErrHelp):
 		a.commandUsage(a.stdout, cmd, fs)
 		return exitOK
+	// Messages may quote the model's ids and arguments (and the session's
+	// refusals do): they reach the terminal through the renderer too.
 	case errors.As(err, &ue):
-		fmt.Fprintf(a.stderr, "%s %s: %s\n", progName, cmd.name, ue.msg)
+		fmt.Fprintf(a.stderr, "%s %s: %s\n", progName, cmd.name, untrusted.Visible(ue.msg))
 		a.commandUsage(a.stderr, cmd, fs)
 		return exitUsage
 	case errors.As(err, &ee):
 		if ee.msg != "" {
-			fmt.Fprintln(a.stderr, ee.msg)
+			fmt.Fprintln(a.stderr, untrusted.Visible(ee.msg))
 		}
 		return ee.code
 	default:
-		fmt.Fprintf(a.stderr, "%s %s: %v\n", progName, cmd.name, err)
+		fmt.Fprintf(a.stderr, "%s %s: %s\n", progName, cmd.name, untrusted.Visible(err.Error()))
 		return exitFailure
 	}
 }
@@ -309,11 +313,15 @@ func (a *app) commandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
 
 // printJSON writes v indented, for people piping to jq and for scripts alike.
 func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("encode json: %w", err)
 	}
-	return nil
+	// The same value, with bidi, zero-width and C1 characters escaped:
+	// JSON printed on a terminal is read too.
+	_, err := a.stdout.Write(untrusted.JSON(b.Bytes()))
+	return err
 }

@@ -350,7 +350,7 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 		}
 		done = append(done, sent{p.CallID, p.ID, p.Tool, decision, via})
 		if !a.cfg.JSON && via == "" {
-			fmt.Fprintf(a.stdout, "%s %s (%s)\n", pastTense(decision), p.ID, p.Tool)
+			fmt.Fprintf(a.stdout, "%s %s (%s)\n", pastTense(decision), showID(p.ID), oneLine(p.Tool))
 		}
 	}
 	if a.cfg.JSON {
@@ -453,8 +453,9 @@ func refsOf(msgs []conversation.Message, id string) []string {
 }
 
 func (a *app) cmdPending(ctx context.Context, fs *flag.FlagSet, args []string) error {
-	var all bool
+	var all, full bool
 	fs.BoolVar(&all, "all", false, "every session in the namespace waiting for approval (via the LongrunPhase search attribute)")
+	fs.BoolVar(&full, "full", false, "show every call's arguments whole, one field a line, instead of a cut preview")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -463,7 +464,7 @@ func (a *app) cmdPending(ctx context.Context, fs *flag.FlagSet, args []string) e
 		if len(pos) > 0 {
 			return usagef("pending --all takes no session")
 		}
-		return a.pendingAll(ctx)
+		return a.pendingAll(ctx, full)
 	}
 	session, err := onlySession(fs, pos)
 	if err != nil {
@@ -484,7 +485,7 @@ func (a *app) cmdPending(ctx context.Context, fs *flag.FlagSet, args []string) e
 		}
 		return a.printJSON(pending)
 	}
-	renderPending(a.stdout, a.cfg, session, pending)
+	renderPending(a.stdout, a.cfg, session, pending, full)
 	return nil
 }
 
@@ -515,6 +516,7 @@ func (a *app) cmdStatus(ctx context.Context, fs *flag.FlagSet, args []string) er
 }
 
 func (a *app) cmdConversation(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	full := fs.Bool("full", false, "show tool calls and results whole instead of cut previews")
 	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
 		msgs, err := a.queryConversation(ctx, c, session)
 		if err != nil {
@@ -526,7 +528,7 @@ func (a *app) cmdConversation(ctx context.Context, fs *flag.FlagSet, args []stri
 			}
 			return a.printJSON(msgs)
 		}
-		renderConversation(a.stdout, msgs)
+		renderConversation(a.stdout, msgs, style{full: *full, more: fullHint("conversation", session)})
 		return nil
 	})
 }
@@ -625,7 +627,7 @@ const waitingQuery = `LongrunPhase = "waiting-approval" AND ExecutionStatus = "R
 // pendingAll lists the pending approvals of every session waiting for
 // one, found through the search attribute, so one command shows everything
 // waiting for a person across the namespace.
-func (a *app) pendingAll(ctx context.Context) error {
+func (a *app) pendingAll(ctx context.Context, full bool) error {
 	c, err := a.connect(ctx)
 	if err != nil {
 		return err
@@ -672,7 +674,7 @@ func (a *app) pendingAll(ctx context.Context) error {
 			fmt.Fprintln(a.stdout)
 		}
 		fmt.Fprintf(a.stdout, "== %s ==\n", e.Session)
-		renderPending(a.stdout, a.cfg, e.Session, e.Pending)
+		renderPending(a.stdout, a.cfg, e.Session, e.Pending, full)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/longrun/longrun/hostcheck"
+	"github.com/longrun/longrun/untrusted"
 )
 
 // EnvConsoleTokenFile names the console's token file when --token-file is
@@ -30,7 +31,11 @@ var consoleFiles embed.FS
 // consoleTemplates parses the page templates once. html/template escapes
 // every value by its context: tool arguments, results and messages are
 // the model's text, hostile by assumption, and must never become markup.
-var consoleTemplates = template.Must(template.New("").Funcs(template.FuncMap{"form": newCallForm}).ParseFS(consoleFiles, "console/*.html"))
+// Escaping is not enough for what a person reads: "line" (untrusted.Token)
+// shows an id, a tool's name or a reason on one line with its control,
+// bidi and zero-width characters visible; the views do the same for
+// longer text (untrusted.Visible).
+var consoleTemplates = template.Must(template.New("").Funcs(template.FuncMap{"form": newCallForm, "line": untrusted.Token}).ParseFS(consoleFiles, "console/*.html"))
 
 // callForm is what the template of one waiting call needs: the call, the
 // session it waits in, the page's CSRF token, and which page to go back to.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -325,11 +326,11 @@ func TestConsoleRendersEditAsDiff(t *testing.T) {
 	require.Contains(t, body, `<span class="l file">--- a/hello.txt</span>`)
 	require.Contains(t, body, "edit asks")
 
-	f := argumentFields("apply_patch", `{"patch":"*** Begin Patch\n*** Update File: a.go\n@@\n-old\n+new\n ctx\n*** End Patch"}`)
+	f := argumentFields("apply_patch", `{"patch":"*** Begin Patch\n*** Update File: a.go\n@@\n-old\n+new\n ctx\n*** End Patch"}`, 0)
 	require.Len(t, f, 1)
 	require.Equal(t, []lineView{{diffFile, "*** Begin Patch"}, {diffFile, "*** Update File: a.go"}, {diffHunk, "@@"},
 		{diffDel, "-old"}, {diffAdd, "+new"}, {diffContext, " ctx"}, {diffFile, "*** End Patch"}}, f[0].Diff)
-	require.Equal(t, []fieldView{{Key: "arguments", Text: "not json"}}, argumentFields("shell", "not json"))
+	require.Equal(t, []fieldView{{Key: "arguments", Text: "not json"}}, argumentFields("shell", "not json", 0))
 }
 
 func TestConsoleTrustedProxyHeader(t *testing.T) {
@@ -489,4 +490,31 @@ func TestConsoleSessionPageShowsRecentMessages(t *testing.T) {
 	require.NotContains(t, body, "message 4<")
 	require.Contains(t, body, "message 5<")
 	require.Contains(t, body, "message "+strconv.Itoa(consoleMaxMessages+4)+"<")
+}
+
+// A waiting call is shown whole and visibly: escape sequences, bidi and
+// zero-width characters as text, a tail after 21,000 spaces on the page,
+// an id's newline as ↵; and a cut text in the conversation says how much
+// it hides.
+func TestConsoleShowsUntrustedTextVisibly(t *testing.T) {
+	t.Parallel()
+	args := `{"command":"go test ./... #\r\u001b[2K\u001b]52;c;eA==\u0007\u202e` + strings.Repeat(" ", 21000) + `; touch pwned\u200b"}`
+	p := workflows.PendingApproval{CallID: "c1\n### Reviewed: safe", Tool: "shell", Arguments: args, Reason: "asks\u202e"}
+	var b strings.Builder
+	require.NoError(t, consoleTemplates.ExecuteTemplate(&b, "call", newCallForm("tok", "s1", "inbox", pendingViews([]workflows.PendingApproval{p})[0])))
+	out := b.String()
+	for _, raw := range []string{"\x1b", "\r", "\u202e", "\u200b", "\a"} {
+		require.NotContains(t, out, raw)
+	}
+	shown := html.UnescapeString(out)
+	require.Contains(t, shown, `go test ./... #\r\x1b[2K\x1b]52;c;eA==\x07⟨U+202E⟩⟨21,000 spaces⟩; touch pwned⟨U+200B⟩`)
+	require.Contains(t, shown, `[c1 ↵ ### Reviewed: safe]`)
+	require.Contains(t, shown, `asks because: asks⟨U+202E⟩`)
+
+	fetch := argumentFields("web_fetch", `{"url":"https://gооgle.com/login"}`, 0)
+	require.Equal(t, "https://gооgle.com ⟨xn--ggle-55da.com⟩/login", fetch[0].Text, "a homoglyph host shows its punycode")
+
+	long := conversation.Message{Role: conversation.RoleAssistant, Content: strings.Repeat("x", maxConsoleText) + strings.Repeat("\n", 150) + "tail"}
+	v := messageViews([]conversation.Message{long})[0]
+	require.Equal(t, "… 154 more bytes, 150 more lines hidden; "+consoleMore, v.Hidden)
 }

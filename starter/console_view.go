@@ -9,13 +9,18 @@ import (
 	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/untrusted"
 	"github.com/longrun/longrun/workflows"
 )
 
-// maxConsoleText is how much of one text (an argument, a result, a
-// message) a console page shows. A person deciding needs the whole edit;
-// past this the rest is in `conversation --json`.
+// maxConsoleText is how much of one text in the conversation (an
+// argument, a result, a message) a console page shows, with a note of
+// what it hides past it. A waiting call is shown whole: a person decides
+// on all of it.
 const maxConsoleText = 20000
+
+// consoleMore is where the conversation's cut texts are whole.
+var consoleMore = "the waiting call shows whole above; the conversation's whole text: " + progName + " conversation --full SESSION"
 
 // lineView is one line of a diff, with its kind (diffKind, or diffFile
 // for a patch's *** header) as its CSS class.
@@ -27,10 +32,11 @@ type lineView struct {
 // fieldView is one argument of a call: a one-line value, a block of text,
 // or a diff.
 type fieldView struct {
-	Key   string
-	Text  string
-	Block bool       // multi-line text, shown as a block
-	Diff  []lineView // set when the value is an edit or a patch
+	Key    string
+	Text   string
+	Block  bool       // multi-line text, shown as a block
+	Diff   []lineView // set when the value is an edit or a patch
+	Hidden string     // how much of the value is not shown, if any
 }
 
 // pendingView is a call waiting for a person, laid out to be decided.
@@ -51,12 +57,14 @@ type resultView struct {
 	IsError              bool
 	Text                 string
 	Diff                 []lineView
+	Hidden               string // how much of the result is not shown, if any
 }
 
 // messageView is one conversation message.
 type messageView struct {
 	Role      string
 	Text      string
+	Hidden    string // how much of Text is not shown, if any
 	Reasoning string
 	Calls     []callView
 	Result    *resultView
@@ -68,7 +76,7 @@ func (p pendingView) ShortDigest() string { return callref.Short(p.Digest) }
 func pendingViews(ps []workflows.PendingApproval) []pendingView {
 	out := make([]pendingView, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, pendingView{PendingApproval: p, Fields: argumentFields(p.Tool, p.Arguments)})
+		out = append(out, pendingView{PendingApproval: p, Fields: argumentFields(p.Tool, p.Arguments, 0)})
 	}
 	return out
 }
@@ -76,11 +84,12 @@ func pendingViews(ps []workflows.PendingApproval) []pendingView {
 // argumentFields lays out a call's JSON arguments one field each, in key
 // order. An edit's old and new strings become one diff, a patch or a diff
 // in any argument is shown as one, and arguments that are not a JSON
-// object are shown as they are.
-func argumentFields(tool, args string) []fieldView {
+// object are shown as they are. Each value is cut to limit bytes with a
+// note of what is hidden (0: whole).
+func argumentFields(tool, args string, limit int) []fieldView {
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(args), &obj); err != nil || obj == nil {
-		return []fieldView{textField("arguments", args)}
+		return []fieldView{textField("arguments", args, limit)}
 	}
 	var out []fieldView
 	if tool == tools.EditName {
@@ -93,7 +102,8 @@ func argumentFields(tool, args string) []fieldView {
 			// The strings are fragments of the file, not whole files:
 			// their last lines lack a newline without that meaning
 			// anything, so the diff is made of whole lines.
-			out = append(out, fieldView{Key: "change", Diff: diffLines(tools.UnifiedDiff(path, withNewline(oldS), withNewline(newS)))})
+			d, c := untrusted.Head(tools.UnifiedDiff(path, withNewline(oldS), withNewline(newS)), limit, 0)
+			out = append(out, fieldView{Key: "change", Diff: diffLines(d), Hidden: c.Note(consoleMore)})
 		}
 	}
 	keys := make([]string, 0, len(obj))
@@ -108,7 +118,7 @@ func argumentFields(tool, args string) []fieldView {
 			b, _ := json.Marshal(obj[k]) // decoded from JSON, so it encodes
 			v = string(b)
 		}
-		fields = append(fields, textField(k, v))
+		fields = append(fields, textField(k, v, limit))
 	}
 	return append(fields, out...)
 }
@@ -120,14 +130,17 @@ func withNewline(s string) string {
 	return s + "\n"
 }
 
-// textField is one value: as a diff when it is one, else as text.
-func textField(key, v string) fieldView {
-	v = strings.ReplaceAll(cut(strings.TrimRight(v, "\n"), maxConsoleText), "\r\n", "\n")
+// textField is one value, cut to limit bytes (0: whole): as a diff when
+// it is one, else as text, made visible (untrusted.Visible).
+func textField(key, v string, limit int) fieldView {
+	v, c := untrusted.Head(strings.TrimRight(v, "\n"), limit, 0)
+	v = strings.ReplaceAll(v, "\r\n", "\n")
 	lines := strings.Split(v, "\n")
 	if len(lines) > 1 && isDiffText(lines) {
-		return fieldView{Key: key, Diff: diffLines(v)}
+		return fieldView{Key: key, Diff: diffLines(v), Hidden: c.Note(consoleMore)}
 	}
-	return fieldView{Key: key, Text: v, Block: len(lines) > 1}
+	v = untrusted.Visible(v)
+	return fieldView{Key: key, Text: v, Block: strings.Contains(v, "\n"), Hidden: c.Note(consoleMore)}
 }
 
 // diffLines classifies each line of a unified diff or a patch.
@@ -142,7 +155,7 @@ func diffLines(d string) []lineView {
 		if strings.HasPrefix(l, "*** ") {
 			kind = diffFile
 		}
-		out = append(out, lineView{Kind: kind, Text: l})
+		out = append(out, lineView{Kind: kind, Text: untrusted.Visible(l)})
 	}
 	return out
 }
@@ -150,18 +163,24 @@ func diffLines(d string) []lineView {
 func messageViews(msgs []conversation.Message) []messageView {
 	out := make([]messageView, 0, len(msgs))
 	for _, m := range msgs {
-		v := messageView{Role: m.Role, Text: cut(m.Content, maxConsoleText), Reasoning: cut(m.Reasoning, maxConsoleText)}
+		text, c := untrusted.Head(m.Content, maxConsoleText, 0)
+		reasoning, rc := untrusted.Head(m.Reasoning, maxConsoleText, 0)
+		if !rc.None() {
+			reasoning += "\n" + rc.Note(consoleMore)
+		}
+		v := messageView{Role: m.Role, Text: untrusted.Visible(text), Hidden: c.Note(consoleMore), Reasoning: untrusted.Visible(reasoning)}
 		for _, tc := range m.ToolCalls {
-			v.Calls = append(v.Calls, callView{ID: tc.Ref, Name: tc.Name, Fields: argumentFields(tc.Name, tc.Arguments)})
+			v.Calls = append(v.Calls, callView{ID: tc.Ref, Name: tc.Name, Fields: argumentFields(tc.Name, tc.Arguments, maxConsoleText)})
 		}
 		if r := m.Result; r != nil {
-			v.Text = ""
-			rv := &resultView{CallID: r.Ref, Name: r.Name, Reason: string(r.Reason), IsError: r.IsError}
-			all := strings.Split(strings.ReplaceAll(strings.TrimRight(cut(r.Content, maxConsoleText), "\n"), "\r\n", "\n"), "\n")
+			v.Text, v.Hidden = "", ""
+			content, c := untrusted.Head(r.Content, maxConsoleText, 0)
+			rv := &resultView{CallID: r.Ref, Name: r.Name, Reason: string(r.Reason), IsError: r.IsError, Hidden: c.Note(consoleMore)}
+			all := strings.Split(strings.ReplaceAll(strings.TrimRight(content, "\n"), "\r\n", "\n"), "\n")
 			if i := diffStart(all); i >= 0 {
-				rv.Text, rv.Diff = strings.Join(all[:i], "\n"), diffLines(strings.Join(all[i:], "\n"))
+				rv.Text, rv.Diff = untrusted.Visible(strings.Join(all[:i], "\n")), diffLines(strings.Join(all[i:], "\n"))
 			} else {
-				rv.Text = strings.Join(all, "\n")
+				rv.Text = untrusted.Visible(strings.Join(all, "\n"))
 			}
 			v.Result = rv
 		}

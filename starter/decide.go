@@ -133,9 +133,9 @@ func (a *app) sendDecision(ctx context.Context, c sessionClient, session, ref st
 	// No answer (a timeout, the server restarting, no worker): before
 	// saying anything, ask history whether the session took it.
 	if !a.ui.live && !a.cfg.JSON {
-		fmt.Fprintf(a.stderr, "no reply to the %s of %s (%v); checking the session's history…\n", ap.Decision, ref, shortErr(err))
+		fmt.Fprintf(a.stderr, "no reply to the %s of %s (%v); checking the session's history…\n", ap.Decision, showID(ref), shortErr(err))
 	} else if !a.cfg.JSON {
-		fmt.Fprintf(a.stdout, "no reply to the %s of %s; checking the session's history…\n", ap.Decision, ref)
+		fmt.Fprintf(a.stdout, "no reply to the %s of %s; checking the session's history…\n", ap.Decision, showID(ref))
 	}
 	taken, failure, herr := a.updateInHistory(ctx, c, session, id)
 	switch {

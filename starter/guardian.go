@@ -60,7 +60,7 @@ func guardianLine(d workflows.GuardianDecision) string {
 	if reason == "" {
 		reason = "no reason given"
 	}
-	return fmt.Sprintf("🛡 guardian %s [%s] %s%s: %s", verb, d.ID, d.Tool, how, oneLine(reason))
+	return fmt.Sprintf("🛡 guardian %s [%s] %s%s: %s", oneLine(verb), showID(d.ID), oneLine(d.Tool), how, oneLine(reason))
 }
 
 // guardianRows adds the guardian's latest decision to status and show.

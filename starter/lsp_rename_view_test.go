@@ -16,7 +16,7 @@ func TestRenameApprovalShowsItsPatch(t *testing.T) {
 	patch := "*** Begin Patch\n*** Update File: a.go\n@@\n-func Total() {}\n+func Sum() {}\n*** Update File: b.go\n@@\n-var x = Total\n+var x = Sum\n*** End Patch\n"
 	args, _ := json.Marshal(map[string]string{"path": "a.go", "symbol": "Total", "new_name": "Sum", "patch": patch})
 	var shown *fieldView
-	for _, f := range argumentFields(tools.LSPRenameName, string(args)) {
+	for _, f := range argumentFields(tools.LSPRenameName, string(args), 0) {
 		if f.Key == "patch" {
 			shown = &f
 		}

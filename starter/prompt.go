@@ -10,11 +10,16 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/longrun/longrun/untrusted"
 	"github.com/longrun/longrun/workflows"
 )
 
 // promptQuestion is what watch asks for each new pending call.
 const promptQuestion = "approve? [y]es / [n]o / [f]eedback / [s]kip: "
+
+// promptQuestionCut is asked instead when the call's arguments were cut:
+// approving needs the whole call seen first ([v]iew).
+const promptQuestionCut = "approve? [v]iew all first / [n]o / [f]eedback / [s]kip: "
 
 // maxPromptArg is how much of one argument the prompt shows. A person
 // deciding needs the whole command or most of the file; past this the
@@ -85,6 +90,7 @@ const (
 	answerSkip answer = iota
 	answerApprove
 	answerDeny
+	answerView // show the whole call
 )
 
 // parseAnswer reads one reply to promptQuestion. "f text" gives the
@@ -102,6 +108,8 @@ func parseAnswer(s string) (a answer, feedback string, wantFeedback, ok bool) {
 		return answerDeny, rest, rest == "", true
 	case "s", "skip":
 		return answerSkip, "", false, rest == ""
+	case "v", "view":
+		return answerView, "", false, rest == ""
 	}
 	return answerSkip, "", false, false
 }
@@ -117,17 +125,29 @@ var errStopPrompting = errors.New("no more answers on stdin")
 // watching stops, and errStopPrompting when stdin is closed.
 func (a *app) prompt(ctx context.Context, c sessionClient, session string, p workflows.PendingApproval) error {
 	st := a.ui.style
-	a.approvalPrompt(p)
+	seen := a.approvalPrompt(p, maxPromptArg)
 	in := a.lineReader()
 	for {
-		fmt.Fprint(a.stdout, st.paint(promptQuestion, sgrBold))
+		q := promptQuestion
+		if !seen {
+			q = promptQuestionCut
+		}
+		fmt.Fprint(a.stdout, st.paint(q, sgrBold))
 		line, err := in.ReadLine(ctx)
 		if err != nil {
 			return a.endPrompt(ctx, err, session, p)
 		}
 		ans, feedback, wantFeedback, ok := parseAnswer(line)
 		if !ok {
-			fmt.Fprintf(a.stdout, "answer y, n, f or s (not %q)\n", strings.TrimSpace(line))
+			fmt.Fprintf(a.stdout, "answer y, n, f or s (not %q)\n", strings.TrimSpace(line)) // %q shows any control character escaped
+			continue
+		}
+		if ans == answerView {
+			seen = a.approvalPrompt(p, 0)
+			continue
+		}
+		if ans == answerApprove && !seen {
+			fmt.Fprintln(a.stdout, "part of this call is hidden: view all of it (v) before approving")
 			continue
 		}
 		if wantFeedback {
@@ -143,7 +163,7 @@ func (a *app) prompt(ctx context.Context, c sessionClient, session string, p wor
 		}
 		switch ans {
 		case answerSkip:
-			fmt.Fprintf(a.stdout, "skipped %s (%s); decide later with:\n", p.ID, p.Tool)
+			fmt.Fprintf(a.stdout, "skipped %s (%s); decide later with:\n", showID(p.ID), oneLine(p.Tool))
 			a.laterHint(session, p)
 			return nil
 		case answerApprove:
@@ -162,7 +182,7 @@ func (a *app) endPrompt(ctx context.Context, err error, session string, p workfl
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	fmt.Fprintf(a.stdout, "no more answers (%v); %s is left waiting:\n", err, p.ID)
+	fmt.Fprintf(a.stdout, "no more answers (%v); %s is left waiting:\n", err, showID(p.ID))
 	a.laterHint(session, p)
 	return errStopPrompting
 }
@@ -187,7 +207,7 @@ func (a *app) promptDecision(ctx context.Context, c sessionClient, session strin
 		if ctx.Err() != nil {
 			return
 		}
-		fmt.Fprintf(a.stdout, "%s %v\n", st.paint("✗", sgrBold, sgrRed), st.paint(err.Error(), sgrRed))
+		fmt.Fprintf(a.stdout, "%s %v\n", st.paint("✗", sgrBold, sgrRed), st.paint(untrusted.Visible(err.Error()), sgrRed))
 		return
 	}
 	verb, code := "approved", sgrGreen
@@ -198,7 +218,7 @@ func (a *app) promptDecision(ctx context.Context, c sessionClient, session strin
 	if out == decidedUnanswered {
 		note = " — the reply was lost; the session's history shows it took the decision"
 	}
-	fmt.Fprintf(a.stdout, "%s %s (%s)%s\n", st.paint(verb, sgrBold, code), p.ID, p.Tool, note)
+	fmt.Fprintf(a.stdout, "%s %s (%s)%s\n", st.paint(verb, sgrBold, code), showID(p.ID), oneLine(p.Tool), note)
 }
 
 // laterHint names the commands that decide a call from another terminal.
@@ -209,26 +229,33 @@ func (a *app) laterHint(session string, p workflows.PendingApproval) {
 
 // approvalPrompt shows a call in full enough to decide it: the tool, why
 // it asks, and each argument on its own line (a shell command, a path, a
-// patch coloured as a diff) rather than one cut line of JSON.
-func (a *app) approvalPrompt(p workflows.PendingApproval) {
+// patch coloured as a diff) rather than one cut line of JSON, each cut to
+// limit bytes (0: whole). It reports whether the whole call was shown.
+func (a *app) approvalPrompt(p workflows.PendingApproval, limit int) bool {
 	st := a.ui.style
-	fmt.Fprintf(a.stdout, "%s %s %s", st.paint("⏸ approval needed", sgrBold, sgrYellow), st.paint("["+p.ID+"]", sgrDim), st.paint(p.Tool, sgrBold))
+	fmt.Fprintf(a.stdout, "%s %s %s", st.paint("⏸ approval needed", sgrBold, sgrYellow), st.paint("["+showID(p.ID)+"]", sgrDim), st.paint(oneLine(p.Tool), sgrBold))
 	if p.Reason != "" {
 		fmt.Fprintf(a.stdout, " (%s)", oneLine(p.Reason))
 	}
 	fmt.Fprintln(a.stdout)
-	for _, l := range st.arguments(p.Arguments) {
+	lines, whole := st.arguments(p.Arguments, limit)
+	for _, l := range lines {
 		fmt.Fprintln(a.stdout, continuationSpace+l)
 	}
+	return whole
 }
 
 // arguments lays out a call's JSON arguments one field a line, in key
-// order so the layout is stable. Arguments that are not a JSON object are
-// shown as they are.
-func (st style) arguments(args string) []string {
+// order so the layout is stable, each made visible (untrusted.Visible) and
+// cut to limit bytes with a note of what is hidden (0: whole). Arguments
+// that are not a JSON object are shown as they are. whole is false when
+// something was cut.
+func (st style) arguments(args string, limit int) (lines []string, whole bool) {
+	whole = true
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(args), &obj); err != nil {
-		return []string{cut(oneLine(args), maxPromptArg)}
+		head, c := untrusted.Head(args, limit, 0)
+		return appendNote([]string{oneLine(head)}, st, c), c.None()
 	}
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
@@ -242,20 +269,37 @@ func (st style) arguments(args string) []string {
 			b, _ := json.Marshal(obj[k]) // decoded from JSON, so it encodes
 			v = string(b)
 		}
-		v = cut(strings.TrimRight(v, "\n"), maxPromptArg)
-		vl := strings.Split(strings.ReplaceAll(v, "\r\n", "\n"), "\n")
+		v, c := untrusted.Head(strings.TrimRight(v, "\n"), limit, 0)
+		whole = whole && c.None()
+		vl := strings.Split(untrusted.Visible(v), "\n")
+		key := st.paint(oneLine(k)+":", sgrDim)
 		if len(vl) == 1 {
-			out = append(out, st.paint(k+":", sgrDim)+" "+v)
+			out = appendNote(append(out, key+" "+vl[0]), st, c)
 			continue
 		}
 		isDiff := isDiffText(vl)
-		out = append(out, st.paint(k+":", sgrDim))
+		out = append(out, key)
 		for _, l := range vl {
 			if isDiff {
 				l = st.diffLine(l)
 			}
 			out = append(out, continuationSpace+l)
 		}
+		out = appendNote(out, st, c)
 	}
-	return out
+	return out, whole
+}
+
+// appendNote adds the note of what c cut, on its own line, to lines.
+func appendNote(lines []string, st style, c untrusted.Cut) []string {
+	if c.None() {
+		return lines
+	}
+	return append(lines, continuationSpace+st.paint(c.Note("[v]iew shows all; so does "+progName+" pending --full"), sgrBold, sgrYellow))
+}
+
+// argLines is every argument of a call, whole.
+func argLines(st style, args string) []string {
+	lines, _ := st.arguments(args, 0)
+	return lines
 }

@@ -243,3 +243,24 @@ func TestResolveUI(t *testing.T) {
 		})
 	}
 }
+
+// A call whose argument the prompt cut cannot be approved before it was
+// seen whole: y is refused until v has shown the rest, tail included.
+func TestPromptApprovesOnlyWhatWasSeen(t *testing.T) {
+	t.Parallel()
+	long := `{"command":"go test ./...` + strings.Repeat(" ", maxPromptArg) + `; touch pwned"}`
+	f := watchFake(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, completedWith(workflows.ResultCompleted))
+	q := f.query
+	f.query = func(name string, n int) (any, error) {
+		if name == workflows.QueryPendingApprovals && (n == 1 || n == 2) {
+			return []workflows.PendingApproval{{CallID: "call_1", Tool: "shell", Arguments: long}}, nil
+		}
+		return q(name, n)
+	}
+	code, stdout, stderr := runUI(t, context.Background(), f, strings.NewReader("y\nv\ny\n"), false, "watch", "s1", "--interactive")
+	require.Equal(t, exitOK, code, stderr)
+	require.Contains(t, stdout, "  command: go test ./...⟨1,987 spaces⟩\n    … 26 more bytes hidden; [v]iew shows all; so does starter pending --full\n"+promptQuestionCut)
+	require.Contains(t, stdout, "part of this call is hidden: view all of it (v) before approving")
+	require.Contains(t, stdout, "  command: go test ./...⟨2,000 spaces⟩; touch pwned\n"+promptQuestion)
+	require.Equal(t, []workflows.Approval{{CallID: "call_1", Decision: workflows.DecisionApprove}}, updates(f), "one approval, after the view")
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/untrusted"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -39,17 +40,28 @@ func cut(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// oneLine folds s onto one line so a preview never breaks a listing.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	return strings.ReplaceAll(s, "\n", " ↵ ")
+// oneLine folds untrusted text onto one line, made visible
+// (untrusted.Line), so a preview never breaks a listing and no control
+// sequence in it reaches the terminal.
+func oneLine(s string) string { return untrusted.Line(s) }
+
+// preview is untrusted text on one line cut to about n bytes, saying how
+// much it hides and where the rest is (more): nothing is cut silently.
+func preview(s string, n int, more string) string { return untrusted.Preview(s, n, more) }
+
+// showID is an id the model or a tool chose, made visible on one line.
+func showID(s string) string { return untrusted.Token(s) }
+
+// indentRest renders untrusted text visibly and indents every line after
+// the first, so a multi-line message stays visibly one message.
+func indentRest(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(untrusted.Visible(s), "\n"), "\n", "\n"+continuationSpace)
 }
 
-// indentRest indents every line after the first, so a multi-line message
-// stays visibly one message.
-func indentRest(s string) string {
-	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+continuationSpace)
+// fullHint is where the whole of a cut text is seen: the command with
+// --full.
+func fullHint(command, session string) string {
+	return fmt.Sprintf("see all: %s %s --full %s", progName, command, shellQuote(session))
 }
 
 // renderMessage is one conversation message as plain text: see
@@ -58,16 +70,23 @@ func renderMessage(m conversation.Message) []string {
 	return style{}.message(m)
 }
 
-func renderConversation(w io.Writer, msgs []conversation.Message) {
+// renderConversation is the messages as plain text in st (full or cut
+// previews).
+func renderConversation(w io.Writer, msgs []conversation.Message, st style) {
 	for _, m := range msgs {
-		for _, l := range renderMessage(m) {
+		for _, l := range st.message(m) {
 			fmt.Fprintln(w, l)
 		}
 	}
 }
 
-// shellQuote quotes s for a POSIX shell unless it is plainly safe.
+// shellQuote quotes s for a POSIX shell unless it is plainly safe. A
+// string holding a control or hidden character is written as bash's
+// $'...' with escapes, so the command reads as it runs.
 func shellQuote(s string) string {
+	if q, ok := untrusted.ShellQuote(s); ok {
+		return q
+	}
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@=,+", r))
 	}) < 0 {
@@ -95,8 +114,9 @@ func signalCommand(cfg config, session string, ap workflows.Approval) string {
 }
 
 // renderPending is the table of calls waiting for a person and, for each,
-// the exact commands that answer it.
-func renderPending(w io.Writer, cfg config, session string, pending []workflows.PendingApproval) {
+// the exact commands that answer it. full lays out every call's arguments
+// whole, one field a line, instead of a cut preview.
+func renderPending(w io.Writer, cfg config, session string, pending []workflows.PendingApproval, full bool) {
 	if len(pending) == 0 {
 		fmt.Fprintf(w, "no tool calls are waiting for approval in %s\n", session)
 		return
@@ -104,11 +124,20 @@ func renderPending(w io.Writer, cfg config, session string, pending []workflows.
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CALL ID\tTOOL\tARGS\tREASON")
 	for _, p := range pending {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.ID, p.Tool, cut(oneLine(p.Arguments), maxPendingArgs), oneLine(p.Reason))
+		args := preview(p.Arguments, maxPendingArgs, fullHint("pending", session))
+		if full {
+			args = "(below)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", showID(p.ID), oneLine(p.Tool), args, oneLine(p.Reason))
 	}
 	tw.Flush()
 	for _, p := range pending {
-		fmt.Fprintf(w, "\n%s (%s):\n", p.ID, p.Tool)
+		fmt.Fprintf(w, "\n%s (%s):\n", showID(p.ID), oneLine(p.Tool))
+		if full {
+			for _, l := range argLines(style{}, p.Arguments) {
+				fmt.Fprintln(w, "  "+continuationSpace+l)
+			}
+		}
 		digest := callref.Short(p.Digest) // of the arguments listed above
 		fmt.Fprintf(w, "  approve: %s\n", signalCommand(cfg, session, workflows.Approval{ID: p.ID, Digest: digest, Decision: workflows.DecisionApprove}))
 		fmt.Fprintf(w, "  deny:    %s\n", signalCommand(cfg, session, workflows.Approval{ID: p.ID, Digest: digest, Decision: workflows.DecisionDeny, Feedback: "why"}))
@@ -145,7 +174,7 @@ func statusRows(tw io.Writer, st workflows.Status) {
 	fmt.Fprintf(tw, "phase\t%s\n", st.Phase)
 	fmt.Fprintf(tw, "turn\t%d/%d\n", st.Turn, st.MaxTurns)
 	if st.Model != "" {
-		fmt.Fprintf(tw, "model\t%s\n", st.Model)
+		fmt.Fprintf(tw, "model\t%s\n", oneLine(st.Model))
 	}
 	fmt.Fprintf(tw, "tokens\t%s\n", renderUsage(st.Usage))
 	fmt.Fprintf(tw, "pending approvals\t%d\n", st.PendingApprovals)
@@ -203,7 +232,7 @@ func renderResult(w io.Writer, res workflows.SessionResult) {
 	}
 	tw.Flush()
 	if res.FinalText != "" {
-		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(res.FinalText, "\n"))
+		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(untrusted.Visible(res.FinalText), "\n"))
 	}
 }
 

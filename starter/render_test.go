@@ -4,6 +4,7 @@ import (
 	"github.com/longrun/longrun/callref"
 
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"regexp"
@@ -62,9 +63,9 @@ func TestRenderMessage(t *testing.T) {
 		{
 			"long result is cut",
 			conversation.ToolMessage(conversation.ToolResult{CallID: "c", Ref: "c", Content: long, Reason: conversation.ReasonRan}),
-			[]string{"← result [c] (ran): " + strings.Repeat("y", maxResultPreview-1) + "…"},
+			[]string{"← result [c] (ran): " + strings.Repeat("y", maxResultPreview) + " … 700 more bytes hidden; see all: " + progName + " conversation --full SESSION"},
 		},
-		{"system is cut", conversation.Message{Role: "system", Content: long}, []string{"system: " + strings.Repeat("y", maxSystemPreview-1) + "…"}},
+		{"system is cut", conversation.Message{Role: "system", Content: long}, []string{"system: " + strings.Repeat("y", maxSystemPreview) + " … 800 more bytes hidden; see all: " + progName + " conversation --full SESSION"}},
 		{
 			"reasoning above the answer",
 			conversation.Message{Role: "assistant", Content: "It is 4.", Reasoning: "two plus two\nis four\n"},
@@ -74,7 +75,7 @@ func TestRenderMessage(t *testing.T) {
 			"long reasoning is cut",
 			conversation.Message{Role: "assistant", Reasoning: strings.Repeat("x\n", maxReasoningLines+3), ToolCalls: []conversation.ToolCall{{ID: "c", Ref: "c", Name: "read", Arguments: `{}`}}},
 			append(append([]string{"thinking: x"}, slices.Repeat([]string{"  x"}, maxReasoningLines-1)...),
-				"  … 3 more lines ("+progName+" conversation --json has them)", "→ tool call read {} [c]"),
+				"  … 3 more lines hidden; see all: "+progName+" conversation --full SESSION", "→ tool call read {} [c]"),
 		},
 	}
 	for _, tc := range tests {
@@ -126,17 +127,17 @@ func TestRenderPending(t *testing.T) {
 	renderPending(&b, config{Address: "localhost:7233", Namespace: "default"}, "s1", []workflows.PendingApproval{
 		{CallID: "m1", ID: "c1", Digest: callref.Digest("shell", args), Tool: "shell", Arguments: args, Reason: "runs a shell command"},
 		{CallID: "m2", ID: "c2", Digest: "0123456789abcdef0123", Tool: "write", Arguments: `{"path":"x"}`, Reason: "writes a file"},
-	})
+	}, false)
 	out := b.String()
 	require.Contains(t, out, "CALL ID")
-	require.Regexp(t, `c1\s+shell\s+`+regexp.QuoteMeta(cut(args, maxPendingArgs))+`\s+runs a shell command`, out)
+	require.Regexp(t, `c1\s+shell\s+`+regexp.QuoteMeta(args[:maxPendingArgs])+` … 134 more bytes hidden; see all: `+progName+` pending --full s1\s+runs a shell command`, out)
 	require.Contains(t, out, `temporal workflow signal --workflow-id s1 --name approval --input '{"id":"c1","digest":"`+callref.Short(callref.Digest("shell", args))+`","decision":"approve"}'`)
 	require.Contains(t, out, `temporal workflow signal --workflow-id s1 --name approval --input '{"id":"c2","digest":"0123456789abcdef","decision":"approve"}'`)
 	require.Contains(t, out, `'{"id":"c2","digest":"0123456789abcdef","decision":"deny","feedback":"why"}'`)
 	require.NotContains(t, out, "m1", "the model's ids are not shown")
 
 	b.Reset()
-	renderPending(&b, config{}, "s1", nil)
+	renderPending(&b, config{}, "s1", nil, false)
 	require.Equal(t, "no tool calls are waiting for approval in s1\n", b.String())
 }
 
@@ -206,4 +207,20 @@ func TestRenderChangesInStatusAndResult(t *testing.T) {
 		Changes: &checkout.Stat{Files: 1, Insertions: 1, Paths: []string{"a.go"}}, LeftOut: []string{".longrun/permissions.json"}})
 	require.Contains(t, b.String(), "changes   1 file changed, +1 -0\n")
 	require.Contains(t, b.String(), "left out  .longrun/permissions.json")
+}
+
+// --json is read on terminals too: bidi, zero-width and C1 characters are
+// escaped (the decoded value is the same), C0 ones already are.
+func TestJSONOutputEscapesHiddenCharacters(t *testing.T) {
+	t.Parallel()
+	p := []workflows.PendingApproval{{CallID: "c1", Tool: "shell", Arguments: "{\"command\":\"ls \u202e\u200b\u009b2J\x1b[2J\"}"}}
+	f := &fakeClient{query: pendingQuery(p)}
+	code, stdout, stderr := runFake(t, f, "--json", "pending", "s1")
+	require.Equal(t, exitOK, code, stderr)
+	for _, raw := range []string{"\u202e", "\u200b", "\u009b", "\x1b"} {
+		require.NotContains(t, stdout, raw)
+	}
+	var back []workflows.PendingApproval
+	require.NoError(t, json.Unmarshal([]byte(stdout), &back))
+	require.Equal(t, p, back)
 }

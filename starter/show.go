@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/untrusted"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -36,7 +37,9 @@ type sessionView struct {
 
 func (a *app) cmdShow(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	var last int
+	var full bool
 	fs.IntVar(&last, "messages", 6, "how many of the last messages to show (0 = none)")
+	fs.BoolVar(&full, "full", false, "show tool calls and results whole instead of cut previews")
 	session, err := onlySession(fs, args)
 	if err != nil {
 		return err
@@ -84,12 +87,12 @@ func (a *app) cmdShow(ctx context.Context, fs *flag.FlagSet, args []string) erro
 			return err
 		}
 	} else {
-		renderShow(a.stdout, v)
+		renderShow(a.stdout, v, style{full: full, more: fullHint("show", session)})
 	}
 	return qerr
 }
 
-func renderShow(w io.Writer, v sessionView) {
+func renderShow(w io.Writer, v sessionView, st style) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "session\t%s\n", v.ID)
 	fmt.Fprintf(tw, "run\t%s\n", v.RunID)
@@ -108,7 +111,7 @@ func renderShow(w io.Writer, v sessionView) {
 	tw.Flush()
 	if len(v.Messages) > 0 {
 		fmt.Fprintf(w, "\nlast %d of %d messages:\n", len(v.Messages), v.Total)
-		renderConversation(w, v.Messages)
+		renderConversation(w, v.Messages, st)
 	}
 	if v.State != nil && v.State.PendingApprovals > 0 {
 		fmt.Fprintf(w, "\nwaiting for you: %s pending %s\n", progName, shellQuote(v.ID))
@@ -133,7 +136,7 @@ func (a *app) cmdHistory(ctx context.Context, fs *flag.FlagSet, args []string) e
 			if err != nil {
 				return fmt.Errorf("encode history of %s: %w", session, err)
 			}
-			_, err = fmt.Fprintln(a.stdout, string(b))
+			_, err = fmt.Fprintln(a.stdout, string(untrusted.JSON(b)))
 			return err
 		}
 		renderHistory(a.stdout, a.payloads(), h)
@@ -147,7 +150,7 @@ func renderHistory(w io.Writer, dc converter.DataConverter, h *historypb.History
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, ev := range h.GetEvents() {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", ev.GetEventId(), ev.GetEventTime().AsTime().Local().Format("15:04:05.000"),
-			eventName(ev.GetEventType()), cut(oneLine(eventDetail(dc, ev)), maxArgsPreview))
+			eventName(ev.GetEventType()), preview(eventDetail(dc, ev), maxArgsPreview, "see all: "+progName+" history --json"))
 	}
 	tw.Flush()
 }

@@ -73,11 +73,11 @@ func callSummary(tc conversation.ToolCall) string {
 	if json.Unmarshal([]byte(tc.Arguments), &args) == nil {
 		for _, k := range []string{"command", "path", "pattern", "url"} {
 			if v, ok := args[k].(string); ok && v != "" {
-				return tc.Name + ": " + cut(oneLine(v), 60)
+				return oneLine(tc.Name) + ": " + cut(oneLine(v), 60)
 			}
 		}
 	}
-	return tc.Name + ": " + cut(oneLine(tc.Arguments), 60)
+	return oneLine(tc.Name) + ": " + cut(oneLine(tc.Arguments), 60)
 }
 
 // spinnerLine is the spinner as drawn: frame, activity and the seconds it

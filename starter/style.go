@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/untrusted"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -36,6 +37,12 @@ type style struct {
 	// instead of folding it onto one: a person at a terminal reads the
 	// change, a log keeps one line per message.
 	blocks bool
+	// full shows tool calls and results whole (show, conversation and
+	// pending with --full) instead of cut previews.
+	full bool
+	// more is where a cut text is seen whole ("see all: longrun show
+	// --full s1"), said beside each cut.
+	more string
 }
 
 // paint wraps s in the SGR codes, or returns it as it is without colour.
@@ -114,7 +121,7 @@ func (st style) message(m conversation.Message) []string {
 	var lines []string
 	switch m.Role {
 	case conversation.RoleSystem:
-		lines = append(lines, st.paint("system:", sgrDim)+" "+st.paint(cut(oneLine(m.Content), maxSystemPreview), sgrDim))
+		lines = append(lines, st.paint("system:", sgrDim)+" "+st.paint(st.preview(m.Content, maxSystemPreview), sgrDim))
 	case conversation.RoleUser:
 		lines = append(lines, st.paint("user:", sgrBold, sgrGreen)+" "+indentRest(m.Content))
 	case conversation.RoleAssistant:
@@ -123,15 +130,40 @@ func (st style) message(m conversation.Message) []string {
 			lines = append(lines, st.paint("assistant:", sgrBold, sgrMagenta)+" "+indentRest(m.Content))
 		}
 		for _, tc := range m.ToolCalls {
-			lines = append(lines, fmt.Sprintf("%s %s %s %s", st.paint("→ tool call", sgrYellow), st.paint(tc.Name, sgrBold, sgrYellow),
-				cut(oneLine(tc.Arguments), maxArgsPreview), st.paint("["+tc.Ref+"]", sgrDim)))
+			if st.full {
+				lines = append(lines, fmt.Sprintf("%s %s %s", st.paint("→ tool call", sgrYellow), st.paint(oneLine(tc.Name), sgrBold, sgrYellow),
+					st.paint("["+showID(tc.Ref)+"]", sgrDim)))
+				for _, l := range argLines(st, tc.Arguments) {
+					lines = append(lines, continuationSpace+l)
+				}
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("%s %s %s %s", st.paint("→ tool call", sgrYellow), st.paint(oneLine(tc.Name), sgrBold, sgrYellow),
+				st.preview(tc.Arguments, maxArgsPreview), st.paint("["+showID(tc.Ref)+"]", sgrDim)))
 		}
 	case conversation.RoleTool:
 		lines = st.result(m)
 	default:
-		lines = append(lines, st.paint(m.Role+":", sgrBold)+" "+indentRest(m.Content))
+		lines = append(lines, st.paint(oneLine(m.Role)+":", sgrBold)+" "+indentRest(m.Content))
 	}
 	return lines
+}
+
+// preview is untrusted text on one line, cut to n bytes unless st is
+// full, saying how much it hides and where it is whole.
+func (st style) preview(s string, n int) string {
+	if st.full {
+		return oneLine(s)
+	}
+	return preview(s, n, st.hint())
+}
+
+// hint is where a text st cut is seen whole.
+func (st style) hint() string {
+	if st.more == "" {
+		return fmt.Sprintf("see all: %s conversation --full SESSION", progName)
+	}
+	return st.more
 }
 
 // maxReasoningLines is how much of a model's reasoning watch shows above
@@ -146,14 +178,17 @@ func (st style) reasoning(text string) []string {
 	if text == "" {
 		return nil
 	}
-	all := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
-	shown := all[:min(len(all), maxReasoningLines)]
+	all := strings.Split(untrusted.Visible(text), "\n")
+	shown := all
+	if !st.full {
+		shown = all[:min(len(all), maxReasoningLines)]
+	}
 	lines := []string{st.paint("thinking:", sgrDim) + " " + st.paint(shown[0], sgrDim)}
 	for _, l := range shown[1:] {
 		lines = append(lines, continuationSpace+st.paint(l, sgrDim))
 	}
 	if n := len(all) - len(shown); n > 0 {
-		lines = append(lines, continuationSpace+st.paint(fmt.Sprintf("… %d more lines (%s conversation --json has them)", n, progName), sgrDim))
+		lines = append(lines, continuationSpace+st.paint(fmt.Sprintf("… %d more lines hidden; %s", n, st.hint()), sgrDim))
 	}
 	return lines
 }
@@ -163,7 +198,7 @@ func (st style) reasoning(text string) []string {
 func (st style) result(m conversation.Message) []string {
 	r := m.Result
 	if r == nil {
-		return []string{st.paint("← result:", sgrDim) + " " + cut(oneLine(m.Content), maxResultPreview)}
+		return []string{st.paint("← result:", sgrDim) + " " + st.preview(m.Content, maxResultPreview)}
 	}
 	reason := string(r.Reason)
 	if reason == "" {
@@ -175,20 +210,27 @@ func (st style) result(m conversation.Message) []string {
 		codes = []string{sgrRed}
 	}
 	var diff []string
-	if st.blocks {
+	if st.blocks || st.full {
 		all := strings.Split(strings.ReplaceAll(strings.TrimRight(content, "\n"), "\r\n", "\n"), "\n")
 		if i := diffStart(all); i >= 0 {
 			content, diff = strings.Join(all[:i], "\n"), all[i:]
 		}
 	}
-	head := fmt.Sprintf("%s %s %s:", st.paint("← result", sgrDim), st.paint("["+r.Ref+"]", sgrDim), st.paint("("+reason+")", codes...))
-	if content != "" || diff == nil {
-		head += " " + st.paint(cut(oneLine(content), maxResultPreview), codes...)
+	head := fmt.Sprintf("%s %s %s:", st.paint("← result", sgrDim), st.paint("["+showID(r.Ref)+"]", sgrDim), st.paint("("+oneLine(reason)+")", codes...))
+	var body []string
+	switch {
+	case st.full && strings.Contains(strings.TrimSpace(content), "\n"):
+		for _, l := range strings.Split(strings.TrimRight(untrusted.Visible(content), "\n"), "\n") {
+			body = append(body, continuationSpace+st.paint(l, codes...))
+		}
+	case content != "" || diff == nil:
+		head += " " + st.paint(st.preview(content, maxResultPreview), codes...)
 	}
-	lines := []string{head}
+	lines := append([]string{head}, body...)
 	for i, l := range diff {
-		if i == maxDiffLines {
-			lines = append(lines, continuationSpace+st.paint(fmt.Sprintf("… %d more lines (%s conversation --json has them)", len(diff)-i, progName), sgrDim))
+		l = untrusted.Visible(l)
+		if i == maxDiffLines && !st.full {
+			lines = append(lines, continuationSpace+st.paint(fmt.Sprintf("… %d more lines hidden; %s", len(diff)-i, st.hint()), sgrDim))
 			break
 		}
 		lines = append(lines, continuationSpace+st.diffLine(l))
@@ -199,8 +241,8 @@ func (st style) result(m conversation.Message) []string {
 // approvalRequest is how watch announces a call that now waits, with the
 // commands that answer it from another terminal.
 func (st style) approvalRequest(w io.Writer, session string, p workflows.PendingApproval) {
-	fmt.Fprintf(w, "%s %s %s %s", st.paint("⏸ approval needed", sgrBold, sgrYellow), st.paint("["+p.ID+"]", sgrDim),
-		st.paint(p.Tool, sgrBold), cut(oneLine(p.Arguments), maxArgsPreview))
+	fmt.Fprintf(w, "%s %s %s %s", st.paint("⏸ approval needed", sgrBold, sgrYellow), st.paint("["+showID(p.ID)+"]", sgrDim),
+		st.paint(oneLine(p.Tool), sgrBold), preview(p.Arguments, maxArgsPreview, fullHint("pending", session)))
 	if p.Reason != "" {
 		fmt.Fprintf(w, " (%s)", oneLine(p.Reason))
 	}

@@ -48,7 +48,7 @@ func renderEvents(ui watchUI, evs []event) string {
 			}
 		case "approval":
 			ui.approvalRequest(&b, e.SessionID, *e.Approval)
-			a.approvalPrompt(*e.Approval)
+			a.approvalPrompt(*e.Approval, maxPromptArg)
 		}
 	}
 	return b.String()
@@ -98,7 +98,7 @@ func TestRenderPlainUnchanged(t *testing.T) {
 	for _, e := range evs {
 		switch e.Type {
 		case "message":
-			renderConversation(&plain, []conversation.Message{*e.Message})
+			renderConversation(&plain, []conversation.Message{*e.Message}, style{})
 		case "approval":
 			renderApprovalRequest(&plain, e.SessionID, *e.Approval)
 		}
@@ -125,13 +125,14 @@ func TestLongDiffIsCut(t *testing.T) {
 	lines := style{blocks: true}.message(conversation.ToolMessage(conversation.ToolResult{CallID: "c", Ref: "c", Content: diff.String(), Reason: conversation.ReasonRan}))
 	require.Equal(t, "← result [c] (ran):", lines[0], "a result that is only a diff has no preview after the colon")
 	require.Len(t, lines, 1+maxDiffLines+1)
-	require.Equal(t, "  … 23 more lines (starter conversation --json has them)", lines[len(lines)-1])
+	require.Equal(t, "  … 23 more lines hidden; see all: starter conversation --full SESSION", lines[len(lines)-1])
 }
 
 func TestPromptArgumentsShowPatchAsDiff(t *testing.T) {
 	t.Parallel()
 	args := `{"patch":"*** Begin Patch\n*** Update File: a.go\n@@\n-old\n+new\n*** End Patch"}`
-	got := style{color: true}.arguments(args)
+	got, whole := style{color: true}.arguments(args, maxPromptArg)
+	require.True(t, whole)
 	require.Equal(t, []string{
 		"\x1b[2mpatch:\x1b[0m",
 		"  *** Begin Patch",
@@ -141,5 +142,5 @@ func TestPromptArgumentsShowPatchAsDiff(t *testing.T) {
 		"  \x1b[32m+new\x1b[0m",
 		"  *** End Patch",
 	}, got)
-	require.Equal(t, []string{"not json"}, style{}.arguments("not json"))
+	require.Equal(t, []string{"not json"}, argLines(style{}, "not json"))
 }

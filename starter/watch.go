@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/untrusted"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -38,12 +40,14 @@ type event struct {
 }
 
 func (a *app) printEvent(e event) error {
-	enc := json.NewEncoder(a.stdout)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false) // shell commands in arguments stay readable
 	if err := enc.Encode(e); err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
-	return nil
+	_, err := a.stdout.Write(untrusted.JSON(b.Bytes())) // hidden characters escaped, as printJSON
+	return err
 }
 
 // watchState is what watch has already shown.
@@ -68,7 +72,7 @@ func (a *app) warn(w *watchState, err error) {
 	if msg := err.Error(); msg != w.lastWarn {
 		w.lastWarn = msg
 		a.clearSpin(w)
-		fmt.Fprintf(a.stderr, "%s watch: %s (still watching)\n", progName, msg)
+		fmt.Fprintf(a.stderr, "%s watch: %s (still watching)\n", progName, oneLine(msg))
 	}
 }
 
@@ -77,6 +81,7 @@ func (a *app) warn(w *watchState, err error) {
 // not, so closing is noticed even when no worker is up.
 func (a *app) watch(ctx context.Context, c sessionClient, session string, interval time.Duration) error {
 	w := &watchState{session: session, shownApp: map[string]bool{}}
+	a.ui.more = fullHint("conversation", session)
 	for {
 		dctx, cancel := context.WithTimeout(ctx, watchPollTimeout)
 		desc, err := c.DescribeWorkflowExecution(dctx, session, "")

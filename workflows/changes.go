@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"github.com/longrun/longrun/untrusted"
 	"strings"
 
 	"go.temporal.io/sdk/workflow"
@@ -35,7 +36,11 @@ func (s *driver) changesDetails() string {
 		if n := s.Changes.Files - len(s.Changes.Paths); n > 0 {
 			more = fmt.Sprintf(" and %d more", n)
 		}
-		fmt.Fprintf(&b, "files: %s%s\n", strings.Join(s.Changes.Paths, ", "), more)
+		paths := make([]string, len(s.Changes.Paths))
+		for i, p := range s.Changes.Paths {
+			paths[i] = untrusted.MarkdownCode(p) // a file's name is the model's
+		}
+		fmt.Fprintf(&b, "files: %s%s\n", strings.Join(paths, ", "), more)
 	}
 	return b.String()
 }

@@ -150,5 +150,5 @@ func TestIsolatedSessionShowsItsChanges(t *testing.T) {
 	s.Changes = st
 	d := s.changesDetails()
 	require.Contains(t, d, "**changes on longrun/s1:** 2 files changed, +7 -1")
-	require.Contains(t, d, "files: pkg/a, pkg/b")
+	require.Contains(t, d, "files: `pkg/a`, `pkg/b`")
 }

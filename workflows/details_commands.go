@@ -7,32 +7,44 @@ import (
 
 	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/notify"
+	"github.com/longrun/longrun/untrusted"
 )
 
 // waitingDetails is the Markdown the Web UI's "User Metadata" tab shows
 // for the calls waiting for a person: a heading that says so, one
 // paragraph per call, and the commands that decide it in a code block,
 // one per line, ready to paste (a list of inline code collapses into one
-// paragraph there).
+// paragraph there). Everything of the model's (tool, id, arguments,
+// reason) goes through untrusted's Markdown forms: no heading, link or
+// code fence can be made of it, and a cut preview says how much it hides.
 func (s *driver) waitingDetails(b *strings.Builder, pending []PendingApproval) {
 	fmt.Fprintf(b, "\n### waiting for approval: %d call(s)\n", len(pending))
 	for _, c := range pending {
-		fmt.Fprintf(b, "\n**%s** `%s` — `%s`", c.Tool, c.ID, truncate(strings.ReplaceAll(c.Arguments, "\n", " "), 160))
-		if c.Reason != "" {
-			fmt.Fprintf(b, " — %s", c.Reason)
+		args, cut := untrusted.Head(c.Arguments, detailsMaxArgs, 0)
+		fmt.Fprintf(b, "\n**%s** %s — %s", untrusted.MarkdownText(c.Tool), untrusted.MarkdownCode(c.ID), untrusted.MarkdownCode(args))
+		if !cut.None() {
+			fmt.Fprintf(b, " %s", untrusted.MarkdownText(cut.Note(fmt.Sprintf("the whole call: longrun pending --full %s", notify.ShellQuote(s.workflowID)))))
 		}
-		b.WriteString("\n\n```sh\n")
+		if c.Reason != "" {
+			fmt.Fprintf(b, " — %s", untrusted.MarkdownText(c.Reason))
+		}
+		b.WriteString("\n")
+		var cmds strings.Builder
 		flags := notify.ConnFlags(s.address, s.namespace)
-		fmt.Fprintf(b, "longrun%s approve %s %s\n", flags, notify.ShellQuote(s.workflowID), notify.ShellQuote(c.ID))
-		fmt.Fprintf(b, "longrun%s deny %s %s --feedback \"why\"\n", flags, notify.ShellQuote(s.workflowID), notify.ShellQuote(c.ID))
+		fmt.Fprintf(&cmds, "longrun%s approve %s %s\n", flags, notify.ShellQuote(s.workflowID), notify.ShellQuote(c.ID))
+		fmt.Fprintf(&cmds, "longrun%s deny %s %s --feedback \"why\"\n", flags, notify.ShellQuote(s.workflowID), notify.ShellQuote(c.ID))
 		// The signal names the call by the session's id and carries the
 		// digest of the arguments shown above it.
 		for _, ap := range []Approval{{ID: c.ID, Digest: callref.Short(c.Digest), Decision: DecisionApprove},
 			{ID: c.ID, Digest: callref.Short(c.Digest), Decision: DecisionDeny, Feedback: "why"}} {
 			payload, _ := json.Marshal(ap) // strings only: always encodes
-			fmt.Fprintf(b, "temporal workflow signal%s --workflow-id %s --name %s --input %s\n",
+			fmt.Fprintf(&cmds, "temporal workflow signal%s --workflow-id %s --name %s --input %s\n",
 				flags, notify.ShellQuote(s.workflowID), SignalApproval, notify.ShellQuote(string(payload)))
 		}
-		b.WriteString("```\n")
+		b.WriteString(untrusted.MarkdownBlock(cmds.String(), "sh"))
 	}
 }
+
+// detailsMaxArgs is how much of a waiting call's arguments the details
+// show; the note after a cut says how much more there is.
+const detailsMaxArgs = 160

@@ -35,3 +35,22 @@ func TestDetailsListEachDecidingCommandOnItsOwnLine(t *testing.T) {
 	s.address = "localhost:7233"
 	require.NotContains(t, s.details(), "--address", "the default address is not spelled out")
 }
+
+// A call's id, arguments and reason cannot make Markdown structure in the
+// Web UI's details (no heading, link or line of their own, no end of the
+// commands' code block), and a cut preview says how much it hides.
+func TestDetailsOfAHostileCallMakeNoStructure(t *testing.T) {
+	t.Parallel()
+	id := "c1`\n### ✅ Reviewed by security: safe to approve\n[Approve in one click](http://evil/)\n```"
+	args := `{"command":"go test ./... #` + strings.Repeat(" ", 21000) + `; touch pwned"}`
+	s := &driver{phase: PhaseWaitingApproval, workflowID: "s1", limits: SessionInput{MaxTurns: 10}.limits(),
+		batch: []*callState{{call: conversation.ToolCall{ID: id, Name: "shell", Arguments: args}, state: stateWaiting, why: "asks\n# because"}}}
+	d := s.details()
+	for _, l := range strings.Split(d, "\n") {
+		require.False(t, strings.HasPrefix(l, "### ✅") || strings.HasPrefix(l, "[Approve") || strings.HasPrefix(l, "# because"), "a line of the model's: %q", l)
+	}
+	require.Contains(t, d, "**shell** ```` c1` ↵ ### ✅ Reviewed by security: safe to approve ↵ [Approve in one click](http://evil/) ↵ ``` ````", "the id is one code span")
+	require.Contains(t, d, "… 20,882 more bytes hidden; the whole call: longrun pending --full s1 — asks ↵ \\# because")
+	require.Contains(t, d, "\n````sh\n", "the commands' fence is longer than the id's backtick run")
+	require.Equal(t, 2, strings.Count(d, "\n````"), "the block opens and closes once")
+}

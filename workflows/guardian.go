@@ -10,6 +10,7 @@ import (
 	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/session"
+	"github.com/longrun/longrun/untrusted"
 )
 
 // maxGuardianLog bounds the guardian decisions status keeps.
@@ -57,7 +58,7 @@ func (s *driver) review(ctx workflow.Context, cs *callState) bool {
 	v, known := s.guard.Memory.Lookup(key)
 	if !known {
 		req := guardian.Request{Model: s.in.Model, Tool: cs.call.Name, Arguments: cs.call.Arguments,
-			Why: cs.why, Head: s.Head, Recent: guardian.Recent(s.Messages)}
+			Why: cs.why, Head: s.Head, Recent: guardian.Recent(s.Messages), Task: guardian.Task(s.Messages)}
 		if err := s.reviewCall(ctx, cs, req, &v); err != nil {
 			if ctx.Err() != nil {
 				cs.state = stateWaiting // cancelled or interrupted: runCall says so
@@ -140,7 +141,8 @@ func (s *driver) guardianDetails() string {
 		if d.Cached {
 			cached = " (cached)"
 		}
-		fmt.Fprintf(&b, "\n- `%s` **%s** → %s%s — %s\n", d.ID, d.Tool, d.Decision, cached, truncate(describeVerdict(d.Verdict), 300))
+		fmt.Fprintf(&b, "\n- %s **%s** → %s%s — %s\n", untrusted.MarkdownCode(d.ID), untrusted.MarkdownText(d.Tool), untrusted.MarkdownText(d.Decision), cached,
+			untrusted.MarkdownText(untrusted.Preview(describeVerdict(d.Verdict), 300, "")))
 	}
 	return b.String()
 }

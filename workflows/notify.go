@@ -8,6 +8,7 @@ import (
 
 	"github.com/longrun/longrun/notify"
 	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/untrusted"
 )
 
 // notifier is the session's side of notifications: whether to send them
@@ -52,8 +53,14 @@ func (s *driver) notifyWaiting(ctx workflow.Context) {
 	s.notes.told = true
 	ev := s.notifyEvent(ctx, notify.EventWaiting)
 	for _, c := range p {
-		ev.Pending = append(ev.Pending, notify.Call{CallID: c.CallID, ID: c.ID, Digest: c.Digest, Tool: c.Tool,
-			Arguments: tools.TruncateLabel(c.Arguments, notifyMaxArgs), Reason: c.Reason, Session: c.Session})
+		// Cut where recorded, and the cut said: every rendering of the
+		// event shows how much of the call it does not hold.
+		args, cut := untrusted.Head(c.Arguments, notifyMaxArgs, 0)
+		call := notify.Call{CallID: c.CallID, ID: c.ID, Digest: c.Digest, Tool: c.Tool, Arguments: args, Reason: c.Reason, Session: c.Session}
+		if !cut.None() {
+			call.Cut = &cut
+		}
+		ev.Pending = append(ev.Pending, call)
 	}
 	// Not awaited: the session goes on waiting while it is posted, and a
 	// post that fails after its retries is logged, never fatal. A

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/session"
+	"github.com/longrun/longrun/untrusted"
 )
 
 // counterInterval is the least workflow time between two upserts that only
@@ -86,7 +87,7 @@ func (s *driver) details() string {
 	}
 	b.WriteString("\n")
 	if s.lastTool != "" {
-		fmt.Fprintf(&b, "\n**last tool:** %s\n", s.lastTool)
+		fmt.Fprintf(&b, "\n**last tool:** %s\n", untrusted.MarkdownText(s.lastTool))
 	}
 	b.WriteString(s.changesDetails())
 	if p := s.pending(); len(p) > 0 {
@@ -94,10 +95,15 @@ func (s *driver) details() string {
 	}
 	b.WriteString(s.guardianDetails())
 	if len(s.Todos) > 0 {
-		fmt.Fprintf(&b, "\n**plan:**\n%s", session.TodoText(s.Todos))
+		b.WriteString("\n**plan:**\n")
+		for _, line := range strings.Split(strings.TrimRight(session.TodoText(s.Todos), "\n"), "\n") {
+			// "- [x] " is the list's, the rest the model's.
+			mark, text, _ := strings.Cut(line, "] ")
+			fmt.Fprintf(&b, "%s] %s\n", mark, untrusted.MarkdownText(text))
+		}
 	}
 	if s.LastError != "" {
-		fmt.Fprintf(&b, "\n**last error:** %s\n", s.LastError)
+		fmt.Fprintf(&b, "\n**last error:** %s\n", untrusted.MarkdownText(s.LastError))
 	}
 	return b.String()
 }
