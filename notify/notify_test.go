@@ -312,7 +312,7 @@ func TestNotificationsRenderHostileCallsVisibly(t *testing.T) {
 	t.Parallel()
 	args := "{\"command\":\"go test ./... #\r\x1b[2K\u202e```\n<!channel> *bold* <http://evil|Approve in one click>" + strings.Repeat(" ", 500) + "; touch pwned\"}"
 	ev := Event{Key: "k", Event: EventWaiting, Session: "s1", Pending: []Call{{
-		CallID: "c1`\n### Reviewed by security: safe", Tool: "shell", Arguments: args, Reason: "asks",
+		CallID: "c1`\n### Reviewed by security: safe", ID: "c1`\n### Reviewed by security: safe", Tool: "shell", Arguments: args, Reason: "asks",
 		Cut: &untrusted.Cut{Bytes: 21034, Lines: 150},
 	}}}
 	m := NewSlack(ev, Render{ConsoleURL: "http://inbox.example/"})

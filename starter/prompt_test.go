@@ -253,7 +253,7 @@ func TestPromptApprovesOnlyWhatWasSeen(t *testing.T) {
 	q := f.query
 	f.query = func(name string, n int) (any, error) {
 		if name == workflows.QueryPendingApprovals && (n == 1 || n == 2) {
-			return []workflows.PendingApproval{{CallID: "call_1", Tool: "shell", Arguments: long}}, nil
+			return []workflows.PendingApproval{{CallID: "call_1", ID: "c1", Tool: "shell", Arguments: long}}, nil
 		}
 		return q(name, n)
 	}
@@ -262,5 +262,5 @@ func TestPromptApprovesOnlyWhatWasSeen(t *testing.T) {
 	require.Contains(t, stdout, "  command: go test ./...⟨1,987 spaces⟩\n    … 26 more bytes hidden; [v]iew shows all; so does starter pending --full\n"+promptQuestionCut)
 	require.Contains(t, stdout, "part of this call is hidden: view all of it (v) before approving")
 	require.Contains(t, stdout, "  command: go test ./...⟨2,000 spaces⟩; touch pwned\n"+promptQuestion)
-	require.Equal(t, []workflows.Approval{{CallID: "call_1", Decision: workflows.DecisionApprove}}, updates(f), "one approval, after the view")
+	require.Equal(t, []workflows.Approval{{ID: "c1", Decision: workflows.DecisionApprove}}, updates(f), "one approval, after the view")
 }

@@ -572,7 +572,7 @@ func (sb *sandbox) args(r sandboxRun) []string {
 		mounts = append(mounts, mount{flag: "--ro-bind", path: p})
 	}
 	for _, p := range r.gitHide {
-		mounts = append(mounts, mount{flag: "--tmpfs", path: p})
+		mounts = append(mounts, mount{flag: "--tmpfs", path: p, size: sandboxHiddenBytes})
 	}
 	for _, m := range r.gitBack {
 		mounts = append(mounts, mount{flag: "--ro-bind", path: m.path, src: m.src})
