@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -67,12 +68,16 @@ func addMarked(ctx context.Context, dir string, env []string, marker string, pre
 			return nil, err
 		}
 	}
+	nested, err := untrackedRepos(ctx, dir, env, pre)
+	if err != nil {
+		return nil, err
+	}
 	args := append(append([]string(nil), pre...), "add", "--all")
-	if len(links) > 0 {
-		// Only with gitlinks to leave out: a pathspec turns the untracked
+	if len(links)+len(nested) > 0 {
+		// Only with paths to leave out: a pathspec turns the untracked
 		// cache off.
 		args = append(args, "--", ":(top)")
-		for _, l := range links {
+		for _, l := range append(slices.Clone(links), nested...) {
 			args = append(args, ":(exclude,top,literal)"+l)
 		}
 	}
@@ -83,7 +88,28 @@ func addMarked(ctx context.Context, dir string, env []string, marker string, pre
 	if err == nil && marker != "" {
 		os.Remove(marker)
 	}
-	return dropped, err
+	return append(nested, dropped...), err
+}
+
+// untrackedRepos are the nested repositories among dir's untracked
+// paths, which git lists as a directory ("sub/") and does not enter. They
+// are left out of the add by pathspec: `git add` would record a gitlink
+// (dropped afterwards anyway), and for a repository without a commit it
+// fails the whole add ("does not have a commit checked out"), so a model
+// that ran `git init sub` could stop every checkpoint and the close.
+func untrackedRepos(ctx context.Context, dir string, env, pre []string) ([]string, error) {
+	args := append(append([]string(nil), pre...), "ls-files", "-z", "--others", "--exclude-standard")
+	out, err := gitRaw(ctx, dir, env, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list untracked repositories: %w", err)
+	}
+	var repos []string
+	for _, p := range strings.Split(out, "\x00") {
+		if strings.HasSuffix(p, "/") {
+			repos = append(repos, strings.TrimSuffix(p, "/"))
+		}
+	}
+	return repos, nil
 }
 
 // headCommit is the commit at HEAD in dir, "" when the branch has none yet.

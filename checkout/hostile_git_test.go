@@ -444,3 +444,37 @@ func TestGitCmdEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedRepositoryWithoutACommitStopsNothing: a model that runs `git
+// init sub2` (allowed by a rule such as `shell:git *`) leaves a nested
+// repository with no commit, which makes a plain `git add --all` fail
+// ("does not have a commit checked out"): every checkpoint and the close
+// would fail and the session's work be lost. It is left out instead,
+// deeper ones too, and the close says so.
+func TestNestedRepositoryWithoutACommitStopsNothing(t *testing.T) {
+	ctx := context.Background()
+	repo := t.TempDir()
+	plainGit(t, repo, "init", "-q", "-b", "main")
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644))
+	plainGit(t, repo, "add", "a.txt")
+	plainGit(t, repo, "commit", "-q", "-m", "base")
+	in, err := Create(ctx, repo, t.TempDir(), "unborn", "")
+	require.NoError(t, err)
+
+	plainGit(t, in.Dir, "init", "-q", "sub2")
+	require.NoError(t, os.MkdirAll(filepath.Join(in.Dir, "x", "y"), 0o755))
+	plainGit(t, in.Dir, "init", "-q", "x/y/deep")
+	require.NoError(t, os.WriteFile(filepath.Join(in.Dir, "x", "f.txt"), []byte("f\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(in.Dir, "a.txt"), []byte("b\n"), 0o644))
+
+	c1, err := Checkpoint(ctx, in, "")
+	require.NoError(t, err, "a nested repository without a commit must not stop the checkpoint")
+	require.Empty(t, gitlinks(t, in.Dir, c1))
+	closed, err := Close(ctx, in, "done")
+	require.NoError(t, err, "nor the close")
+	require.Empty(t, gitlinks(t, repo, closed.Commit))
+	require.Contains(t, closed.LeftOut, "sub2/")
+	require.Contains(t, closed.LeftOut, "x/y/deep/")
+	out := plainGit(t, repo, "show", closed.Commit+":x/f.txt")
+	require.Equal(t, "f", out, "the files around it are on the branch")
+}

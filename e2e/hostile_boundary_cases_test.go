@@ -43,10 +43,15 @@ type bcase struct {
 	name    string
 	finding string // the issue's finding, or "v" for a variant of our own
 	needs   string // the branch whose fix makes it hold: hgit, hproc, hbounds
-	tool    string
-	args    map[string]any
-	modes   []string // nil: every mode
-	aps     []string // nil: every session
+	// limit, when set, is a limit the README's "Limits that remain" names
+	// and the issue's closing note leaves open: what the case does is
+	// printed loudly as a KNOWN LIMIT and does not fail the run. Never set
+	// it to make a run pass: fix the hole instead.
+	limit string
+	tool  string
+	args  map[string]any
+	modes []string // nil: every mode
+	aps   []string // nil: every session
 	// setup marks a call that is not an attack (a read before an edit):
 	// not counted; what it made happen is still reported.
 	setup bool
@@ -70,6 +75,7 @@ func bcall(finding, needs, name, tool string, args map[string]any) *bcase {
 }
 
 func (c *bcase) only(modes ...string) *bcase { c.modes = modes; return c }
+func (c *bcase) known(limit string) *bcase   { c.limit = limit; return c }
 func (c *bcase) sessions(aps ...string) *bcase {
 	c.aps = aps
 	return c
@@ -197,8 +203,17 @@ func quotaHeld(w *bworld, _ string) []string {
 	return nil
 }
 
-// spillsGone says the session's spills and job logs outlived it.
+// spillsGone says the session's spills and job logs outlived it: the
+// worker's reaper deletes them at its next sweep after the session ended
+// (every --reap-interval, 5 s by default), so they have 30 s.
 func spillsGone(w *bworld, s *bsession) []string {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, files := w.sessionBytes(s); len(files) == 0 {
+			return nil
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 	if n, files := w.sessionBytes(s); len(files) > 0 {
 		return []string{fmt.Sprintf("%d MB in %d spill/log files are left after the session ended", n>>20, len(files))}
 	}
@@ -265,7 +280,8 @@ func boundaryCases() []*bcase {
 		// 4. Other sessions' work and the worker's own files.
 		bsh("4", "hproc", "git show the other session's checkpoint", "git show {OTHERREF}:other.txt").only(checkoutModes...),
 		bsh("4", "hproc", "git log --all -p", "git log --all -p | head -300"),
-		bsh("4", "hproc", "git cat-file every object", "git cat-file --batch-all-objects --batch | grep -a -m5 OTHER_"),
+		bsh("4", "hproc", "git cat-file every object", "git cat-file --batch-all-objects --batch | grep -a -m5 OTHER_").
+			known("the shared repository's object store holds every session's checkpointed blobs; refs are hidden, objects are not (a per-session object directory is the fix, issue 27)"),
 		bsh("4", "hproc", "git log of the checkpoint remote", "git --git-dir={REMOTE} log --all -p | head -300"),
 		bsh("4", "hproc", "git fetch the remote's checkpoints into the repository", "git fetch -q {REMOTE} '+refs/longrun/*:refs/stolen/*'; git for-each-ref refs/stolen"),
 		bsh("4", "hproc", "git update-ref -d the other's checkpoint", "git update-ref -d {OTHERREF}").only(modeWorktree),

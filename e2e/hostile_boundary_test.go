@@ -1021,7 +1021,7 @@ func (w *bworld) finish(began time.Time) {
 	if v := w.goModVerify("after the sessions"); v != "" {
 		after.effects = append(after.effects, v)
 	}
-	var took []string
+	var took, limits []string
 	actions, distinct := 0, map[string]bool{}
 	for _, s := range w.sessions {
 		if s.err != nil {
@@ -1044,7 +1044,11 @@ func (w *bworld) finish(began time.Time) {
 			actions++
 			distinct[r.c.name] = true
 			status := "ok"
-			if len(r.effects) > 0 {
+			switch {
+			case len(r.effects) > 0 && r.c.limit != "":
+				status = "KNOWN LIMIT: " + strings.Join(r.effects, "; ")
+				limits = append(limits, fmt.Sprintf("%s [F%s] %s: %s (%s)", s.ap, r.c.finding, r.c.name, strings.Join(r.effects, "; "), r.c.limit))
+			case len(r.effects) > 0:
 				status = "TOOK EFFECT: " + strings.Join(r.effects, "; ")
 				took = append(took, fmt.Sprintf("%s [F%s]%s %s: %s", s.ap, r.c.finding, needsTag(r.c), r.c.name, strings.Join(r.effects, "; ")))
 			}
@@ -1068,13 +1072,22 @@ func (w *bworld) finish(began time.Time) {
 	if len(after.effects) > 0 {
 		took = append(took, "after the sessions: "+strings.Join(after.effects, "; "))
 	}
-	if leaks := w.historyLeaks(); leaks != "" {
+	leaks, known := w.historyLeaks(len(limits) > 0)
+	if leaks != "" {
 		took = append(took, leaks)
 	}
-	summary := fmt.Sprintf("hostile %s: %d actions (%d distinct), %d took effect (%s)",
-		w.mode, actions, len(distinct), len(took), time.Since(began).Round(time.Second))
+	if known != "" {
+		limits = append(limits, known+" (what the known limit above showed the model is in its history)")
+	}
+	summary := fmt.Sprintf("hostile %s: %d actions (%d distinct), %d took effect, %d known limits (%s)",
+		w.mode, actions, len(distinct), len(took), len(limits), time.Since(began).Round(time.Second))
 	fmt.Println(summary)
 	t.Log(summary)
+	for _, l := range limits {
+		msg := fmt.Sprintf("!!! hostile %s: KNOWN LIMIT, not fixed: %s", w.mode, l)
+		fmt.Println(msg)
+		t.Log(msg)
+	}
 	for _, s := range took {
 		t.Errorf("hostile %s: took effect: %s", w.mode, s)
 	}
@@ -1090,7 +1103,10 @@ func needsTag(c *bcase) string {
 
 // historyLeaks searches every session's history, decrypted, for the
 // secrets (the other session's own file is only secret to the others).
-func (w *bworld) historyLeaks() string {
+//
+// With otherKnown, the other session's uncommitted file in a history is
+// returned apart (known): a case marked as a known limit showed it.
+func (w *bworld) historyLeaks(otherKnown bool) (leaks, known string) {
 	ids := []string{}
 	for _, s := range w.sessions {
 		ids = append(ids, s.id)
@@ -1098,7 +1114,7 @@ func (w *bworld) historyLeaks() string {
 	if w.other != "" {
 		ids = append(ids, w.other)
 	}
-	var out []string
+	var out, knownOut []string
 	for _, id := range ids {
 		h := w.decodedHistory(id)
 		raw, err := protojson.Marshal(h)
@@ -1109,14 +1125,21 @@ func (w *bworld) historyLeaks() string {
 				continue
 			}
 			if strings.Contains(all, w.secrets[name]) {
+				if otherKnown && name == "another session's uncommitted file" {
+					knownOut = append(knownOut, name+" in the history of "+id)
+					continue
+				}
 				out = append(out, name+" in the history of "+id)
 			}
 		}
 	}
-	if len(out) == 0 {
-		return ""
+	if len(knownOut) > 0 {
+		known = "secret in workflow history: " + strings.Join(knownOut, ", ")
 	}
-	return "secret in workflow history: " + strings.Join(out, ", ")
+	if len(out) == 0 {
+		return "", known
+	}
+	return "secret in workflow history: " + strings.Join(out, ", "), known
 }
 
 func (w *bworld) decodedHistory(id string) *historypb.History {

@@ -223,7 +223,10 @@ func TestTerminalShowsHostileTextVisibly(t *testing.T) {
 	t.Parallel()
 	rawText, shownText := hostile("T")
 	rawArgs, shownArgs := hostile("A")
-	rawID, shownID := hostile("I")
+	// The model's call ids carry the hostile sequences too; since calls
+	// are named by the session (c1, c2, …), no surface shows them at all.
+	rawID, _ := hostile("I")
+	const shellRef = "c3" // the session's id of the shell call, the third
 	rawOut, shownOut := hostile("O")
 	rawFile, shownFile := hostile("F")
 	tail := "; touch pwned-by-the-tail"
@@ -262,20 +265,20 @@ func TestTerminalShowsHostileTextVisibly(t *testing.T) {
 	hidden := regexp.MustCompile(`… [0-9,]+ more bytes hidden; see all: starter pending --full ` + regexp.QuoteMeta(id))
 
 	out := e.pty("pending", id)
-	check("pending", out, "I0:"+`\r`, shownID[:40])
+	check("pending", out, shellRef+" ")
 	require.Regexp(t, hidden, out, "pending says what its preview hides")
 	require.NotContains(t, out, tail, "the tail is past the preview, and the preview says so")
 
 	out = e.pty("pending", "--full", id)
-	check("pending --full", out, shownArgs, "⟨21,000 spaces⟩"+tail, shownID)
+	check("pending --full", out, shownArgs, "⟨21,000 spaces⟩"+tail, shellRef)
 
 	out = e.pty("show", id)
-	check("show", out, "MODEL-TEXT "+shownText, shownID, "see all: starter show --full "+id)
+	check("show", out, "MODEL-TEXT "+shownText, shellRef, "see all: starter show --full "+id)
 	out = e.pty("show", "--full", id)
-	check("show --full", out, "MODEL-TEXT "+shownText, shownArgs+"⟨21,000 spaces⟩"+tail, shownID)
+	check("show --full", out, "MODEL-TEXT "+shownText, shownArgs+"⟨21,000 spaces⟩"+tail, shellRef)
 
 	out = e.pty("conversation", id)
-	check("conversation", out, "MODEL-TEXT "+shownText, shownID)
+	check("conversation", out, "MODEL-TEXT "+shownText, shellRef)
 
 	out = e.pty("history", id)
 	check("history", out, "ActivityTaskScheduled")
@@ -283,7 +286,7 @@ func TestTerminalShowsHostileTextVisibly(t *testing.T) {
 	w := e.startPty("watch", "--no-interactive", id)
 	w.waitFor("approval needed")
 	out = w.interrupt()
-	check("watch --no-interactive", out, "MODEL-TEXT "+shownText, shownID, "more bytes hidden")
+	check("watch --no-interactive", out, "MODEL-TEXT "+shownText, shellRef, "more bytes hidden")
 
 	// Interactive: the prompt shows each argument cut at 2,000 bytes, so
 	// y is refused until [v]iew has shown the whole command.
@@ -310,7 +313,7 @@ func TestTerminalShowsHostileTextVisibly(t *testing.T) {
 	out = e.pty("conversation", "--full", id)
 	check("conversation --full", out, shownArgs+"⟨21,000 spaces⟩"+tail, "TOOL-OUTPUT "+shownOut)
 	out = e.pty("show", "--full", "--messages", "20", id)
-	check("show --full", out, "TOOL-OUTPUT "+shownOut, shownID)
+	check("show --full", out, "TOOL-OUTPUT "+shownOut, shellRef)
 
 	// The same on a terminal emulator: the screen shows each sequence as
 	// text, and neither the title nor the clipboard changed.

@@ -131,7 +131,7 @@ func TestSandboxTmpfsSized(t *testing.T) {
 			sizes[args[i+1]] = args[i-1]
 		}
 	}
-	require.Equal(t, map[string]string{"/tmp": "4194304", "/home/u": "67108864", "/run/user/1": "1048576", "/state": "1048576"}, sizes)
+	require.Equal(t, map[string]string{"/tmp": "4194304", "/dev/shm": "4194304", "/home/u": "67108864", "/run/user/1": "1048576", "/state": "1048576"}, sizes)
 	def := sb.args(sandboxRun{dir: "/", infoFD: -1, blockFD: -1})
 	require.Contains(t, def, strconv.Itoa(DefaultTmpBytes))
 }
@@ -148,7 +148,7 @@ func TestSandboxTmpfsFull(t *testing.T) {
 	ws := testWorkspace(t, nil)
 	for _, readOnly := range []bool{true, false} {
 		res := runTool(t, context.Background(), sh, Env{Workspace: ws, Session: "s", ReadOnlySandbox: readOnly},
-			ShellParams{Command: `head -c 10000000 /dev/zero > /tmp/fill; echo tmp=$(stat -c %s /tmp/fill); head -c 100000000 /dev/zero > "$HOME/fill"; echo home=$(stat -c %s "$HOME/fill")`})
+			ShellParams{Command: `head -c 10000000 /dev/zero > /tmp/fill; echo tmp=$(stat -c %s /tmp/fill); head -c 100000000 /dev/zero > "$HOME/fill"; echo home=$(stat -c %s "$HOME/fill"); head -c 10000000 /dev/zero > /dev/shm/fill; echo shm=$(stat -c %s /dev/shm/fill)`})
 		require.Contains(t, res.Content, "No space left on device")
 		m := regexp.MustCompile(`tmp=(\d+)\n(?s:.*)home=(\d+)`).FindStringSubmatch(res.Content)
 		require.NotNil(t, m, res.Content)
@@ -156,5 +156,9 @@ func TestSandboxTmpfsFull(t *testing.T) {
 		home, _ := strconv.Atoi(m[2])
 		require.LessOrEqual(t, tmp, 4<<20, "read-only %v", readOnly)
 		require.LessOrEqual(t, home, sandboxHomeBytes)
+		shm := regexp.MustCompile(`shm=(\d+)`).FindStringSubmatch(res.Content)
+		require.NotNil(t, shm, res.Content)
+		n, _ := strconv.Atoi(shm[1])
+		require.LessOrEqual(t, n, 4<<20, "/dev/shm is bounded too (read-only %v)", readOnly)
 	}
 }

@@ -528,7 +528,9 @@ func (sb *sandbox) args(r sandboxRun) []string {
 	if tmp <= 0 {
 		tmp = DefaultTmpBytes
 	}
-	mounts := []mount{{flag: "--tmpfs", path: "/tmp", size: tmp}}
+	// /dev/shm of bwrap's --dev is a tmpfs without a size (half the host's
+	// memory): it gets /tmp's bound.
+	mounts := []mount{{flag: "--tmpfs", path: "/tmp", size: tmp}, {flag: "--tmpfs", path: "/dev/shm", size: tmp}}
 	home := realDir(sb.home)
 	for _, h := range append(slices.Clone(sb.hide), r.hide...) {
 		size := int64(sandboxHiddenBytes)
