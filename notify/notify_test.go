@@ -325,7 +325,9 @@ func TestNotificationsRenderHostileCallsVisibly(t *testing.T) {
 	require.Contains(t, call, `#\r\x1b[2K⟨U+202E⟩⟨U+0060⟩⟨U+0060⟩⟨U+0060⟩`)
 	require.Contains(t, call, "⟨500 spaces⟩; touch pwned")
 	require.Contains(t, call, "… 21,034 more bytes, 150 more lines hidden; the whole call: http://inbox.example/session?id=s1#call-")
-	require.Contains(t, call, "approve: `longrun approve s1 $'c1⟨U+0060⟩\\x0a### Reviewed by security: safe'`", "a backtick in a command cannot end its code")
+	require.Contains(t, call, "deny: `longrun deny s1 $'c1⟨U+0060⟩\\x0a### Reviewed by security: safe'", "a backtick in a command cannot end its code")
+	require.Contains(t, call, "approve: only after seeing it whole (the whole call: http://inbox.example/session?id=s1#call-")
+	require.NotContains(t, call, "longrun approve", "a cut call offers no ready approve command")
 
 	var body map[string]any
 	raw, err := NewBody(ev, Render{}).Marshal()

@@ -68,8 +68,15 @@ func NewSlack(ev Event, r Render) SlackMessage {
 		if shown.Hidden != "" {
 			fmt.Fprintf(&t, "\n*%s*", slackEscape(shown.Hidden))
 		}
-		fmt.Fprintf(&t, "\napprove: %s\ndeny: %s", untrusted.SlackCode(c.Commands.Approve), untrusted.SlackCode(c.Commands.Deny))
-		fmt.Fprintf(&t, "\nwithout the CLI: %s", untrusted.SlackCode(c.Commands.ApproveSignal))
+		if shown.Hidden != "" {
+			// What this message shows is cut: a person approves only after
+			// seeing the call whole, so no ready approve command is offered
+			// here; the full view prints them.
+			fmt.Fprintf(&t, "\napprove: only after seeing it whole (%s)\ndeny: %s", slackEscape(r.whole(ev)), untrusted.SlackCode(c.Commands.Deny))
+		} else {
+			fmt.Fprintf(&t, "\napprove: %s\ndeny: %s", untrusted.SlackCode(c.Commands.Approve), untrusted.SlackCode(c.Commands.Deny))
+			fmt.Fprintf(&t, "\nwithout the CLI: %s", untrusted.SlackCode(c.Commands.ApproveSignal))
+		}
 		m.Blocks = append(m.Blocks, section(t.String()))
 	}
 	if b.SessionURL != "" {

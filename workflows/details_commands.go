@@ -31,12 +31,20 @@ func (s *driver) waitingDetails(b *strings.Builder, pending []PendingApproval) {
 		b.WriteString("\n")
 		var cmds strings.Builder
 		flags := notify.ConnFlags(s.address, s.namespace)
-		fmt.Fprintf(&cmds, "longrun%s approve %s %s\n", flags, notify.ShellQuote(s.workflowID), notify.ShellQuote(c.ID))
+		// A cut preview offers no approve command: a person approves only
+		// after seeing the call whole (pending --full prints them).
+		approvals := []Approval{{ID: c.ID, Digest: callref.Short(c.Digest), Decision: DecisionApprove},
+			{ID: c.ID, Digest: callref.Short(c.Digest), Decision: DecisionDeny, Feedback: "why"}}
+		if cut.None() {
+			fmt.Fprintf(&cmds, "longrun%s approve %s %s\n", flags, notify.ShellQuote(s.workflowID), notify.ShellQuote(c.ID))
+		} else {
+			fmt.Fprintf(&cmds, "longrun%s pending --full %s   # approve only after seeing it whole\n", flags, notify.ShellQuote(s.workflowID))
+			approvals = approvals[1:]
+		}
 		fmt.Fprintf(&cmds, "longrun%s deny %s %s --feedback \"why\"\n", flags, notify.ShellQuote(s.workflowID), notify.ShellQuote(c.ID))
 		// The signal names the call by the session's id and carries the
 		// digest of the arguments shown above it.
-		for _, ap := range []Approval{{ID: c.ID, Digest: callref.Short(c.Digest), Decision: DecisionApprove},
-			{ID: c.ID, Digest: callref.Short(c.Digest), Decision: DecisionDeny, Feedback: "why"}} {
+		for _, ap := range approvals {
 			payload, _ := json.Marshal(ap) // strings only: always encodes
 			fmt.Fprintf(&cmds, "temporal workflow signal%s --workflow-id %s --name %s --input %s\n",
 				flags, notify.ShellQuote(s.workflowID), SignalApproval, notify.ShellQuote(string(payload)))

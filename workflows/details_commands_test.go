@@ -53,4 +53,7 @@ func TestDetailsOfAHostileCallMakeNoStructure(t *testing.T) {
 	require.Contains(t, d, "… 20,882 more bytes hidden; the whole call: longrun pending --full s1 — asks ↵ \\# because")
 	require.Contains(t, d, "\n````sh\n", "the commands' fence is longer than the id's backtick run")
 	require.Equal(t, 2, strings.Count(d, "\n````"), "the block opens and closes once")
+	require.NotContains(t, d, "approve s1", "a cut preview offers no ready approve command")
+	require.NotContains(t, d, `"decision":"approve"`, "nor an approve signal")
+	require.Contains(t, d, "longrun pending --full s1   # approve only after seeing it whole")
 }
