@@ -15,8 +15,8 @@ import (
 func TestHistoryShowsApprovalCallAndDecision(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ file, want string }{
-		{"approve_read_write_shell.json", "approve update: call c_write, decision approve"},
-		{"approve_read_write_shell.json", "decided approve for c_shell"},
+		{"approve_read_write_shell.json", "approve update: call c2, decision approve"},
+		{"approve_read_write_shell.json", "decided approve for c3"},
 		{"deny_with_feedback.json", "decision deny, feedback "},
 	} {
 		f, err := os.Open("../workflows/testdata/" + tc.file)
