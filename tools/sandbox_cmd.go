@@ -251,7 +251,15 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxS
 	var programs []mount
 	if p := spec.program; filepath.IsAbs(p) {
 		if real, err := filepath.EvalSymlinks(p); err == nil && (sb.hidden(p) || slices.ContainsFunc(hide, func(h string) bool { return strictlyUnder(h, p) })) {
-			programs = append(programs, mount{path: p, src: real})
+			if nm := nodeModules(real); nm != "" && strictlyUnder(nm, p) {
+				// An npm-installed server (pyright-langserver is a link in
+				// node_modules/.bin to a script that loads its package and
+				// its dependencies): its whole node_modules comes back, and
+				// the link with it.
+				programs = append(programs, mount{path: nm})
+			} else {
+				programs = append(programs, mount{path: p, src: real})
+			}
 		}
 	}
 
@@ -418,4 +426,15 @@ func controlFiles(root string) []string {
 func strictlyUnder(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+}
+
+// nodeModules is the innermost node_modules directory holding the file
+// real, or "" when it lies in none.
+func nodeModules(real string) string {
+	for dir := filepath.Dir(real); dir != "/" && dir != "."; dir = filepath.Dir(dir) {
+		if filepath.Base(dir) == "node_modules" {
+			return dir
+		}
+	}
+	return ""
 }
