@@ -99,7 +99,9 @@ lsp-node:
 
 test: devserver vet temporal-cli gopls lsp-node
 	@LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) LONGRUN_GOPLS=$(GOPLS) LONGRUN_NODE_LSP=$(NODE_LSP_DIR) ./scripts/check-test-deps.sh
-	LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) LONGRUN_GOPLS=$(GOPLS) go test -race -count=1 ./...
+	@rm -f $(BIN)/test-report.txt
+	LONGRUN_TEST_REPORT=$(BIN)/test-report.txt LONGRUN_DEVSERVER=$(DEVSERVER) LONGRUN_TEMPORAL_CLI=$(TEMPORAL_CLI) LONGRUN_GOPLS=$(GOPLS) go test -race -count=1 ./...
+	@if [ -s $(BIN)/test-report.txt ]; then echo "what the tests report loudly:"; cat $(BIN)/test-report.txt; fi
 	go -C hostcheck test -race -count=1 ./...
 	$(MAKE) test-postgres
 	$(MAKE) fuzz

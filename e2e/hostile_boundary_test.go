@@ -1087,6 +1087,7 @@ func (w *bworld) finish(began time.Time) {
 		msg := fmt.Sprintf("!!! hostile %s: KNOWN LIMIT, not fixed: %s", w.mode, l)
 		fmt.Println(msg)
 		t.Log(msg)
+		reportLoudly(t, msg)
 	}
 	for _, s := range took {
 		t.Errorf("hostile %s: took effect: %s", w.mode, s)
@@ -1151,4 +1152,23 @@ func (w *bworld) decodedHistory(id string) *historypb.History {
 		h.Events = append(h.Events, ev)
 	}
 	return decodeHistory(w.t, h, w.ck)
+}
+
+// reportLoudly appends line to the file LONGRUN_TEST_REPORT names, which
+// make test prints after the tests: go test shows a passing package's
+// output only with -v, and a known limit must not pass in silence.
+func reportLoudly(t *testing.T, line string) {
+	path := os.Getenv("LONGRUN_TEST_REPORT")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Errorf("report %q: %v", line, err)
+		return
+	}
+	defer f.Close()
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		t.Errorf("report %q: %v", line, err)
+	}
 }
