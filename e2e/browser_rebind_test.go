@@ -96,13 +96,7 @@ func requireRefused(t *testing.T, service string, got []probe, leaked ...string)
 // codec server refuses a body over its cap.
 func TestBrowserRebindingCannotReachLoopbackServices(t *testing.T) {
 	t.Parallel()
-	chromium := findChromium()
-	if chromium == "" {
-		t.Skip("chromium not found (set LONGRUN_CHROMIUM or `apt-get install chromium`; .ci/run installs it)")
-	}
-	if !strings.HasPrefix(uiURL, "http") {
-		t.Skipf("the devserver runs without its Web UI (ui=%q)", uiURL)
-	}
+	chromium := requireBrowserUI(t)
 	ctx := newBrowser(t, chromium, chromedp.Flag("host-resolver-rules", "MAP "+rebindName+" 127.0.0.1"))
 	art := artifactDir(t)
 	// One browser; each subtest drives it with its own t, so a failure

@@ -32,13 +32,7 @@ const browserTimeout = 90 * time.Second
 // filtered by our search attributes. Screenshots are kept as artifacts.
 func TestBrowserUIShowsSessionWaitingForApproval(t *testing.T) {
 	t.Parallel()
-	chromium := findChromium()
-	if chromium == "" {
-		t.Skip("chromium not found (set LONGRUN_CHROMIUM or `apt-get install chromium`; .ci/run installs it)")
-	}
-	if !strings.HasPrefix(uiURL, "http") {
-		t.Skipf("the devserver runs without its Web UI (ui=%q)", uiURL)
-	}
+	chromium := requireBrowserUI(t)
 
 	e := newEnv(t,
 		sm.Tools(sm.Call{ID: "c_ls", Name: "list", Arguments: `{"path": "."}`}),
@@ -92,6 +86,21 @@ func TestBrowserUIShowsSessionWaitingForApproval(t *testing.T) {
 	require.NoError(t, err, out)
 	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
 	e.checkSession(id)
+}
+
+// requireBrowserUI is the Chromium to drive, or skips the test (scripts/
+// check-test-deps.sh says so loudly) when there is none or the devserver
+// runs without its Web UI.
+func requireBrowserUI(t *testing.T) string {
+	t.Helper()
+	chromium := findChromium()
+	if chromium == "" {
+		t.Skip("chromium not found (set LONGRUN_CHROMIUM or `apt-get install chromium`; .ci/run installs it)")
+	}
+	if !strings.HasPrefix(uiURL, "http") {
+		t.Skipf("the devserver runs without its Web UI (ui=%q)", uiURL)
+	}
+	return chromium
 }
 
 // findChromium is LONGRUN_CHROMIUM, else Debian's chromium.

@@ -98,7 +98,7 @@ func (e *env) startPty(args ...string) *ptyRun {
 	cmd.Env = append(env, "TEMPORAL_ADDRESS="+temporalAddr, "LONGRUN_TASK_QUEUE="+e.taskQueue, "TERM=xterm-256color")
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 120})
 	if errors.Is(err, pty.ErrUnsupported) {
-		e.t.Skip("no pseudo-terminals on this system")
+		e.t.Skip("SKIPPED LOUDLY: no pseudo-terminals on this system, so the terminal test cannot run")
 	}
 	require.NoError(e.t, err)
 	r := &ptyRun{t: e.t, ptmx: ptmx, cmd: cmd, done: make(chan struct{})}

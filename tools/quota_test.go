@@ -141,9 +141,7 @@ func TestSandboxTmpfsSized(t *testing.T) {
 // the writes fail with "No space left on device".
 func TestSandboxTmpfsFull(t *testing.T) {
 	t.Parallel()
-	if p := hostSandbox(); p.sb == nil {
-		t.Skipf("no sandbox here: %s", p.why)
-	}
+	requireSandbox(t)
 	sh := NewShell(ShellConfig{Sandbox: SandboxOn, TmpBytes: 4 << 20})
 	ws := testWorkspace(t, nil)
 	for _, readOnly := range []bool{true, false} {

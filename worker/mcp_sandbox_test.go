@@ -233,7 +233,7 @@ func TestMCPServerWithoutSandbox(t *testing.T) {
 func TestMCPServerRunsTheHostsProgramNotTheWorkspaces(t *testing.T) {
 	python := "/usr/bin/python3"
 	if _, err := os.Stat(python); err != nil {
-		t.Skip("the planted-module test needs " + python)
+		t.Skip("SKIPPED LOUDLY: the planted-module test needs " + python + " (.ci/run installs python3)")
 	}
 	ws := realTemp(t)
 	planted := "import sys\nsys.stderr.write('PLANTED-RAN\\n')\nsys.exit(7)\n"
