@@ -316,13 +316,7 @@ func TestHostGitDropsAGitlinkLeftInTheIndex(t *testing.T) {
 	setSecrets(t)
 	ctx := context.Background()
 	h := newHostile(t)
-	repo := t.TempDir()
-	plainGit(t, repo, "init", "-q", "-b", "main")
-	require.NoError(t, os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644))
-	plainGit(t, repo, "add", "a.txt")
-	plainGit(t, repo, "commit", "-q", "-m", "base")
-	in, err := Create(ctx, repo, t.TempDir(), "left", "")
-	require.NoError(t, err)
+	repo, in := oneFileCheckout(t, "left")
 
 	head := nestedRepo(t, h, filepath.Join(in.Dir, "sub"))
 	plainGit(t, in.Dir, "update-index", "--add", "--cacheinfo", gitlinkMode+","+head+",sub")
@@ -453,13 +447,7 @@ func TestGitCmdEnvironment(t *testing.T) {
 // deeper ones too, and the close says so.
 func TestNestedRepositoryWithoutACommitStopsNothing(t *testing.T) {
 	ctx := context.Background()
-	repo := t.TempDir()
-	plainGit(t, repo, "init", "-q", "-b", "main")
-	require.NoError(t, os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644))
-	plainGit(t, repo, "add", "a.txt")
-	plainGit(t, repo, "commit", "-q", "-m", "base")
-	in, err := Create(ctx, repo, t.TempDir(), "unborn", "")
-	require.NoError(t, err)
+	repo, in := oneFileCheckout(t, "unborn")
 
 	plainGit(t, in.Dir, "init", "-q", "sub2")
 	require.NoError(t, os.MkdirAll(filepath.Join(in.Dir, "x", "y"), 0o755))
@@ -477,4 +465,18 @@ func TestNestedRepositoryWithoutACommitStopsNothing(t *testing.T) {
 	require.Contains(t, closed.LeftOut, "x/y/deep/")
 	out := plainGit(t, repo, "show", closed.Commit+":x/f.txt")
 	require.Equal(t, "f", out, "the files around it are on the branch")
+}
+
+// oneFileCheckout is a repository whose base commit holds a.txt ("a"),
+// and the session's checkout of it.
+func oneFileCheckout(t *testing.T, session string) (string, Info) {
+	t.Helper()
+	repo := t.TempDir()
+	plainGit(t, repo, "init", "-q", "-b", "main")
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644))
+	plainGit(t, repo, "add", "a.txt")
+	plainGit(t, repo, "commit", "-q", "-m", "base")
+	in, err := Create(context.Background(), repo, t.TempDir(), session, "")
+	require.NoError(t, err)
+	return repo, in
 }
