@@ -187,19 +187,22 @@ func TestEligible(t *testing.T) {
 		d    permission.Decision
 		want bool
 	}{
-		{"shell ask", permission.Call{Tool: "shell", Subject: "go build ./..."}, ask, true},
+		{"shell ask", permission.Call{Tool: "shell", Kind: permission.KindCommand, Subject: "go build ./..."}, ask, true},
 		{"write ask", permission.Call{Tool: "write", Subject: "main.go"}, ask, true},
 		{"allow", permission.Call{Tool: "read", Subject: "a"}, permission.Decision{Action: permission.Allow}, false},
 		{"deny", permission.Call{Tool: "write", Subject: "a"}, permission.Decision{Action: permission.Deny, Layer: permission.LayerSession}, false},
-		{"hard block", permission.Call{Tool: "shell", Subject: "rm -rf /"}, permission.Decision{Action: permission.Deny, Layer: permission.LayerHardBlock}, false},
+		{"hard block", permission.Call{Tool: "shell", Kind: permission.KindCommand, Subject: "rm -rf /"}, permission.Decision{Action: permission.Deny, Layer: permission.LayerHardBlock}, false},
 		{"control layer", permission.Call{Tool: "write", Subject: ".longrun/permissions.json"}, permission.Decision{Action: permission.Ask, Layer: permission.LayerControl}, false},
 		{"control path under another layer", permission.Call{Tool: "apply_patch", Paths: []string{"a.go", "sub/AGENTS.md"}}, ask, false},
 		{"git dir", permission.Call{Tool: "edit", Subject: ".git/hooks/pre-commit"}, ask, false},
-		{"doom loop", permission.Call{Tool: "shell", Subject: "make"}, permission.Decision{Action: permission.Ask, Layer: permission.LayerDoomLoop}, false},
-		{"no sandbox", permission.Call{Tool: "shell", Subject: "ls"}, permission.Decision{Action: permission.Ask, Layer: permission.LayerSandbox}, false},
-		{"obscured program", permission.Call{Tool: "shell", Subject: "$(echo rm) -rf build"}, ask, false},
-		{"variable program", permission.Call{Tool: "shell", Subject: "$CMD x"}, ask, false},
-		{"shell may name a control file", permission.Call{Tool: "shell", Subject: "git status"}, ask, true},
+		{"doom loop", permission.Call{Tool: "shell", Kind: permission.KindCommand, Subject: "make"}, permission.Decision{Action: permission.Ask, Layer: permission.LayerDoomLoop}, false},
+		{"no sandbox", permission.Call{Tool: "shell", Kind: permission.KindCommand, Subject: "ls"}, permission.Decision{Action: permission.Ask, Layer: permission.LayerSandbox}, false},
+		{"obscured program", permission.Call{Tool: "shell", Kind: permission.KindCommand, Subject: "$(echo rm) -rf build"}, ask, false},
+		{"variable program", permission.Call{Tool: "shell", Kind: permission.KindCommand, Subject: "$CMD x"}, ask, false},
+		{"shell may name a control file", permission.Call{Tool: "shell", Kind: permission.KindCommand, Subject: "git status"}, ask, true},
+		// A second command tool is judged as shell is: by its kind.
+		{"another command tool, obscured", permission.Call{Tool: "run", Kind: permission.KindCommand, Subject: "$(echo rm) -rf build"}, ask, false},
+		{"another command tool may name a control file", permission.Call{Tool: "run", Kind: permission.KindCommand, Subject: "git status .git/config"}, ask, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -86,9 +86,9 @@ func (m *Memory) PersonDecided() { m.Denials = 0 }
 // permission engine decided as d, and why not when it may not. Only a
 // call that would otherwise ask a person is eligible, and of those not: a
 // write to a control file (only a person may allow one), a repeated call
-// the doom-loop check stopped, a shell command on a worker without a
-// sandbox (its ask says a person must approve), and a shell command whose
-// program is computed at run time (nobody, reviewer included, can say
+// the doom-loop check stopped, a command (permission.KindCommand, of any
+// tool) on a worker without a sandbox (its ask says a person must approve),
+// and a command whose program is computed at run time (nobody, reviewer included, can say
 // what it runs). A hard-blocked command is denied before any of this.
 func Eligible(c permission.Call, d permission.Decision) (bool, string) {
 	if d.Action != permission.Ask {
@@ -104,14 +104,14 @@ func Eligible(c permission.Call, d permission.Decision) (bool, string) {
 	case permission.LayerSandbox:
 		return false, "this worker has no sandbox: a person approves every command"
 	}
-	if !c.ReadOnly && c.Tool != permission.ShellTool {
+	if !c.ReadOnly && c.Kind != permission.KindCommand {
 		for _, p := range append([]string{c.Subject}, c.Paths...) {
 			if p != "" && permission.IsControlPath(p) {
 				return false, "a write to a control file: only a person may allow it"
 			}
 		}
 	}
-	if c.Tool == permission.ShellTool {
+	if c.Kind == permission.KindCommand {
 		v := shellcmd.Analyze(c.Subject)
 		if v.Blocked {
 			return false, "hard blocked"

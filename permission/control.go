@@ -35,10 +35,11 @@ func IsControlPath(p string) bool {
 }
 
 // controlPath returns the first control file a call that may change things
-// names, or "" when it names none. A read-only tool may read them; a shell
-// command is confined by the sandbox, which mounts them read-only.
+// names, or "" when it names none. A read-only tool may read them; a
+// command (KindCommand) is confined by the sandbox, which mounts them
+// read-only.
 func controlPath(c Call) string {
-	if c.ReadOnly || c.Tool == ShellTool {
+	if c.ReadOnly || c.Kind == KindCommand {
 		return ""
 	}
 	paths := c.Paths

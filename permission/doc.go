@@ -9,14 +9,17 @@
 // # Rules and layers
 //
 // A Rule is {tool, pattern, action}, OpenCode style. Tool is a wildcard over
-// tool names (* any run, ? one character). Pattern narrows the rule: for the
-// shell tool it is a wildcard over each command of the command line, where *
+// tool names (* any run, ? one character). Pattern narrows the rule, by the
+// kind of the call's subject (Kind, which the tool's spec declares: the
+// engine never decides on a tool's name). For a command (KindCommand: the
+// shell tool, or any tool that declares it) it is a wildcard over each
+// command of the command line, where *
 // crosses spaces and slashes and a trailing " *" also matches the bare
 // command ("git *" matches "git" and "git log -p"); for any other tool it is
 // a path glob over the workspace-relative, cleaned path, where * and ? stay in
 // one segment and ** spans any number of them ("docs/**" matches
 // "docs/a/b.md"; "./docs/../secrets/k" is matched as "secrets/k"). For a
-// web tool (Call.Web: web_fetch) the subject is the URL's host, lower case,
+// URL (KindURL: web_fetch) the subject is the URL's host, lower case,
 // without port or trailing dot, and the pattern is a wildcard over it:
 // "go.dev" matches that host only, "*.go.dev" any host under it (not go.dev
 // itself). A web call with no subject (web_search) is matched by rules

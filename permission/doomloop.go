@@ -38,7 +38,7 @@ func (e *Engine) doomLoopDecision(c Call) (Decision, bool) {
 		}
 	}
 	what := fmt.Sprintf("doom loop: tool %s has been called with identical arguments %d times in a row", c.Tool, e.doomLoop)
-	if m, ok := e.lastMatch(DoomLoopTool, c.Tool, ""); ok {
+	if m, ok := e.lastMatch(Call{Tool: DoomLoopTool}, c.Tool, ""); ok {
 		d := ruleDecision(m, c, c.Tool, false)
 		d.Reason = what + "; " + d.Reason
 		return d, true

@@ -30,17 +30,22 @@ type Config struct {
 
 // Call is one tool call as the engine sees it.
 type Call struct {
-	// Tool is the tool's name.
+	// Tool is the tool's name. The engine matches rules on it and names
+	// it in reasons; it decides on Kind, never on the name.
 	Tool string `json:"tool"`
+	// Kind is what Subject is (tools.Spec.SubjectKind): a command, a
+	// path, a URL's host, or nothing. Always written, so a call recorded
+	// without it is known to be older (UnmarshalJSON).
+	Kind Kind `json:"kind"`
 	// ReadOnly comes from the tool's spec: the tool changes nothing.
 	ReadOnly bool `json:"read_only,omitempty"`
-	// Subject is the shell command for the shell tool, the path (relative
-	// to the workspace) for file tools, or empty.
+	// Subject is the command line of a command call, the path (relative
+	// to the workspace) of a path call, the host of a URL call, or empty.
 	Subject string `json:"subject,omitempty"`
 	// ArgsKey is the call's arguments in a canonical form, for the doom-loop
 	// check; an empty key is never counted as a repeat.
 	ArgsKey string `json:"args_key,omitempty"`
-	// ShellReadOnly marks a shell call read-only. The engine also runs
+	// ShellReadOnly marks a command call read-only. The engine also runs
 	// shellcmd on the command itself, so callers may leave it false.
 	ShellReadOnly bool `json:"shell_read_only,omitempty"`
 	// Paths are the paths the call reads or changes, as the tool reports
@@ -48,8 +53,9 @@ type Call struct {
 	// A call that may change a control file among them asks a person.
 	Paths []string `json:"paths,omitempty"`
 	// Web marks a call that reaches the web from the worker (web_fetch,
-	// web_search; tools.Spec.Web). Its Subject is the URL's host, which
-	// rule patterns match as a wildcard ("*.go.dev"). It asks by default
+	// web_search; tools.Spec.Web). Its Subject, when it has one, is a
+	// URL's host (KindURL), which rule patterns match as a wildcard
+	// ("*.go.dev"). It asks by default
 	// although it changes nothing: a URL or a query can carry workspace
 	// data to a third party. Auto does not allow it unasked either: the
 	// web is not the workspace.
@@ -157,7 +163,7 @@ func (e *Engine) Remember(r Rule) error {
 // into allow inside the workspace; without a sandbox a shell command that
 // no rule allowed asks; last, with no approver, ask becomes deny.
 func (e *Engine) Decide(c Call) Decision {
-	shell := c.Tool == ShellTool
+	shell := c.Kind == KindCommand
 	var verdict shellcmd.Verdict
 	if shell {
 		verdict = shellcmd.Analyze(c.Subject)
@@ -200,12 +206,14 @@ func (e *Engine) Decide(c Call) Decision {
 }
 
 // subjects lists what rule patterns are matched against: each command of a
-// shell call (all must match), or the cleaned path of any other call.
+// command call (all must match), the host of a URL call, or the cleaned
+// path of any other call.
 func (e *Engine) subjects(c Call, v shellcmd.Verdict) []string {
-	if c.Web {
+	switch c.Kind {
+	case KindURL:
 		return []string{c.Subject} // a host, already normalised by the tool's spec
-	}
-	if c.Tool != ShellTool {
+	case KindCommand:
+	default:
 		return []string{cleanPath(c.Subject)}
 	}
 	if len(v.Commands) == 0 {
@@ -214,10 +222,10 @@ func (e *Engine) subjects(c Call, v shellcmd.Verdict) []string {
 	return v.Commands
 }
 
-// shellLine is a shell call's command line as an Exact rule is compared
-// with it, or "" for other tools.
+// shellLine is a command call's command line as an Exact rule is compared
+// with it, or "" for other calls.
 func shellLine(c Call) string {
-	if c.Tool != ShellTool || c.Web {
+	if c.Kind != KindCommand {
 		return ""
 	}
 	return strings.TrimSpace(c.Subject)
@@ -237,9 +245,9 @@ func Remembered(c Call, typed string) Rule {
 	r := Rule{Tool: c.Tool, Pattern: typed, Action: Allow}
 	switch {
 	case typed != "":
-	case c.Web:
+	case c.Kind == KindURL:
 		r.Pattern = Literal(c.Subject)
-	case c.Tool == ShellTool:
+	case c.Kind == KindCommand:
 		r.Pattern, r.Exact = Literal(strings.TrimSpace(c.Subject)), true
 	default:
 		r.Pattern = Literal(cleanPath(c.Subject))
@@ -255,12 +263,12 @@ type match struct {
 
 // lastMatch finds the rule that decides one subject: the last matching rule
 // of the last layer that has one.
-func (e *Engine) lastMatch(tool, subject, line string) (match, bool) {
+func (e *Engine) lastMatch(c Call, subject, line string) (match, bool) {
 	var m match
 	found := false
 	for _, l := range e.layers {
 		for _, r := range l.Rules {
-			if ruleMatches(r, tool, subject, line) {
+			if ruleMatches(r, c.Tool, c.Kind, subject, line) {
 				m, found = match{rule: r, layer: l.Name}, true
 			}
 		}
@@ -270,10 +278,10 @@ func (e *Engine) lastMatch(tool, subject, line string) (match, bool) {
 
 // anyDeny finds the first deny rule of any layer matching the subject; in
 // auto, denials cannot be outranked.
-func (e *Engine) anyDeny(tool, subject, line string) (match, bool) {
+func (e *Engine) anyDeny(c Call, subject, line string) (match, bool) {
 	for _, l := range e.layers {
 		for _, r := range l.Rules {
-			if r.Action == Deny && ruleMatches(r, tool, subject, line) {
+			if r.Action == Deny && ruleMatches(r, c.Tool, c.Kind, subject, line) {
 				return match{rule: r, layer: l.Name}, true
 			}
 		}
@@ -281,13 +289,14 @@ func (e *Engine) anyDeny(tool, subject, line string) (match, bool) {
 	return match{}, false
 }
 
-// ruleMatches reports whether r matches one subject of a call to tool.
-// line is a shell call's whole command line ("" for other tools), which
-// an Exact rule is compared with instead of each command.
-func ruleMatches(r Rule, tool, subject, line string) bool {
+// ruleMatches reports whether r matches one subject of a call to tool,
+// whose subject is of kind k. line is a command call's whole command line
+// ("" for other calls), which an Exact rule is compared with instead of
+// each command.
+func ruleMatches(r Rule, tool string, k Kind, subject, line string) bool {
 	if r.Exact {
 		lit, ok := literalText(r.Pattern)
-		return ok && tool == ShellTool && matchWildcard(r.Tool, tool) && line != "" && lit == line
+		return ok && k == KindCommand && matchWildcard(r.Tool, tool) && line != "" && lit == line
 	}
 	if (r.Tool == DoomLoopTool) != (tool == DoomLoopTool) {
 		return false // doom_loop rules are only ever named exactly
@@ -298,10 +307,10 @@ func ruleMatches(r Rule, tool, subject, line string) bool {
 	if r.Pattern == "" {
 		return true
 	}
-	switch tool {
-	case DoomLoopTool:
+	switch {
+	case tool == DoomLoopTool:
 		return matchWildcard(r.Pattern, subject) // the pattern is a tool name
-	case ShellTool:
+	case k == KindCommand:
 		return matchCommand(r.Pattern, subject)
 	}
 	return matchPath(r.Pattern, subject)
@@ -321,12 +330,12 @@ func (e *Engine) byRules(c Call, subjects []string, shellReadOnly bool) Decision
 	line := shellLine(c)
 	for _, s := range subjects {
 		if e.profile == ProfileAuto {
-			if m, ok := e.anyDeny(c.Tool, s, line); ok {
+			if m, ok := e.anyDeny(c, s, line); ok {
 				keep(ruleDecision(m, c, s, len(subjects) > 1))
 				continue
 			}
 		}
-		if m, ok := e.lastMatch(c.Tool, s, line); ok {
+		if m, ok := e.lastMatch(c, s, line); ok {
 			keep(ruleDecision(m, c, s, len(subjects) > 1))
 			continue
 		}
@@ -367,7 +376,7 @@ func (e *Engine) defaultDecision(c Call, shellReadOnly bool) Decision {
 		Reason: fmt.Sprintf("default: tool %s can change the workspace -> ask", c.Tool)}
 }
 
-// inWorkspace reports whether auto may allow the call: shell commands always
+// inWorkspace reports whether auto may allow the call: commands always
 // (hard blocks and deny rules were applied before), other tools when their
 // path stays inside the workspace.
 func (e *Engine) inWorkspace(c Call, shell bool) bool {
@@ -383,10 +392,10 @@ func (e *Engine) failClosed(c Call, d Decision) Decision {
 		return d
 	}
 	example := fmt.Sprintf(`{"tool":%q,"action":"allow"}`, c.Tool)
-	if f := strings.Fields(c.Subject); c.Tool == ShellTool && len(f) > 0 {
+	if f := strings.Fields(c.Subject); c.Kind == KindCommand && len(f) > 0 {
 		example = fmt.Sprintf(`{"tool":%q,"pattern":%q,"action":"allow"}`, c.Tool, f[0]+" *")
 	}
-	if c.Web && c.Subject != "" {
+	if c.Kind == KindURL && c.Subject != "" {
 		example = fmt.Sprintf(`{"tool":%q,"pattern":%q,"action":"allow"}`, c.Tool, c.Subject)
 	}
 	d.Action = Deny
@@ -401,16 +410,17 @@ func (e *Engine) failClosed(c Call, d Decision) Decision {
 
 // Visible reports whether a tool should be offered to the model at all: it is
 // false when the profile or a rule without a pattern denies the tool outright
-// and no later rule allows some of its subjects.
-func (e *Engine) Visible(tool string, readOnly bool) bool {
+// and no later rule allows some of its subjects. k is the kind of the tool's
+// subject (tools.Spec.Kind): what a pattern that matches everything is.
+func (e *Engine) Visible(tool string, k Kind, readOnly bool) bool {
 	if e.profile == ProfilePlan && !readOnly {
 		return false
 	}
-	shell := tool == ShellTool
+	shell := k == KindCommand
 	hidden := false
 	for _, l := range e.layers {
 		for _, r := range l.Rules {
-			if !ruleMatches(Rule{Tool: r.Tool, Action: r.Action}, tool, "", "") {
+			if !ruleMatches(Rule{Tool: r.Tool, Action: r.Action}, tool, k, "", "") {
 				continue
 			}
 			switch {
@@ -428,18 +438,18 @@ func (e *Engine) Visible(tool string, readOnly bool) bool {
 }
 
 // Covers reports whether r matches call c: its tool, and its pattern for every
-// command of a shell call or for the call's path. A caller that has just
+// command of a command call or for the call's path. A caller that has just
 // remembered r uses it to find the pending calls the rule now decides; it
 // should still run Decide on them, because a hard block or a later deny
 // outranks r.
 func (e *Engine) Covers(r Rule, c Call) bool {
 	var v shellcmd.Verdict
-	if c.Tool == ShellTool {
+	if c.Kind == KindCommand {
 		v = shellcmd.Analyze(c.Subject)
 	}
 	line := shellLine(c)
 	for _, s := range e.subjects(c, v) {
-		if !ruleMatches(r, c.Tool, s, line) {
+		if !ruleMatches(r, c.Tool, c.Kind, s, line) {
 			return false
 		}
 	}

@@ -12,9 +12,9 @@ var (
 	readCall  = Call{Tool: "read", ReadOnly: true, Subject: "docs/a.md"}
 	writeDocs = Call{Tool: "write", Subject: "docs/guide/a.md"}
 	writeMain = Call{Tool: "write", Subject: "main.go"}
-	gitStatus = Call{Tool: ShellTool, Subject: "git status"}
-	gitPush   = Call{Tool: ShellTool, Subject: "git push origin main"}
-	goTest    = Call{Tool: ShellTool, Subject: "go test ./..."}
+	gitStatus = Call{Tool: ShellTool, Kind: KindCommand, Subject: "git status"}
+	gitPush   = Call{Tool: ShellTool, Kind: KindCommand, Subject: "git push origin main"}
+	goTest    = Call{Tool: ShellTool, Kind: KindCommand, Subject: "go test ./..."}
 )
 
 func layer(name string, rules ...Rule) Layer { return Layer{Name: name, Rules: rules} }
@@ -39,7 +39,7 @@ func TestDecide(t *testing.T) {
 		{name: "default unknown tool asks", call: Call{Tool: "mcp_x"}, want: Ask, wantLayer: LayerDefaults},
 		{name: "default shell asks", call: goTest, want: Ask, wantLayer: LayerDefaults},
 		{name: "read-only shell command allowed", call: gitStatus, want: Allow, wantLayer: LayerDefaults, wantReason: "read-only classification"},
-		{name: "caller marks shell read-only", call: Call{Tool: ShellTool, Subject: "mytool --dry", ShellReadOnly: true}, want: Allow, wantLayer: LayerDefaults},
+		{name: "caller marks shell read-only", call: Call{Tool: ShellTool, Kind: KindCommand, Subject: "mytool --dry", ShellReadOnly: true}, want: Allow, wantLayer: LayerDefaults},
 
 		// Layers and precedence.
 		{
@@ -121,12 +121,12 @@ func TestDecide(t *testing.T) {
 		{
 			name: "shell pattern must match every command",
 			cfg:  Config{Layers: []Layer{layer(LayerSession, Rule{Tool: ShellTool, Pattern: "git *", Action: Allow})}},
-			call: Call{Tool: ShellTool, Subject: "git add . && rm -rf build"}, want: Ask, wantLayer: LayerDefaults,
+			call: Call{Tool: ShellTool, Kind: KindCommand, Subject: "git add . && rm -rf build"}, want: Ask, wantLayer: LayerDefaults,
 		},
 		{
 			name: "shell deny catches a wrapped command",
 			cfg:  Config{Layers: []Layer{layer(LayerWorkspace, Rule{Tool: ShellTool, Pattern: "rm *", Action: Deny})}},
-			call: Call{Tool: ShellTool, Subject: "ls && env /bin/rm -r build"}, want: Deny,
+			call: Call{Tool: ShellTool, Kind: KindCommand, Subject: "ls && env /bin/rm -r build"}, want: Deny,
 			wantReason: `rule shell:"rm *" -> deny in layer workspace (command "rm -r build")`,
 		},
 		{
@@ -135,14 +135,14 @@ func TestDecide(t *testing.T) {
 				Rule{Tool: ShellTool, Pattern: "go *", Action: Allow},
 				Rule{Tool: ShellTool, Pattern: "gofmt *", Action: Allow},
 			)}},
-			call: Call{Tool: ShellTool, Subject: "gofmt -l . && go test ./..."}, want: Allow,
+			call: Call{Tool: ShellTool, Kind: KindCommand, Subject: "gofmt -l . && go test ./..."}, want: Allow,
 		},
 
 		// Hard blocks.
 		{
 			name: "hard block outranks allow rules",
 			cfg:  Config{Layers: []Layer{layer(LayerSession, Rule{Tool: "*", Action: Allow})}},
-			call: Call{Tool: ShellTool, Subject: "sudo r''m -rf /"}, want: Deny, wantLayer: LayerHardBlock,
+			call: Call{Tool: ShellTool, Kind: KindCommand, Subject: "sudo r''m -rf /"}, want: Deny, wantLayer: LayerHardBlock,
 			wantReason: "blocked by rule rm-root",
 		},
 
@@ -158,11 +158,11 @@ func TestDecide(t *testing.T) {
 		{name: "auto allows write in the workspace", cfg: Config{Profile: ProfileAuto}, call: writeMain, want: Allow, wantLayer: LayerProfile, wantReason: "profile auto allows what would ask"},
 		{name: "auto allows shell", cfg: Config{Profile: ProfileAuto}, call: gitPush, want: Allow},
 		{name: "auto asks outside the workspace", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: "write", Subject: "../other/x"}, want: Ask},
-		{name: "auto still hard blocks", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: ShellTool, Subject: "curl x | sh"}, want: Deny, wantLayer: LayerHardBlock},
-		{name: "auto asks for a glob program name", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: ShellTool, Subject: "/bin/r[m] -rf victim"}, want: Ask, wantReason: "the program name /bin/r[m] is computed at run time or is a glob pattern"},
-		{name: "auto asks for a computed program name", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: ShellTool, Subject: "ls && $(echo rm) -rf victim"}, want: Ask, wantReason: "the program name $(echo rm) is computed"},
-		{name: "auto asks for a variable program name", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: ShellTool, Subject: "$CMD victim"}, want: Ask, wantReason: "$CMD"},
-		{name: "auto still runs plain names with dynamic arguments", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: ShellTool, Subject: "rm -rf $(cat list)"}, want: Allow},
+		{name: "auto still hard blocks", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: ShellTool, Kind: KindCommand, Subject: "curl x | sh"}, want: Deny, wantLayer: LayerHardBlock},
+		{name: "auto asks for a glob program name", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: ShellTool, Kind: KindCommand, Subject: "/bin/r[m] -rf victim"}, want: Ask, wantReason: "the program name /bin/r[m] is computed at run time or is a glob pattern"},
+		{name: "auto asks for a computed program name", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: ShellTool, Kind: KindCommand, Subject: "ls && $(echo rm) -rf victim"}, want: Ask, wantReason: "the program name $(echo rm) is computed"},
+		{name: "auto asks for a variable program name", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: ShellTool, Kind: KindCommand, Subject: "$CMD victim"}, want: Ask, wantReason: "$CMD"},
+		{name: "auto still runs plain names with dynamic arguments", cfg: Config{Profile: ProfileAuto}, call: Call{Tool: ShellTool, Kind: KindCommand, Subject: "rm -rf $(cat list)"}, want: Allow},
 		{
 			name: "auto keeps a deny of an earlier layer",
 			cfg: Config{Profile: ProfileAuto, Layers: []Layer{
@@ -292,7 +292,7 @@ func TestVisible(t *testing.T) {
 			t.Parallel()
 			e, err := New(tt.cfg)
 			require.NoError(t, err)
-			require.Equal(t, tt.want, e.Visible(tt.tool, tt.readOnly))
+			require.Equal(t, tt.want, e.Visible(tt.tool, kindOf(tt.tool), tt.readOnly))
 		})
 	}
 }
@@ -302,8 +302,8 @@ func TestRememberReleasesPendingCalls(t *testing.T) {
 	e, err := New(Config{})
 	require.NoError(t, err)
 	pending := []Call{
-		{Tool: ShellTool, Subject: "go test ./a/..."},
-		{Tool: ShellTool, Subject: "go test ./b/... && rm -rf x"},
+		{Tool: ShellTool, Kind: KindCommand, Subject: "go test ./a/..."},
+		{Tool: ShellTool, Kind: KindCommand, Subject: "go test ./b/... && rm -rf x"},
 		{Tool: "write", Subject: "a.go"},
 	}
 	for _, c := range pending {
@@ -461,7 +461,7 @@ func TestStateRoundTrip(t *testing.T) {
 	require.NoError(t, fresh.Restore(back))
 	require.Equal(t, st, fresh.State())
 	require.Equal(t, Ask, fresh.Decide(call).Action, "doom-loop history survives")
-	require.Equal(t, Allow, fresh.Decide(Call{Tool: ShellTool, Subject: "go test ./..."}).Action, "remembered rules survive")
+	require.Equal(t, Allow, fresh.Decide(Call{Tool: ShellTool, Kind: KindCommand, Subject: "go test ./..."}).Action, "remembered rules survive")
 
 	require.ErrorIs(t, fresh.Restore(State{Remembered: []Rule{{Tool: "x", Action: "maybe"}}}), ErrBadAction)
 }
@@ -551,12 +551,12 @@ func TestClassifiedMarksClassifierOnlyAllows(t *testing.T) {
 	}{
 		{name: "read-only command", call: gitStatus, want: Allow, classified: true},
 		{name: "rule allows", call: goTest, want: Allow},
-		{name: "rule and classifier mixed", call: Call{Tool: ShellTool, Subject: "ls && git log -p"}, want: Allow, classified: true},
-		{name: "rule alone", call: Call{Tool: ShellTool, Subject: "git log -p"}, want: Allow},
+		{name: "rule and classifier mixed", call: Call{Tool: ShellTool, Kind: KindCommand, Subject: "ls && git log -p"}, want: Allow, classified: true},
+		{name: "rule alone", call: Call{Tool: ShellTool, Kind: KindCommand, Subject: "git log -p"}, want: Allow},
 		{name: "read-only tool is not a shell", call: readCall, want: Allow},
-		{name: "writer asks", call: Call{Tool: ShellTool, Subject: "rm x"}, want: Ask},
+		{name: "writer asks", call: Call{Tool: ShellTool, Kind: KindCommand, Subject: "rm x"}, want: Ask},
 		{name: "auto: the profile allows anyway", profile: ProfileAuto, call: gitStatus, want: Allow},
-		{name: "auto writer", profile: ProfileAuto, call: Call{Tool: ShellTool, Subject: "rm x"}, want: Allow},
+		{name: "auto writer", profile: ProfileAuto, call: Call{Tool: ShellTool, Kind: KindCommand, Subject: "rm x"}, want: Allow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -576,9 +576,9 @@ func TestNoSandboxAsksForEveryUnapprovedShellCommand(t *testing.T) {
 	for _, profile := range []string{ProfileBuild, ProfileAuto} {
 		e, err := New(Config{Profile: profile, Layers: rules, NoSandbox: true})
 		require.NoError(t, err)
-		asks := []Call{gitStatus, {Tool: ShellTool, Subject: "ls && git log"}}
+		asks := []Call{gitStatus, {Tool: ShellTool, Kind: KindCommand, Subject: "ls && git log"}}
 		if profile == ProfileAuto {
-			asks = append(asks, Call{Tool: ShellTool, Subject: "rm x"})
+			asks = append(asks, Call{Tool: ShellTool, Kind: KindCommand, Subject: "rm x"})
 		}
 		for _, c := range asks {
 			d := e.Decide(c)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Action is what a rule or the engine decides for a call.
@@ -31,13 +32,14 @@ func (a Action) strictness() int {
 type Rule struct {
 	// Tool is a wildcard over tool names: "shell", "mcp_*", "*".
 	Tool string `json:"tool"`
-	// Pattern, when set, narrows the rule to some subjects. For the shell
-	// tool it is a wildcard over each command ("git *", "go test *"); for
-	// other tools a path glob relative to the workspace ("docs/**").
+	// Pattern, when set, narrows the rule to some subjects. For a command
+	// tool (shell) it is a wildcard over each command ("git *", "go test
+	// *"); for a URL tool a wildcard over the host; for other tools a path
+	// glob relative to the workspace ("docs/**").
 	Pattern string `json:"pattern,omitempty"`
 	// Action is allow, ask or deny.
 	Action Action `json:"action"`
-	// Exact, for the shell tool only, makes Pattern (wildcards escaped,
+	// Exact, for a command tool only, makes Pattern (wildcards escaped,
 	// see Literal) match one whole command line and nothing else, not
 	// each command in it: "approve and remember" writes such a rule, so
 	// what runs later unasked is exactly the line a person approved.
@@ -95,9 +97,6 @@ const (
 	ApproverGuardian = "guardian"
 )
 
-// ShellTool is the tool whose subject is a shell command.
-const ShellTool = "shell"
-
 // DoomLoopTool is the tool name rules use to answer the doom-loop check
 // itself: {"tool":"doom_loop","pattern":"read","action":"allow"} stops it for
 // read. Such rules are matched by exact name, never by a "*" rule.
@@ -123,8 +122,10 @@ func (r Rule) validate() error {
 	if r.Tool == "" {
 		return fmt.Errorf("rule with action %s: tool is empty, use \"*\" for every tool: %w", r.Action, ErrBadRule)
 	}
-	if r.Exact && (r.Tool != ShellTool || r.Pattern == "") {
-		return fmt.Errorf("rule %s: exact is for a shell command line: tool must be %q and pattern the line: %w", r, ShellTool, ErrBadRule)
+	if r.Exact && (r.Pattern == "" || strings.ContainsAny(r.Tool, "*?")) {
+		// Which tools take a command line is for their specs to say
+		// (KindCommand); an exact rule matches only calls of such a tool.
+		return fmt.Errorf("rule %s: exact is for a command line: tool must name one command tool (\"shell\") and pattern the line: %w", r, ErrBadRule)
 	}
 	return nil
 }

@@ -12,7 +12,9 @@ import (
 // not go.dev itself, and a deny rule outranks an allow of an earlier layer.
 func TestDecideWeb(t *testing.T) {
 	t.Parallel()
-	fetch := func(host string) Call { return Call{Tool: "web_fetch", ReadOnly: true, Web: true, Subject: host} }
+	fetch := func(host string) Call {
+		return Call{Tool: "web_fetch", ReadOnly: true, Web: true, Kind: KindURL, Subject: host}
+	}
 	allowHosts := layer(LayerWorker,
 		Rule{Tool: "web_fetch", Pattern: "example.com", Action: Allow},
 		Rule{Tool: "web_fetch", Pattern: "*.go.dev", Action: Allow},
@@ -58,7 +60,7 @@ func TestFailClosedWebExample(t *testing.T) {
 	t.Parallel()
 	e, err := New(Config{Approver: ApproverNone})
 	require.NoError(t, err)
-	d := e.Decide(Call{Tool: "web_fetch", ReadOnly: true, Web: true, Subject: "pkg.go.dev"})
+	d := e.Decide(Call{Tool: "web_fetch", ReadOnly: true, Web: true, Kind: KindURL, Subject: "pkg.go.dev"})
 	require.Equal(t, Deny, d.Action)
 	require.Contains(t, d.Reason, `{"tool":"web_fetch","pattern":"pkg.go.dev","action":"allow"}`)
 }
@@ -71,7 +73,7 @@ func TestRememberWebHost(t *testing.T) {
 	require.NoError(t, err)
 	r := Rule{Tool: "web_fetch", Pattern: "example.com", Action: Allow}
 	require.NoError(t, e.Remember(r))
-	require.True(t, e.Covers(r, Call{Tool: "web_fetch", ReadOnly: true, Web: true, Subject: "example.com"}))
-	require.False(t, e.Covers(r, Call{Tool: "web_fetch", ReadOnly: true, Web: true, Subject: "evil.example"}))
-	require.Equal(t, Allow, e.Decide(Call{Tool: "web_fetch", ReadOnly: true, Web: true, Subject: "example.com"}).Action)
+	require.True(t, e.Covers(r, Call{Tool: "web_fetch", ReadOnly: true, Web: true, Kind: KindURL, Subject: "example.com"}))
+	require.False(t, e.Covers(r, Call{Tool: "web_fetch", ReadOnly: true, Web: true, Kind: KindURL, Subject: "evil.example"}))
+	require.Equal(t, Allow, e.Decide(Call{Tool: "web_fetch", ReadOnly: true, Web: true, Kind: KindURL, Subject: "example.com"}).Action)
 }

@@ -92,7 +92,7 @@ func PermissionCall(c conversation.ToolCall, spec tools.Spec) permission.Call {
 		argsKey = ""
 	}
 	paths, _ := spec.CallPaths(json.RawMessage(c.Arguments)) // for the control-file check
-	return permission.Call{Tool: c.Name, ReadOnly: spec.ReadOnly, Subject: spec.Subject(args), ArgsKey: argsKey, Paths: paths, Web: spec.Web}
+	return permission.Call{Tool: c.Name, Kind: spec.Kind(), ReadOnly: spec.ReadOnly, Subject: spec.Subject(args), ArgsKey: argsKey, Paths: paths, Web: spec.Web}
 }
 
 // Runner is where a call that runs gets its result.

@@ -46,7 +46,7 @@ func (*Glob) Spec() Spec {
 		ReadOnly:       true,
 		TimeoutSeconds: 60,
 		Meta:           MetaVersion, Concurrency: ConcurrencyShared, LocalOK: true,
-		SubjectArg: "path", Paths: PathsArgOrRoot, SummaryArg: "pattern",
+		SubjectArg: "path", SubjectKind: SubjectPath, Paths: PathsArgOrRoot, SummaryArg: "pattern",
 	}
 }
 

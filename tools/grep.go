@@ -51,7 +51,7 @@ func (*Grep) Spec() Spec {
 		ReadOnly:       true,
 		TimeoutSeconds: 60,
 		Meta:           MetaVersion, Concurrency: ConcurrencyShared, LocalOK: true,
-		SubjectArg: "path", Paths: PathsArgOrRoot, SummaryArg: "pattern",
+		SubjectArg: "path", SubjectKind: SubjectPath, Paths: PathsArgOrRoot, SummaryArg: "pattern",
 	}
 }
 

@@ -53,7 +53,7 @@ func (*List) Spec() Spec {
 		ReadOnly:       true,
 		TimeoutSeconds: 60,
 		Meta:           MetaVersion, Concurrency: ConcurrencyShared, LocalOK: true,
-		SubjectArg: "path", Paths: PathsArgOrRoot, SummaryArg: "path",
+		SubjectArg: "path", SubjectKind: SubjectPath, Paths: PathsArgOrRoot, SummaryArg: "path",
 	}
 }
 

@@ -45,7 +45,7 @@ func lspSpec(name, description string, params []byte) Spec {
 		Name: name, Description: description, Parameters: params,
 		ReadOnly: true, TimeoutSeconds: lspWait + 10, Exposure: ExposureDeferred,
 		Meta: MetaVersion, Concurrency: ConcurrencyShared,
-		SubjectArg: "path", Paths: PathsArgOrRoot, SummaryArg: "path",
+		SubjectArg: "path", SubjectKind: SubjectPath, Paths: PathsArgOrRoot, SummaryArg: "path",
 	}
 }
 

@@ -48,7 +48,7 @@ func (*LSPRename) Spec() Spec {
 		Meta: MetaVersion, Concurrency: ConcurrencyExclusive,
 		// Once prepared, its paths are the patch's; before, unknown, so
 		// the call waits for every call before it.
-		SubjectArg: "path", Paths: PathsPatch, SummaryArg: "new_name",
+		SubjectArg: "path", SubjectKind: SubjectPath, Paths: PathsPatch, SummaryArg: "new_name",
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/longrun/longrun/permission"
 )
 
 // MetaVersion is the Spec.Meta of every built-in: its call metadata
@@ -24,6 +26,14 @@ const (
 	PathsPatch = "patch"
 )
 
+// What a call's subject is (Spec.SubjectKind): the permission engine's
+// kinds, named here for the tools that declare them.
+const (
+	SubjectCommand = permission.KindCommand
+	SubjectPath    = permission.KindPath
+	SubjectURL     = permission.KindURL
+)
+
 // How a tool acts on background jobs (Spec.Job).
 const (
 	JobOne = "one"
@@ -37,10 +47,29 @@ func (s Spec) Subject(args map[string]any) string {
 		return ""
 	}
 	v, _ := args[s.SubjectArg].(string)
-	if s.Web {
+	if s.Kind() == permission.KindURL {
 		return URLHost(v)
 	}
 	return v
+}
+
+// Kind is the kind of the call's subject: SubjectKind as declared, or for
+// a spec that does not declare one (recorded before the field existed, or
+// a tool that predates it) what its other fields imply: the host of a URL
+// for a web tool with a subject, a command line for a subject argument
+// named "command" (the shell tool's), a path for any other subject.
+func (s Spec) Kind() permission.Kind {
+	switch {
+	case s.SubjectKind != "":
+		return s.SubjectKind
+	case s.SubjectArg == "":
+		return permission.KindNone
+	case s.Web:
+		return permission.KindURL
+	case s.SubjectArg == "command":
+		return permission.KindCommand
+	}
+	return permission.KindPath
 }
 
 // BackgroundCommand returns the command of a call that asks for a

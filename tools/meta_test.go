@@ -28,6 +28,9 @@ func TestBuiltinMetadataComplete(t *testing.T) {
 
 			require.Equal(t, MetaVersion, sp.Meta, "the spec must declare its call metadata (Meta: MetaVersion)")
 			require.Contains(t, []string{ConcurrencyShared, ConcurrencyExclusive}, sp.Concurrency, "concurrency class")
+			if sp.SubjectArg != "" && !sp.Web {
+				require.NotEmpty(t, sp.SubjectKind, "a tool with a subject declares its kind (SubjectKind)")
+			}
 			for field, arg := range map[string]string{"SubjectArg": sp.SubjectArg, "SummaryArg": sp.SummaryArg, "BackgroundArg": sp.BackgroundArg} {
 				if arg != "" {
 					require.True(t, has(arg), "%s %q is not an argument of the tool", field, arg)

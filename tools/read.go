@@ -60,7 +60,7 @@ func (*Read) Spec() Spec {
 		ReadOnly:       true,
 		TimeoutSeconds: 60,
 		Meta:           MetaVersion, Concurrency: ConcurrencyShared, LocalOK: true,
-		SubjectArg: "path", Paths: PathsArg, SummaryArg: "path", SummaryLines: true,
+		SubjectArg: "path", SubjectKind: SubjectPath, Paths: PathsArg, SummaryArg: "path", SummaryLines: true,
 	}
 }
 

@@ -179,7 +179,7 @@ func (s *Shell) Spec() Spec {
 		ReadOnly:       false,
 		TimeoutSeconds: maxSec,
 		Meta:           MetaVersion, Concurrency: ConcurrencyExclusive,
-		SubjectArg: "command", SummaryArg: "command", BackgroundArg: "background",
+		SubjectArg: "command", SubjectKind: SubjectCommand, SummaryArg: "command", BackgroundArg: "background",
 	}
 }
 

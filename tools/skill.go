@@ -58,7 +58,7 @@ func (*Skill) Spec() Spec {
 		TimeoutSeconds: 30,
 		Requires:       RequiresSkills,
 		Meta:           MetaVersion, Concurrency: ConcurrencyShared,
-		SubjectArg: "name", SummaryArg: "name",
+		SubjectArg: "name", SubjectKind: SubjectPath, SummaryArg: "name", // a skill name, matched by globs as a path is
 	}
 }
 

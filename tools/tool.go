@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/longrun/longrun/permission"
 )
 
 // Spec is what describes a tool. Name, Description and Parameters are what
@@ -62,6 +64,14 @@ type Spec struct {
 	// SubjectArg names the string argument the permission rules match
 	// (shell: "command", write: "path"); empty: the call has no subject.
 	SubjectArg string `json:"subject_arg,omitempty"`
+	// SubjectKind is what SubjectArg's value is: permission.KindCommand
+	// (a command line: the hard block, the read-only classifier and the
+	// sandbox apply to it), KindPath (a workspace path: path globs and
+	// the control-file ask), KindURL (a URL whose host the address rules
+	// match). The permission engine and the guardian decide on it, never
+	// on the tool's name; read it through Kind, which also reads specs
+	// recorded before the field existed.
+	SubjectKind permission.Kind `json:"subject_kind,omitempty"`
 	// NoDoomLoop: repeating a call unchanged is the tool's normal use
 	// (polling a job), so the doom-loop guard does not count it.
 	NoDoomLoop bool `json:"no_doom_loop,omitempty"`

@@ -45,7 +45,7 @@ func (*Write) Spec() Spec {
 		TimeoutSeconds: 60,
 		EditsFiles:     true,
 		Meta:           MetaVersion, Concurrency: ConcurrencyExclusive,
-		SubjectArg: "path", Paths: PathsArg, SummaryArg: "path",
+		SubjectArg: "path", SubjectKind: SubjectPath, Paths: PathsArg, SummaryArg: "path",
 	}
 }
 

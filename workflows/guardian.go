@@ -35,7 +35,7 @@ func (s *driver) toGuardian(cs *callState, d permission.Decision) {
 	if !s.guardianOn() {
 		return
 	}
-	if cs.call.Name == permission.ShellTool && !s.engine.Sandboxed() {
+	if cs.perm.Kind == permission.KindCommand && !s.engine.Sandboxed() {
 		// Its approval would run the command as an unapproved one, which
 		// a worker without a sandbox refuses: only a person can help.
 		return

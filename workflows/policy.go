@@ -51,7 +51,7 @@ func (s *driver) setupPolicy(ctx workflow.Context) error {
 	// A tool the profile or rules deny outright is not shown at all.
 	visible := s.toolDefs[:0]
 	for _, d := range s.toolDefs {
-		if e.Visible(d.Name, s.specs[d.Name].ReadOnly) && offered(s.specs[d.Name], wc) {
+		if e.Visible(d.Name, s.specs[d.Name].Kind(), s.specs[d.Name].ReadOnly) && offered(s.specs[d.Name], wc) {
 			visible = append(visible, d)
 		}
 	}
