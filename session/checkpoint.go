@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/longrun/longrun/checkout"
-	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // ReasonWorkspaceLost is the session's error type when the worker holding
@@ -20,7 +20,7 @@ const ReasonWorkspaceLost = "workspace_lost"
 // declares of itself (read-only, or run in the read-only sandbox), never
 // its name. A call whose worker timed out counts too: the checkpoint then
 // also finds out whether the worker is still there.
-func MayChangeFiles(spec tools.Spec, readOnlySandbox, timedOut bool) bool {
+func MayChangeFiles(spec toolspec.Spec, readOnlySandbox, timedOut bool) bool {
 	return timedOut || !(spec.ReadOnly || readOnlySandbox)
 }
 

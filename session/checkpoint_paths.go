@@ -3,7 +3,7 @@ package session
 import (
 	"slices"
 
-	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // maxCheckpointPaths bounds the paths kept for the next checkpoint (they
@@ -16,7 +16,7 @@ const maxCheckpointPaths = 200
 // checkpoint may look at those only; any other call (a command, a job, a
 // sub-agent, a failed or lost call) means a look at every file until the
 // next checkpoint.
-func (c *Checkout) NoteChange(byPath bool, files []tools.FileVersion) {
+func (c *Checkout) NoteChange(byPath bool, files []toolspec.FileVersion) {
 	first := !c.Due
 	c.Due = true
 	if !byPath || (!first && !c.ByPath) {

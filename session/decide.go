@@ -5,7 +5,7 @@ import (
 
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/permission"
-	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // Verdict is what the session does with one call of the model's reply.
@@ -45,7 +45,7 @@ type Decision struct {
 type Catalog interface {
 	// Spec is the tool the model may call by name, if there is one (a
 	// hidden tool is the runtime's, never the model's).
-	Spec(name string) (tools.Spec, bool)
+	Spec(name string) (toolspec.Spec, bool)
 	// Names are every tool's name, sorted, for the unknown-tool text.
 	Names() []string
 }
@@ -59,7 +59,7 @@ func Decide(c conversation.ToolCall, cat Catalog, engine *permission.Engine) Dec
 		r := AnswerUnknownTool.Result(Facts{Tool: c.Name, Tools: cat.Names()})
 		return Decision{Verdict: Unknown, Result: &r}
 	}
-	if err := tools.ValidateArguments(spec, c.Arguments); err != nil {
+	if err := toolspec.ValidateArguments(spec, c.Arguments); err != nil {
 		r := AnswerInvalidArguments.Result(Facts{Detail: err.Error()})
 		return Decision{Verdict: Invalid, Result: &r}
 	}
@@ -81,7 +81,7 @@ func Decide(c conversation.ToolCall, cat Catalog, engine *permission.Engine) Dec
 }
 
 // PermissionCall describes a validated call to the permission engine.
-func PermissionCall(c conversation.ToolCall, spec tools.Spec) permission.Call {
+func PermissionCall(c conversation.ToolCall, spec toolspec.Spec) permission.Call {
 	var args map[string]any
 	_ = json.Unmarshal([]byte(c.Arguments), &args)
 	canonical, _ := json.Marshal(args) // map keys are sorted: a stable key
@@ -107,10 +107,10 @@ const (
 
 // Route says where a call of spec runs. bySession: the session answers
 // the tool itself. A tool runs as a local activity only with local_reads
-// and when it declares it may (tools.Spec.LocalOK, read-only): a shell
+// and when it declares it may (toolspec.Spec.LocalOK, read-only): a shell
 // command, a write or an MCP call needs heartbeats, a cancellation that
 // reaches the process, or at-most-once.
-func Route(spec tools.Spec, bySession, localReads bool) Runner {
+func Route(spec toolspec.Spec, bySession, localReads bool) Runner {
 	switch {
 	case bySession:
 		return RunBySession

@@ -3,7 +3,7 @@ package session
 import (
 	"encoding/json"
 
-	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // PlannedCall is what the planner knows of one call of a batch.
@@ -17,8 +17,8 @@ type PlannedCall struct {
 
 // PlanFor describes a call for Plan from its tool's spec and its
 // arguments.
-func PlanFor(spec tools.Spec, args string) PlannedCall {
-	pc := PlannedCall{Exclusive: spec.ConcurrencyClass() == tools.ConcurrencyExclusive}
+func PlanFor(spec toolspec.Spec, args string) PlannedCall {
+	pc := PlannedCall{Exclusive: spec.ConcurrencyClass() == toolspec.ConcurrencyExclusive}
 	if paths, ok := spec.CallPaths(json.RawMessage(args)); ok {
 		pc.Paths = paths
 	}
@@ -56,7 +56,7 @@ func conflicts(a, b PlannedCall) bool {
 	}
 	for _, pa := range a.Paths {
 		for _, pb := range b.Paths {
-			if tools.PathsOverlap(pa, pb) {
+			if toolspec.PathsOverlap(pa, pb) {
 				return true
 			}
 		}

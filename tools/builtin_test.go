@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/longrun/longrun/toolspec"
 )
 
 func TestBuiltinSpecs(t *testing.T) {
@@ -19,7 +21,7 @@ func TestBuiltinSpecs(t *testing.T) {
 			t.Parallel()
 			require.NotEmpty(t, spec.Description)
 			require.Positive(t, spec.TimeoutSeconds)
-			_, err := compile(spec)
+			err := toolspec.CheckSchema(spec)
 			require.NoError(t, err)
 			var schema struct {
 				Type                 string                     `json:"type"`

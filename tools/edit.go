@@ -7,13 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/longrun/longrun/toolspec"
 	"io/fs"
 	"strings"
 	"sync"
 )
 
 // EditName is the name the model calls the edit tool by.
-const EditName = "edit"
+const EditName = toolspec.EditName
 
 // editMaxFileSize bounds the file an edit loads whole.
 const editMaxFileSize = 10 << 20

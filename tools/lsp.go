@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/longrun/longrun/lsp"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // Names of the language-server tools.
@@ -18,7 +19,7 @@ const (
 	LSPHoverName       = "lsp_hover"
 	LSPSymbolsName     = "lsp_symbols"
 	LSPDiagnosticsName = "lsp_diagnostics"
-	LSPRenameName      = "lsp_rename"
+	LSPRenameName      = toolspec.LSPRenameName
 )
 
 // lspWait bounds how long a language-server tool waits for its answer;

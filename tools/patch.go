@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/longrun/longrun/toolspec"
 	"io/fs"
 	"strings"
 )
 
 // PatchName is the name the model calls the apply_patch tool by.
-const PatchName = "apply_patch"
+const PatchName = toolspec.PatchName
 
 //go:embed patch.md
 var patchDescription string
@@ -60,7 +61,7 @@ func (*ApplyPatch) Run(ctx context.Context, env Env, args json.RawMessage) (Resu
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	plan, err := patch.Plan(env.Workspace)
+	plan, err := PlanPatch(patch, env.Workspace)
 	if err != nil {
 		return patchFailure(err)
 	}

@@ -79,7 +79,7 @@ func BenchmarkApplyPatch100Hunks(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		plan, err := p.Plan(ws)
+		plan, err := PlanPatch(p, ws)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func BenchmarkPlanPatch100Hunks(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := p.Plan(ws); err != nil {
+		if _, err := PlanPatch(p, ws); err != nil {
 			b.Fatal(err)
 		}
 	}

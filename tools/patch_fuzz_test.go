@@ -40,7 +40,7 @@ func FuzzParsePatch(f *testing.F) {
 		for _, fp := range p.Files {
 			require.NotEmpty(t, fp.Path)
 			for _, h := range fp.Hunks {
-				require.Len(t, h.ctx, len(h.New))
+				require.Len(t, h.Context, len(h.New))
 				require.Equal(t, len(h.Old)-h.Removed, len(h.New)-h.Added)
 			}
 		}

@@ -81,7 +81,7 @@ func patchGives(ws *Workspace, patch string, changes []FileChange) error {
 	if err != nil {
 		return err
 	}
-	plan, err := p.Plan(ws)
+	plan, err := PlanPatch(p, ws)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func FuzzMakePatch(f *testing.F) {
 		if err != nil {
 			t.Fatalf("PatchFor made a patch that does not parse: %v\n%s", err, patch)
 		}
-		plan, err := p.Plan(ws)
+		plan, err := PlanPatch(p, ws)
 		if err != nil {
 			t.Fatalf("PatchFor made a patch that does not plan: %v\n%s", err, patch)
 		}

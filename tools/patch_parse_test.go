@@ -13,8 +13,8 @@ func TestParsePatch(t *testing.T) {
 	require.Equal(t, []FilePatch{
 		{Op: PatchAdd, Path: "a.txt", Lines: []string{"x"}, Line: 3},
 		{Op: PatchUpdate, Path: "b.txt", MoveTo: "c.txt", Line: 5, Hunks: []Hunk{
-			{Anchors: []string{"func f() {", "inner"}, Old: []string{"ctx", "old", ""}, New: []string{"ctx", "new", ""}, Added: 1, Removed: 1, Line: 7, ctx: []int{0, -1, 2}},
-			{Old: []string{"z"}, Removed: 1, EOF: true, Line: 13, ctx: nil},
+			{Anchors: []string{"func f() {", "inner"}, Old: []string{"ctx", "old", ""}, New: []string{"ctx", "new", ""}, Added: 1, Removed: 1, Line: 7, Context: []int{0, -1, 2}},
+			{Old: []string{"z"}, Removed: 1, EOF: true, Line: 13, Context: nil},
 		}},
 		{Op: PatchDelete, Path: "d.txt", Line: 16},
 	}, p.Files)

@@ -42,7 +42,6 @@ func splitDoc(data []byte) *patchDoc {
 		i := strings.IndexByte(s[off:], '\n')
 		if i < 0 {
 			d.lines = append(d.lines, s[off:])
-			off = len(s)
 			break
 		}
 		line := s[off : off+i]
@@ -187,8 +186,8 @@ func keepContext(doc *patchDoc, h *Hunk, pos, n int, nw []string) replacement {
 	eols := make([]string, len(nw))
 	for k, l := range nw {
 		repl[k] = l
-		if k < len(h.ctx) {
-			if j := h.ctx[k]; j >= 0 && j < n {
+		if k < len(h.Context) {
+			if j := h.Context[k]; j >= 0 && j < n {
 				repl[k], eols[k] = doc.lines[pos+j], doc.lineEOL(pos+j)
 			}
 		}
@@ -293,12 +292,12 @@ type PatchPlan struct {
 	writeHook func(abs string) error
 }
 
-// Plan reads every file the patch touches, locates every hunk and computes
+// PlanPatch reads every file the patch touches, locates every hunk and computes
 // the new contents, writing nothing. Sections apply in order to the result
 // of the sections before them, so a patch may, say, update a file and then
 // move it. Problems the model can fix are a *PatchError; a path outside ws
 // is one of them.
-func (p *Patch) Plan(ws *Workspace) (*PatchPlan, error) {
+func PlanPatch(p *Patch, ws *Workspace) (*PatchPlan, error) {
 	pl := &PatchPlan{ws: ws, byReal: make(map[string]*planTarget)}
 	for i := range p.Files {
 		f := &p.Files[i]
@@ -459,4 +458,14 @@ func (pl *PatchPlan) Summary() string {
 		fmt.Fprintf(&b, " (+%d -%d)", c.Added, c.Removed)
 	}
 	return b.String()
+}
+
+// clip shortens a line quoted in an error message, as the patch parser
+// quotes them (toolspec).
+func clip(s string) string {
+	const max = 120
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
 }

@@ -476,7 +476,7 @@ func TestPatchRollback(t *testing.T) {
 +z
 *** End Patch`)
 			require.NoError(t, err)
-			plan, err := patch.Plan(ws)
+			plan, err := PlanPatch(patch, ws)
 			require.NoError(t, err)
 			plan.writeHook = func(abs string) error {
 				if filepath.Base(abs) == tt.failAt {
@@ -497,7 +497,7 @@ func TestPatchChangedSincePlan(t *testing.T) {
 	ws := testWorkspace(t, map[string]string{"a.txt": "a\n"})
 	patch, err := ParsePatch("*** Begin Patch\n*** Update File: a.txt\n-a\n+b\n*** End Patch")
 	require.NoError(t, err)
-	plan, err := patch.Plan(ws)
+	plan, err := PlanPatch(patch, ws)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(ws.Root(), "a.txt"), []byte("edited\n"), 0o644))
 	err = plan.Apply(context.Background())

@@ -12,10 +12,11 @@ import (
 	"strings"
 
 	"github.com/longrun/longrun/skills"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // SkillName is the name the model calls the skill tool by.
-const SkillName = "skill"
+const SkillName = toolspec.SkillName
 
 //go:embed skill.md
 var skillDescription string

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/net/idna"
 )
 
 // WebConfig configures web_fetch and web_search; the worker fills it from
@@ -257,26 +255,6 @@ func webTransport(cfg WebConfig) (*http.Transport, error) {
 		t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
 	return t, nil
-}
-
-// URLHost is the permission subject of a URL: its host in lower case, in
-// its ASCII (punycode) form, without port, brackets or trailing dot. A
-// string with no host is returned as it is, so a rule remembered from it
-// matches only it.
-func URLHost(raw string) string {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || u.Hostname() == "" {
-		return raw
-	}
-	return normalHost(u.Hostname())
-}
-
-func normalHost(h string) string {
-	h = strings.TrimRight(strings.ToLower(h), ".")
-	if a, err := idna.Lookup.ToASCII(h); err == nil {
-		h = a
-	}
-	return h
 }
 
 // checkURL refuses what is never fetched: a scheme other than http and

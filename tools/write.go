@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/longrun/longrun/toolspec"
 	"io/fs"
 	"strings"
 )
 
 // WriteName is the name the model calls the write tool by.
-const WriteName = "write"
+const WriteName = toolspec.WriteName
 
 // writeDefaultMode is the mode of a new file, the usual umask-applied
 // default for source files.

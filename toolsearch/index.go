@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // BM25's usual constants: k1 bounds how much repeating a word helps, b how
@@ -26,7 +26,7 @@ const (
 // Index is a BM25 index over a fixed list of tool specs. Build it once per
 // catalog with New; it is safe for concurrent searches.
 type Index struct {
-	specs []tools.Spec
+	specs []toolspec.Spec
 	docs  []doc
 	df    map[string]int // documents holding each term
 	avgdl float64
@@ -39,8 +39,8 @@ type doc struct {
 
 // New indexes specs. The index keeps its own copy of the list, so later
 // changes to the slice do not move results.
-func New(specs []tools.Spec) *Index {
-	ix := &Index{specs: append([]tools.Spec(nil), specs...), df: map[string]int{}}
+func New(specs []toolspec.Spec) *Index {
+	ix := &Index{specs: append([]toolspec.Spec(nil), specs...), df: map[string]int{}}
 	total := 0
 	for _, s := range ix.specs {
 		terms := specTerms(s)
@@ -63,7 +63,7 @@ func New(specs []tools.Spec) *Index {
 // Search returns at most k specs matching query, best first; specs with
 // equal scores are ordered by name so the answer is stable. A query with no
 // searchable words, or k < 1, returns none.
-func (ix *Index) Search(query string, k int) []tools.Spec {
+func (ix *Index) Search(query string, k int) []toolspec.Spec {
 	if k < 1 {
 		return nil
 	}
@@ -101,7 +101,7 @@ func (ix *Index) Search(query string, k int) []tools.Spec {
 	if len(hits) > k {
 		hits = hits[:k]
 	}
-	out := make([]tools.Spec, len(hits))
+	out := make([]toolspec.Spec, len(hits))
 	for j, h := range hits {
 		out[j] = ix.specs[h.i]
 	}
@@ -111,7 +111,7 @@ func (ix *Index) Search(query string, k int) []tools.Spec {
 // specTerms is a tool's document. The name counts twice, once whole and
 // once as words, since a tool's name is the densest statement of what it
 // does.
-func specTerms(s tools.Spec) []string {
+func specTerms(s toolspec.Spec) []string {
 	var terms []string
 	if name := strings.ToLower(s.Name); name != "" {
 		terms = append(terms, name)

@@ -3,7 +3,7 @@ package toolsearch
 import (
 	_ "embed"
 
-	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // SearchName is the name the model calls the tool search by.
@@ -29,16 +29,16 @@ type SearchParams struct {
 // SearchSpec describes the tool_search tool the session offers when some
 // tools are deferred. The session, not a worker, answers it from an Index
 // over the deferred tools, so it is read-only and shared.
-func SearchSpec() tools.Spec {
-	return tools.Spec{
+func SearchSpec() toolspec.Spec {
+	return toolspec.Spec{
 		Name:        SearchName,
 		Description: searchDescription,
-		Parameters: tools.ParamsSchema[SearchParams](func(p tools.ParamProps) {
-			tools.NonEmpty(p["query"])
-			tools.Between(p["limit"], 1, 20)
+		Parameters: toolspec.ParamsSchema[SearchParams](func(p toolspec.ParamProps) {
+			toolspec.NonEmpty(p["query"])
+			toolspec.Between(p["limit"], 1, 20)
 		}),
 		ReadOnly:       true,
 		TimeoutSeconds: 10,
-		Concurrency:    tools.ConcurrencyShared,
+		Concurrency:    toolspec.ConcurrencyShared,
 	}
 }

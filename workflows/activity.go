@@ -13,7 +13,7 @@ import (
 	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/notify"
 	"github.com/longrun/longrun/session"
-	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // Every activity (and the sub-agent child) the session starts, with its
@@ -131,7 +131,7 @@ func (s *driver) compactCall(ctx workflow.Context, req activities.CompactRequest
 // toolCall runs a tool activity. Read-only tools retry; tools that change
 // things run at most once: a retry after a lost worker could run a command
 // twice, so that failure goes back to the model instead.
-func (s *driver) toolCall(ctx workflow.Context, cs *callState, req activities.ToolRequest, local bool) (tools.Result, error) {
+func (s *driver) toolCall(ctx workflow.Context, cs *callState, req activities.ToolRequest, local bool) (toolspec.Result, error) {
 	timeout := time.Duration(cs.spec.TimeoutSeconds) * time.Second
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
@@ -152,7 +152,7 @@ func (s *driver) toolCall(ctx workflow.Context, cs *callState, req activities.To
 	}
 	s.pin(&opts)
 	actx := workflow.WithActivityOptions(ctx, opts)
-	var res tools.Result
+	var res toolspec.Result
 	err := schedule(actx, local, a.RunTool, req).Get(ctx, &res)
 	return res, err
 }
@@ -162,7 +162,7 @@ func (s *driver) toolCall(ctx workflow.Context, cs *callState, req activities.To
 const jobWorkerWait = 30 * time.Second
 
 // toolCallOn runs the call's tool activity on one worker's own queue.
-func (s *driver) toolCallOn(ctx workflow.Context, cs *callState, queue string) (tools.Result, error) {
+func (s *driver) toolCallOn(ctx workflow.Context, cs *callState, queue string) (toolspec.Result, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              queue,
 		ScheduleToStartTimeout: jobWorkerWait,
@@ -174,7 +174,7 @@ func (s *driver) toolCallOn(ctx workflow.Context, cs *callState, queue string) (
 	})
 	req := activities.ToolRequest{CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir}
 	s.inCheckout(&req)
-	var res tools.Result
+	var res toolspec.Result
 	err := workflow.ExecuteActivity(actx, a.RunTool, req).Get(ctx, &res)
 	return res, err
 }

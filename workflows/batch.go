@@ -11,7 +11,7 @@ import (
 	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/session"
-	"github.com/longrun/longrun/tools"
+	tools "github.com/longrun/longrun/toolspec" // the tool contract; renamed in one go after issue 30's merges
 )
 
 type callPhase int

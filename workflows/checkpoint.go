@@ -11,7 +11,7 @@ import (
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/session"
-	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // Checkpoints and a lost worker. After every batch whose calls may have
@@ -36,7 +36,7 @@ func (s *driver) workerWait() time.Duration {
 // noteCall records what a finished call means for the next checkpoint:
 // due when it may have changed files, and a call its worker never
 // answered (a timeout) is one the worker may have taken with it.
-func (s *driver) noteCall(cs *callState, res tools.Result, err error) {
+func (s *driver) noteCall(cs *callState, res toolspec.Result, err error) {
 	if !s.isolated() {
 		return
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/session"
-	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // answerer is a tool the session answers itself rather than by a tool
@@ -18,7 +18,7 @@ import (
 // driver.self by the tool's name, so dispatch never switches on a name.
 type answerer interface {
 	// answer runs a call that was decided to run.
-	answer(ctx workflow.Context, s *driver, cs *callState) (tools.Result, error)
+	answer(ctx workflow.Context, s *driver, cs *callState) (toolspec.Result, error)
 }
 
 // selfTool is an answerer that is the session's own tool: the worker's
@@ -27,21 +27,21 @@ type selfTool interface {
 	answerer
 	// offer reports whether this session has the tool, given the rest of
 	// its catalog.
-	offer(s *driver, catalog []tools.Spec) bool
+	offer(s *driver, catalog []toolspec.Spec) bool
 	// spec is the tool as the model sees it.
-	spec() tools.Spec
+	spec() toolspec.Spec
 }
 
 // selfTools are the session's own tools, in the order its catalog lists
 // them after the worker's.
 var selfTools = []selfTool{todoTool{}, toolSearchTool{}, taskTool{}}
 
-// jobTool answers the tools that act on background jobs (tools.Spec.Job):
+// jobTool answers the tools that act on background jobs (toolspec.Spec.Job):
 // on the worker holding the job, which only the session knows.
 type jobTool struct{}
 
-func (jobTool) answer(ctx workflow.Context, s *driver, cs *callState) (tools.Result, error) {
-	if cs.spec.Job == tools.JobAll {
+func (jobTool) answer(ctx workflow.Context, s *driver, cs *callState) (toolspec.Result, error) {
+	if cs.spec.Job == toolspec.JobAll {
 		return s.listJobs(ctx, cs)
 	}
 	return s.jobCall(ctx, cs)
@@ -49,7 +49,7 @@ func (jobTool) answer(ctx workflow.Context, s *driver, cs *callState) (tools.Res
 
 // dispatch runs a call where session.Route says: answered by the session,
 // or as a tool activity (local or not).
-func (s *driver) dispatch(ctx workflow.Context, cs *callState) (tools.Result, error) {
+func (s *driver) dispatch(ctx workflow.Context, cs *callState) (toolspec.Result, error) {
 	self, bySession := s.self[cs.call.Name]
 	switch session.Route(cs.spec, bySession, s.in.localReads() && !s.isolated()) {
 	case session.RunBySession:
@@ -64,7 +64,7 @@ func (s *driver) dispatch(ctx workflow.Context, cs *callState) (tools.Result, er
 // runTool runs cs as a tool activity. A tool that edits files gets the
 // stale-write guard's record; a call that starts a background job is
 // given the job's id, and the job is routed to the worker that took it.
-func (s *driver) runTool(ctx workflow.Context, cs *callState, local bool) (tools.Result, error) {
+func (s *driver) runTool(ctx workflow.Context, cs *callState, local bool) (toolspec.Result, error) {
 	req := activities.ToolRequest{
 		CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir,
 		AllowNetwork: s.in.Network, ByReference: true,

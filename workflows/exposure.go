@@ -8,8 +8,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/activities"
-	"github.com/longrun/longrun/tools"
 	"github.com/longrun/longrun/toolsearch"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // What the model sees each turn. Tools cost context, so a large catalog
@@ -20,9 +20,9 @@ import (
 // and the rest of the spec stay here.
 
 // hasDeferred reports whether the catalog defers any tool.
-func hasDeferred(specs []tools.Spec) bool {
+func hasDeferred(specs []toolspec.Spec) bool {
 	for _, sp := range specs {
-		if sp.Exposure == tools.ExposureDeferred {
+		if sp.Exposure == toolspec.ExposureDeferred {
 			return true
 		}
 	}
@@ -36,8 +36,8 @@ func (s *driver) exposedDefs() []activities.ToolDef {
 	out := make([]activities.ToolDef, 0, len(s.toolDefs))
 	for _, d := range s.toolDefs {
 		switch s.specs[d.Name].Exposure {
-		case tools.ExposureHidden:
-		case tools.ExposureDeferred:
+		case toolspec.ExposureHidden:
+		case toolspec.ExposureDeferred:
 			if s.Loaded[d.Name] {
 				out = append(out, d)
 			}
@@ -51,7 +51,7 @@ func (s *driver) exposedDefs() []activities.ToolDef {
 // load marks deferred tools as found: they are sent from the next turn.
 func (s *driver) load(names ...string) {
 	for _, n := range names {
-		if s.specs[n].Exposure != tools.ExposureDeferred {
+		if s.specs[n].Exposure != toolspec.ExposureDeferred {
 			continue
 		}
 		if s.Loaded == nil {
@@ -67,19 +67,19 @@ func (s *driver) load(names ...string) {
 // catalog defers some tool.
 type toolSearchTool struct{}
 
-func (toolSearchTool) offer(_ *driver, catalog []tools.Spec) bool { return hasDeferred(catalog) }
+func (toolSearchTool) offer(_ *driver, catalog []toolspec.Spec) bool { return hasDeferred(catalog) }
 
-func (toolSearchTool) spec() tools.Spec { return toolsearch.SearchSpec() }
+func (toolSearchTool) spec() toolspec.Spec { return toolsearch.SearchSpec() }
 
-func (toolSearchTool) answer(_ workflow.Context, s *driver, cs *callState) (tools.Result, error) {
+func (toolSearchTool) answer(_ workflow.Context, s *driver, cs *callState) (toolspec.Result, error) {
 	return s.searchTools(cs.call.Arguments), nil
 }
 
 // searchTools finds deferred tools for the model and loads them.
-func (s *driver) searchTools(args string) tools.Result {
+func (s *driver) searchTools(args string) toolspec.Result {
 	var p toolsearch.SearchParams
 	if err := json.Unmarshal([]byte(args), &p); err != nil {
-		return tools.Errorf("%s: %v", toolsearch.SearchName, err)
+		return toolspec.Errorf("%s: %v", toolsearch.SearchName, err)
 	}
 	if p.Limit <= 0 {
 		p.Limit = toolsearch.DefaultLimit
@@ -88,15 +88,15 @@ func (s *driver) searchTools(args string) tools.Result {
 	for _, d := range s.toolDefs {
 		visible[d.Name] = true
 	}
-	var candidates []tools.Spec
+	var candidates []toolspec.Spec
 	for _, n := range s.Names() { // sorted: the index must be the same on replay
-		if sp := s.specs[n]; sp.Exposure == tools.ExposureDeferred && visible[n] {
+		if sp := s.specs[n]; sp.Exposure == toolspec.ExposureDeferred && visible[n] {
 			candidates = append(candidates, sp)
 		}
 	}
 	found := toolsearch.New(candidates).Search(p.Query, p.Limit)
 	if len(found) == 0 {
-		return tools.Result{Content: fmt.Sprintf("no tool matches %q; try other words (what the tool does, or a service name)", p.Query)}
+		return toolspec.Result{Content: fmt.Sprintf("no tool matches %q; try other words (what the tool does, or a service name)", p.Query)}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "found %d tools; they can be called from now on:\n", len(found))
@@ -104,5 +104,5 @@ func (s *driver) searchTools(args string) tools.Result {
 		s.load(sp.Name)
 		fmt.Fprintf(&b, "- %s: %s\n", sp.Name, truncate(strings.ReplaceAll(sp.Description, "\n", " "), 200))
 	}
-	return tools.Result{Content: b.String()}
+	return toolspec.Result{Content: b.String()}
 }

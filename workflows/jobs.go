@@ -11,10 +11,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/session"
-	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolspec"
 )
 
-// jobTools are the tools that act on background jobs (tools.Spec.Job),
+// jobTools are the tools that act on background jobs (toolspec.Spec.Job),
 // in name order.
 func (s *driver) jobTools() []string {
 	var names []string
@@ -45,7 +45,7 @@ func (s *driver) route(id string) *session.Job {
 
 // jobCall runs job_output or job_kill on the worker holding the
 // job. An id the session never started is answered without an activity.
-func (s *driver) jobCall(ctx workflow.Context, cs *callState) (tools.Result, error) {
+func (s *driver) jobCall(ctx workflow.Context, cs *callState) (toolspec.Result, error) {
 	var p struct {
 		ID string `json:"id"`
 	}
@@ -53,27 +53,27 @@ func (s *driver) jobCall(ctx workflow.Context, cs *callState) (tools.Result, err
 	r := s.route(p.ID)
 	switch {
 	case r == nil && len(s.Jobs) == 0:
-		return tools.Errorf("no background job %q in this session: it has started none. Start one with shell and \"background\": true.", p.ID), nil
+		return toolspec.Errorf("no background job %q in this session: it has started none. Start one with shell and \"background\": true.", p.ID), nil
 	case r == nil:
-		return tools.Errorf("no background job %q in this session; its jobs: %s", p.ID, s.jobIDs()), nil
+		return toolspec.Errorf("no background job %q in this session; its jobs: %s", p.ID, s.jobIDs()), nil
 	case r.Gone:
 		cs.workerLost = true
-		return tools.Errorf("%s", goneText(r)), nil
+		return toolspec.Errorf("%s", goneText(r)), nil
 	}
 	res, err := s.toolCallOn(ctx, cs, r.Queue)
 	if isWorkerGone(err) {
 		r.Gone = true
 		cs.workerLost = true
-		return tools.Errorf("%s", goneText(r)), nil
+		return toolspec.Errorf("%s", goneText(r)), nil
 	}
 	return res, err
 }
 
 // listJobs asks each worker holding jobs of this session for its
 // list; a gone worker's jobs are listed as lost.
-func (s *driver) listJobs(ctx workflow.Context, cs *callState) (tools.Result, error) {
+func (s *driver) listJobs(ctx workflow.Context, cs *callState) (toolspec.Result, error) {
 	if len(s.Jobs) == 0 {
-		return tools.Result{Content: "no background jobs in this session"}, nil
+		return toolspec.Result{Content: "no background jobs in this session"}, nil
 	}
 	var parts []string
 	asked := map[string]bool{}
@@ -100,7 +100,7 @@ func (s *driver) listJobs(ctx workflow.Context, cs *callState) (tools.Result, er
 			isErr = isErr || res.IsError
 		}
 	}
-	return tools.Result{Content: strings.Join(parts, "\n"), IsError: isErr}, nil
+	return toolspec.Result{Content: strings.Join(parts, "\n"), IsError: isErr}, nil
 }
 
 func (s *driver) markGone(queue string) {

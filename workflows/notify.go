@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/notify"
-	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolspec"
 	"github.com/longrun/longrun/untrusted"
 )
 
@@ -95,7 +95,7 @@ func (s *driver) notifyEnd(ctx workflow.Context, res SessionResult, err error) {
 	}
 	ev := s.notifyEvent(ctx, event)
 	ev.Status, ev.Error = status, why
-	ev.FinalText = tools.TruncateLabel(res.FinalText, notifyMaxFinal)
+	ev.FinalText = toolspec.TruncateLabel(res.FinalText, notifyMaxFinal)
 	if werr := notifyCall(ctx, ev).Get(ctx, nil); werr != nil {
 		s.logger(ctx).Warn("notification not delivered", "key", ev.Key, "error", werr)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/permission"
-	"github.com/longrun/longrun/tools"
+	tools "github.com/longrun/longrun/toolspec" // the tool contract; renamed in one go after issue 30's merges
 )
 
 // setupPolicy reads the workspace's rules through an activity (so they are

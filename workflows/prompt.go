@@ -12,8 +12,8 @@ import (
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/prompt"
-	"github.com/longrun/longrun/tools"
 	"github.com/longrun/longrun/toolsearch"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // addSystemPrompt builds the system messages of a new session, once, when
@@ -96,7 +96,7 @@ func (s *driver) promptEnv(ctx workflow.Context, wc activities.WorkspaceConfig) 
 		env.Tools = append(env.Tools, d.Name)
 		spec := s.specs[d.Name]
 		switch {
-		case spec.Server != "" || spec.Exposure == tools.ExposureDeferred || slices.Contains(own, d.Name):
+		case spec.Server != "" || spec.Exposure == toolspec.ExposureDeferred || slices.Contains(own, d.Name):
 			// MCP tools, tools sent only once found (the job tools) and
 			// the session's own are left out of the two lists.
 		case spec.Web:

@@ -16,7 +16,7 @@ import (
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/session"
-	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // driver runs one AgentSession run: the session's state (session.State,
@@ -30,7 +30,7 @@ type driver struct {
 	// it has none.
 	reader   TranscriptReader
 	limits   session.Limits
-	specs    map[string]tools.Spec
+	specs    map[string]toolspec.Spec
 	self     map[string]answerer // the tools this session answers itself, by name
 	toolDefs []activities.ToolDef
 
@@ -188,8 +188,8 @@ func (s *driver) loadCatalog(ctx workflow.Context) error {
 	if err != nil {
 		return fmt.Errorf("list tools: %w", err)
 	}
-	s.specs, s.self, s.defaultModel = map[string]tools.Spec{}, map[string]answerer{}, cat.DefaultModel
-	specs := append([]tools.Spec(nil), cat.Tools...)
+	s.specs, s.self, s.defaultModel = map[string]toolspec.Spec{}, map[string]answerer{}, cat.DefaultModel
+	specs := append([]toolspec.Spec(nil), cat.Tools...)
 	for _, t := range selfTools {
 		if t.offer(s, specs) {
 			sp := t.spec()
@@ -376,5 +376,5 @@ func rootMessage(err error) string {
 	return err.Error()
 }
 
-// truncate cuts s to n bytes on a rune boundary (tools.TruncateLabel).
-func truncate(s string, n int) string { return tools.TruncateLabel(s, n) }
+// truncate cuts s to n bytes on a rune boundary (toolspec.TruncateLabel).
+func truncate(s string, n int) string { return toolspec.TruncateLabel(s, n) }

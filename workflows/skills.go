@@ -4,7 +4,7 @@ import (
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/skills"
-	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // Skills: the workspace-config activity lists them (recorded in history);
@@ -14,8 +14,8 @@ import (
 
 // offered reports whether the session can offer a tool of spec: one that
 // requires skills only when wc lists some.
-func offered(spec tools.Spec, wc activities.WorkspaceConfig) bool {
-	return spec.Requires != tools.RequiresSkills || len(wc.Skills) > 0
+func offered(spec toolspec.Spec, wc activities.WorkspaceConfig) bool {
+	return spec.Requires != toolspec.RequiresSkills || len(wc.Skills) > 0
 }
 
 // addSkills puts the list of skills in the system prompt, after the
@@ -25,7 +25,7 @@ func offered(spec tools.Spec, wc activities.WorkspaceConfig) bool {
 func (s *driver) addSkills(list []skills.Skill) {
 	tool := ""
 	for _, d := range s.toolDefs { // in catalog order: the same on replay
-		if s.specs[d.Name].Requires == tools.RequiresSkills {
+		if s.specs[d.Name].Requires == toolspec.RequiresSkills {
 			tool = d.Name
 			break
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/permission"
-	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // TaskName is the sub-agent tool: the model hands a self-contained piece
@@ -34,21 +34,21 @@ func (s *driver) depth() int {
 }
 
 // taskSpec is the sub-agent tool as the model sees it.
-func taskSpec() tools.Spec {
-	return tools.Spec{
+func taskSpec() toolspec.Spec {
+	return toolspec.Spec{
 		Name: TaskName,
 		Description: "Hand a self-contained piece of work to a sub-agent: a new session with its own conversation, which reports back its final answer. " +
 			"Use it to explore a large code base or try something without filling your own context. Give a complete prompt: the sub-agent sees nothing of your conversation. " +
 			"profile \"plan\" (default) can only read; \"build\" can change files and run commands, with the same approvals as you. The answer is the sub-agent's final message.",
-		Parameters: tools.ParamsSchema[TaskParams](func(p tools.ParamProps) {
-			tools.NonEmpty(p["description"])
-			tools.NonEmpty(p["prompt"])
-			tools.OneOf(p["profile"], permission.ProfilePlan, permission.ProfileBuild, permission.ProfileAuto)
+		Parameters: toolspec.ParamsSchema[TaskParams](func(p toolspec.ParamProps) {
+			toolspec.NonEmpty(p["description"])
+			toolspec.NonEmpty(p["prompt"])
+			toolspec.OneOf(p["profile"], permission.ProfilePlan, permission.ProfileBuild, permission.ProfileAuto)
 		}),
 		// Running a child changes nothing by itself: its own calls are
 		// decided by its own permissions. Children may run side by side.
 		ReadOnly:       true,
-		Concurrency:    tools.ConcurrencyShared,
+		Concurrency:    toolspec.ConcurrencyShared,
 		TimeoutSeconds: 24 * 3600,
 	}
 }
@@ -57,9 +57,9 @@ func taskSpec() tools.Spec {
 // session; offered while the session is not nested too deep.
 type taskTool struct{}
 
-func (taskTool) offer(s *driver, _ []tools.Spec) bool { return s.depth() < MaxSubagentDepth }
+func (taskTool) offer(s *driver, _ []toolspec.Spec) bool { return s.depth() < MaxSubagentDepth }
 
-func (taskTool) spec() tools.Spec { return taskSpec() }
+func (taskTool) spec() toolspec.Spec { return taskSpec() }
 
 // TaskParams are the task tool's arguments.
 type TaskParams struct {
@@ -69,23 +69,23 @@ type TaskParams struct {
 }
 
 // answer runs one child session and returns its final answer.
-func (taskTool) answer(ctx workflow.Context, s *driver, cs *callState) (tools.Result, error) {
+func (taskTool) answer(ctx workflow.Context, s *driver, cs *callState) (toolspec.Result, error) {
 	var p TaskParams
 	if err := json.Unmarshal([]byte(cs.call.Arguments), &p); err != nil {
-		return tools.Errorf("%s: %v", TaskName, err), nil
+		return toolspec.Errorf("%s: %v", TaskName, err), nil
 	}
 	p.Profile = childProfile(p.Profile, s.in.Profile)
 	if s.Subagents >= MaxSubagentsTotal {
-		return tools.Errorf("task refused: this session has started %d sub-agents, the most one session may; do the rest yourself", MaxSubagentsTotal), nil
+		return toolspec.Errorf("task refused: this session has started %d sub-agents, the most one session may; do the rest yourself", MaxSubagentsTotal), nil
 	}
 	if err := workflow.Await(ctx, func() bool { return s.subagentsRunning < MaxConcurrentSubagent }); err != nil {
-		return tools.Result{}, err
+		return toolspec.Result{}, err
 	}
 	// The child spends from this session's budgets: it gets what is left
 	// of them, and what it used is added to this session's usage.
 	grant, refusal := s.limits.ChildGrant(s.Usage, s.childGrants)
 	if refusal != "" {
-		return tools.Errorf("task refused: %s; finish without sub-agents", refusal), nil
+		return toolspec.Errorf("task refused: %s; finish without sub-agents", refusal), nil
 	}
 	s.childGrants = s.childGrants.Add(grant)
 	defer func() { s.childGrants = s.childGrants.Sub(grant) }()
@@ -107,16 +107,16 @@ func (taskTool) answer(ctx workflow.Context, s *driver, cs *callState) (tools.Re
 	s.Usage = s.Usage.Add(res.Usage) // its children's usage is in it
 	s.afterChild(res)
 	if err != nil {
-		return tools.Result{}, err
+		return toolspec.Result{}, err
 	}
 	text := fmt.Sprintf("sub-agent %s (%s, %d turns):\n%s", id, res.Status, res.Turns, res.FinalText)
 	if res.Status != ResultCompleted {
 		if res.Error != "" {
 			text += "\n" + res.Error
 		}
-		return tools.Result{Content: text, IsError: true}, nil
+		return toolspec.Result{Content: text, IsError: true}, nil
 	}
-	return tools.Result{Content: text}, nil
+	return toolspec.Result{Content: text}, nil
 }
 
 // childProfile is the profile a sub-agent runs with: the one asked for

@@ -4,7 +4,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/session"
-	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/toolspec"
 )
 
 // TodoName is the plan tool: the model keeps its list of steps with it,
@@ -19,18 +19,18 @@ type TodoParams struct {
 }
 
 // todoSpec is the plan tool as the model sees it.
-func todoSpec() tools.Spec {
-	return tools.Spec{
+func todoSpec() toolspec.Spec {
+	return toolspec.Spec{
 		Name: TodoName,
 		Description: "Keep your plan for this task: send the whole list of steps each time, with each step's status. " +
 			"Use it for work of three steps or more; keep exactly one step in_progress while you work on it and mark steps completed as soon as they are done. " +
 			"The current list is shown to you at every turn and to the person watching the session.",
-		Parameters: tools.ParamsSchema[TodoParams](func(p tools.ParamProps) {
+		Parameters: toolspec.ParamsSchema[TodoParams](func(p toolspec.ParamProps) {
 			// A slice may be null in Go; the plan is always a list.
 			p["todos"].Type, p["todos"].Types = "array", nil
 			item := p["todos"].Items.Properties
-			tools.NonEmpty(item["content"])
-			tools.OneOf(item["status"], TodoPending, TodoInProgress, TodoCompleted)
+			toolspec.NonEmpty(item["content"])
+			toolspec.OneOf(item["status"], TodoPending, TodoInProgress, TodoCompleted)
 		}),
 		ReadOnly:       true, // it changes the session's own notes, nothing in the workspace
 		TimeoutSeconds: 1,
@@ -40,17 +40,17 @@ func todoSpec() tools.Spec {
 // todoTool is the plan tool, answered by the session.
 type todoTool struct{}
 
-func (todoTool) offer(*driver, []tools.Spec) bool { return true }
+func (todoTool) offer(*driver, []toolspec.Spec) bool { return true }
 
-func (todoTool) spec() tools.Spec { return todoSpec() }
+func (todoTool) spec() toolspec.Spec { return todoSpec() }
 
 // answer replaces the plan with the call's list (already validated
 // against the schema) and says what it now holds.
-func (todoTool) answer(_ workflow.Context, s *driver, cs *callState) (tools.Result, error) {
+func (todoTool) answer(_ workflow.Context, s *driver, cs *callState) (toolspec.Result, error) {
 	todos, text, ok := session.ApplyTodos(cs.call.Arguments)
 	if !ok {
-		return tools.Errorf("%s", text), nil
+		return toolspec.Errorf("%s", text), nil
 	}
 	s.Todos = todos
-	return tools.Result{Content: text}, nil
+	return toolspec.Result{Content: text}, nil
 }

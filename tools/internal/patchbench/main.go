@@ -35,7 +35,7 @@ func run(root, patchFile string) error {
 	if err != nil {
 		return err
 	}
-	plan, err := p.Plan(ws)
+	plan, err := tools.PlanPatch(p, ws)
 	if err != nil {
 		return err
 	}

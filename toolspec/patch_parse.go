@@ -1,4 +1,4 @@
-package tools
+package toolspec
 
 import (
 	"fmt"
@@ -57,10 +57,11 @@ type Hunk struct {
 	Removed int      // number of "-" lines
 	EOF     bool     // "*** End of File": Old must end the file
 	Line    int      // 1-based patch line where the hunk starts
-	// ctx maps each line of New to the index of the same context line in
-	// Old, or -1 for a "+" line: a context line matched loosely keeps the
-	// file's text, not the patch's.
-	ctx []int
+	// Context maps each line of New to the index of the same context
+	// line in Old, or -1 for a "+" line: a context line matched loosely
+	// keeps the file's text, not the patch's (the patch engine, package
+	// tools, reads it).
+	Context []int
 }
 
 // PatchError is a patch that cannot apply for a reason the model can fix:
@@ -320,7 +321,7 @@ loop:
 		l := p.lines[p.i]
 		if l == "" {
 			// Codex: a bare empty line inside a hunk is an empty context line.
-			h.ctx = append(h.ctx, len(h.Old))
+			h.Context = append(h.Context, len(h.Old))
 			h.Old = append(h.Old, "")
 			h.New = append(h.New, "")
 			changes++
@@ -328,14 +329,14 @@ loop:
 		}
 		switch l[0] {
 		case ' ':
-			h.ctx = append(h.ctx, len(h.Old))
+			h.Context = append(h.Context, len(h.Old))
 			h.Old = append(h.Old, l[1:])
 			h.New = append(h.New, l[1:])
 		case '-':
 			h.Old = append(h.Old, l[1:])
 			h.Removed++
 		case '+':
-			h.ctx = append(h.ctx, -1)
+			h.Context = append(h.Context, -1)
 			h.New = append(h.New, l[1:])
 			h.Added++
 		default:

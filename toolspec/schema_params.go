@@ -1,4 +1,4 @@
-package tools
+package toolspec
 
 import (
 	"encoding/json"
@@ -11,12 +11,15 @@ import (
 type ParamProps = paramProps
 
 // ParamsSchema generates a tool's argument schema from its Params struct,
-// as every built-in's is (paramsSchema), for tools defined outside this
-// package: the ones the session answers itself, tool_search.
+// as every built-in's is (paramsSchema): the built-ins (package tools),
+// the tools the session answers itself, tool_search.
 func ParamsSchema[P any](bound func(ParamProps)) json.RawMessage { return paramsSchema[P](bound) }
 
 // NonEmpty requires a string property to have at least one character.
 func NonEmpty(s *jsonschema.Schema) { nonEmpty(s) }
+
+// AtLeast bounds an integer property from below, inclusive.
+func AtLeast(s *jsonschema.Schema, minimum int) { atLeast(s, minimum) }
 
 // Between bounds an integer property from both sides, inclusive.
 func Between(s *jsonschema.Schema, minimum, maximum int) { between(s, minimum, maximum) }

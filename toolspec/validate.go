@@ -1,4 +1,4 @@
-package tools
+package toolspec
 
 import (
 	"bytes"
@@ -174,4 +174,11 @@ func dedupe(s []string) []string {
 		}
 	}
 	return out
+}
+
+// CheckSchema reports whether spec's parameter schema compiles: a tool
+// whose schema does not would refuse every call.
+func CheckSchema(spec Spec) error {
+	_, err := compile(spec)
+	return err
 }

@@ -1,4 +1,4 @@
-package tools
+package toolspec
 
 import (
 	"encoding/json"
