@@ -158,11 +158,6 @@ func (d *durable) session(ctx context.Context, turns int) (time.Duration, string
 	return d.run(ctx, d.input(turns, 1), turns+1)
 }
 
-// sessionCalls is session with calls tool calls per turn.
-func (d *durable) sessionCalls(ctx context.Context, turns, calls int) (time.Duration, string, error) {
-	return d.run(ctx, d.input(turns, calls), turns+1)
-}
-
 // input is the session input of a session of turns tool turns of calls
 // calls each, as every durable run of the bench starts it.
 func (d *durable) input(turns, calls int) workflows.SessionInput {

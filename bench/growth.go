@@ -100,7 +100,7 @@ var growthStalls = map[bool]string{}
 // lastWFTFailure is the cause of the newest failed workflow task of the
 // session's current run, for the stall note.
 func lastWFTFailure(ctx context.Context, c client.Client, id string) string {
-	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+	desc, err := describeRun(ctx, c, id, "")
 	if err != nil {
 		return err.Error()
 	}
@@ -340,7 +340,7 @@ func growthSession(ctx context.Context, c Config, srv *server, ours bool, turns 
 // last events and the next run's first) count in the turn they follow.
 func growthSeries(ctx context.Context, c client.Client, id string, turns int) ([]growthPoint, error) {
 	var runs []*historypb.History
-	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+	desc, err := describeRun(ctx, c, id, "")
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func TestBrowserUIDecodesThroughCodecServer(t *testing.T) {
 		fmt.Sprintf(`localStorage.setItem("endpoint", JSON.stringify(%q)); localStorage.setItem("overrideRemoteCodecConfiguration", "true"); true`, codecURL)))
 	require.NoError(t, err)
 
-	desc, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+	desc, err := describeRun(context.Background(), tc, id, "")
 	require.NoError(t, err)
 	runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	b.open(fmt.Sprintf("%s/namespaces/default/workflows/%s/%s/history", uiURL, url.PathEscape(id), runID))

@@ -45,7 +45,7 @@ func TestBrowserUIShowsSessionWaitingForApproval(t *testing.T) {
 	out, err := e.starter("start", "--id", id, "run the tests")
 	require.NoError(t, err, out)
 	waitPending(t, id, 1)
-	desc, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+	desc, err := describeRun(context.Background(), tc, id, "")
 	require.NoError(t, err)
 	runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	base := fmt.Sprintf("%s/namespaces/default/workflows", uiURL)

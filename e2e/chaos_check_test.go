@@ -227,7 +227,7 @@ func saveHistory(ctx context.Context, c client.Client, id string) string {
 func describeStuck(ctx context.Context, c client.Client, id string) string {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	d, err := describeRun(ctx, c, id, "")
 	if err != nil {
 		return "describe: " + err.Error()
 	}

@@ -30,7 +30,7 @@ func exitCode(t *testing.T, err error) int {
 func waitClosed(t *testing.T, id string) {
 	t.Helper()
 	waitFor(t, "the session to close", 60*time.Second, func() bool {
-		d, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+		d, err := describeRun(context.Background(), tc, id, "")
 		return err == nil && d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 	})
 }

@@ -169,18 +169,6 @@ func settle(*world, string) []string {
 	return nil
 }
 
-func both(fs ...func(*world, string) []string) func(*world, string) []string {
-	return func(w *world, content string) []string {
-		var out []string
-		for _, f := range fs {
-			if f != nil {
-				out = append(out, f(w, content)...)
-			}
-		}
-		return out
-	}
-}
-
 // hostileCases is the whole table; the runner filters it by phase and by
 // sandbox mode. Beyond each check every case is also judged by the
 // world's generic checks: no canary-* file anywhere, control files,

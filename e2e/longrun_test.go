@@ -163,7 +163,7 @@ func TestTwoThousandTurnsContinueAsNew(t *testing.T) {
 
 func describe(t *testing.T, id string) *workflowservice.DescribeWorkflowExecutionResponse {
 	t.Helper()
-	d, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+	d, err := describeRun(context.Background(), tc, id, "")
 	require.NoError(t, err)
 	return d
 }

@@ -134,7 +134,7 @@ func TestResponsesSession(t *testing.T) {
 
 	// The later requests were made after the first run had closed: the
 	// reasoning crossed continue-as-new.
-	d, err := tc.DescribeWorkflowExecution(context.Background(), id, firstRun)
+	d, err := describeRun(context.Background(), tc, id, firstRun)
 	require.NoError(t, err)
 	closed := d.GetWorkflowExecutionInfo().GetCloseTime()
 	require.NotNil(t, closed, "the first run never closed: no continue-as-new")

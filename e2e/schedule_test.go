@@ -69,7 +69,7 @@ func TestScheduleTriggerRunsSession(t *testing.T) {
 	e.checkSession(id)
 
 	// The scheduled session carries the summary start would give it.
-	desc, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+	desc, err := describeRun(context.Background(), tc, id, "")
 	require.NoError(t, err)
 	var summary string
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(desc.GetExecutionConfig().GetUserMetadata().GetSummary(), &summary))

@@ -17,7 +17,7 @@ import (
 // call, as the Temporal UI shows them, and whether one is pending.
 func modelHeartbeat(t *testing.T, id string) (string, bool) {
 	t.Helper()
-	desc, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+	desc, err := describeRun(context.Background(), tc, id, "")
 	require.NoError(t, err)
 	for _, pa := range desc.GetPendingActivities() {
 		if pa.GetActivityType().GetName() != "CallModel" {
@@ -53,7 +53,7 @@ func TestModelStreamHeartbeatsPartialText(t *testing.T) {
 				partial = append(partial, d)
 			}
 		}
-		desc, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+		desc, err := describeRun(context.Background(), tc, id, "")
 		require.NoError(t, err)
 		return desc.GetWorkflowExecutionInfo().GetCloseTime() != nil
 	})

@@ -97,7 +97,7 @@ func TestSubagentCancelledWithItsParent(t *testing.T) {
 	waitFor(t, "the command to be killed", 20*time.Second, func() bool { return len(processesWith(marker)) == 0 })
 	for _, wid := range []string{id, child} {
 		waitFor(t, wid+" to close", 30*time.Second, func() bool {
-			d, err := tc.DescribeWorkflowExecution(context.Background(), wid, "")
+			d, err := describeRun(context.Background(), tc, wid, "")
 			return err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED
 		})
 	}

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/textproto"
@@ -56,9 +55,6 @@ type consoleAuthOptions struct {
 	origins     []string
 	listen      string
 }
-
-// errNoToken is returned when a non-loopback console would have no token.
-var errNoToken = errors.New("no token")
 
 // newConsoleAuth checks the auth flags and returns the auth they ask for,
 // and the token when this console generated it (the caller prints it).

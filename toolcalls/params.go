@@ -129,9 +129,7 @@ const cdataOpen, cdataClose = "<![CDATA[", "]]>"
 // taken verbatim and XML entities elsewhere are decoded.
 func decodeValue(raw string) string {
 	raw = strings.TrimPrefix(raw, "\n")
-	if strings.HasPrefix(raw, "\r\n") {
-		raw = raw[2:]
-	}
+	raw = strings.TrimPrefix(raw, "\r\n")
 	if strings.HasSuffix(raw, "\r\n") {
 		raw = raw[:len(raw)-2]
 	} else {

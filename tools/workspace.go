@@ -214,16 +214,6 @@ func specialKind(m fs.FileMode) string {
 	return ""
 }
 
-// rel returns abs relative to the root with forward slashes, for output the
-// model reads; the root itself is ".".
-func (w *Workspace) rel(abs string) string {
-	r, err := filepath.Rel(w.Root(), abs)
-	if err != nil {
-		return abs
-	}
-	return filepath.ToSlash(r)
-}
-
 // display turns a real path relative to the project root into one relative
 // to this workspace, as the model names paths.
 func (w *Workspace) display(real string) string {

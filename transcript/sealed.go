@@ -44,7 +44,6 @@ const sealedMagic = "longrun-sealed-v1\x00"
 type Sealed struct {
 	store  blobStore
 	sealer Sealer
-	name   string
 }
 
 // Seal wraps s (a *Dir or *S3, as Open returns) so its blobs are

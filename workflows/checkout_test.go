@@ -112,8 +112,7 @@ func TestInPlaceSessionAsksForNoCheckout(t *testing.T) {
 func TestIsolatedSessionShowsItsChanges(t *testing.T) {
 	t.Parallel()
 	st := &checkout.Stat{Files: 2, Insertions: 7, Deletions: 1, Paths: []string{"pkg/a", "pkg/b"}}
-	var h *harness
-	h = newHarness(t, []activities.ModelResponse{
+	h := newHarness(t, []activities.ModelResponse{
 		toolReply(call("w1", "write", `{"path":"a","content":"x"}`)),
 		toolReply(call("r1", "read", `{"path":"a"}`)),
 		textReply("done"),
