@@ -77,13 +77,6 @@ func (f *WebFetch) Spec() Spec {
 	}
 }
 
-// errCrossHost stops a redirect to another host: the permission rules
-// decided on the first host, and an open redirect there must not carry
-// the fetch to a host nobody allowed.
-type errCrossHost struct{ to *url.URL }
-
-func (e *errCrossHost) Error() string { return "redirect to another host: " + e.to.String() }
-
 // Run fetches the page.
 func (f *WebFetch) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
 	var p WebFetchParams
