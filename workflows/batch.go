@@ -8,78 +8,40 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/conversation"
-	"github.com/longrun/longrun/guardian"
-	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/tools"
 )
 
-type callPhase int
-
-const (
-	stateWaiting   callPhase = iota // waiting for approval
-	stateRunning                    // approved (or needing none): runs when the plan admits it
-	stateDone                       // it has its result
-	stateReviewing                  // the guardian judges it before a person is asked
-)
-
-// callState tracks one tool call of the current batch.
-type callState struct {
-	call        conversation.ToolCall
-	spec        tools.Spec
-	state       callPhase
-	why         string    // why it needs approval
-	decision    *Approval // set by the approval signal
-	requestedAt time.Time
-	result      *conversation.ToolResult
-	perm        permission.Call // how the permission engine saw it
-	index       int             // its place in the model's call order
-	deps        []int           // the batch plan: calls it waits for
-	queued      bool            // approved (or needing none), waiting for its deps or a pool slot
-	workerLost  bool            // the worker it had to run on is gone (background jobs)
-	started     bool            // its activity was scheduled: it cannot be carried across continue-as-new
-	// readOnlySandbox: only the read-only classifier allowed it, so it
-	// runs in the read-only sandbox (permission.Decision.Classified).
-	readOnlySandbox bool
-	// released: approved by a remembered rule or by the guardian, not by
-	// a person's decision on this very call.
-	released bool
-	verdict  *guardian.Verdict // the guardian's, when it judged the call
-	// preparing: its tool completes its arguments (prepare); nobody may
-	// decide it before they are shown.
-	preparing bool
+// callRef is one call of the batch as the code that runs it reaches it:
+// its place in the session.Batch and its tool. It holds no state of the
+// call's own: that is the batch's.
+type callRef struct {
+	b    *session.Batch
+	i    int
+	spec tools.Spec
 }
 
-// approvedByPerson reports whether a person approved this very call (one
-// by one or with "all"); a call a remembered rule released is not.
-func (c *callState) approvedByPerson() bool {
-	return c.decision != nil && c.decision.Decision == DecisionApprove && !c.released
+// call is the call as it is now (a prepared call's arguments are the
+// prepared ones).
+func (c callRef) call() conversation.ToolCall { return c.b.Calls[c.i].Call }
+
+// state is where the call is (session.CallState).
+func (c callRef) state() session.CallState { return c.b.Calls[c.i].State }
+
+func (c callRef) readOnlySandbox() bool  { return c.b.Calls[c.i].ReadOnlySandbox() }
+func (c callRef) approvedByPerson() bool { return c.b.Calls[c.i].ApprovedByPerson() }
+
+// ref is call i of the current batch.
+func (s *driver) ref(i int) callRef {
+	return callRef{b: s.batch, i: i, spec: s.specs[s.batch.Calls[i].Call.Name]}
 }
 
-func (c *callState) finish(r conversation.ToolResult) {
-	r.CallID, r.Ref, r.Name = c.call.ID, c.call.Ref, c.call.Name
-	c.result = &r
-	c.state = stateDone
-}
-
-// settle finishes the call with one of the session's answers.
-func (c *callState) settle(a session.Answer, f session.Facts) {
-	c.finish(a.Result(f))
-}
-
-// carried is the call as continue-as-new carries it.
-func (c *callState) carried() CarriedCall {
-	cc := CarriedCall{Call: c.call, Why: c.why, RequestedAt: c.requestedAt, Decision: c.decision, Result: c.result, Perm: c.perm,
-		ReadOnlySandbox: c.readOnlySandbox, Released: c.released, Guardian: c.verdict}
-	switch {
-	case c.state == stateDone:
-		cc.State = session.CarriedDone
-	case c.state == stateWaiting && c.decision == nil:
-		cc.State = session.CarriedWaiting
-	default:
-		cc.State = session.CarriedApproved
+// must stops the workflow task on an event the batch refuses where the
+// driver only ever sends allowed ones: a bug, never a person's input.
+func (s *driver) must(err error) {
+	if err != nil {
+		panic(fmt.Sprintf("batch: %v", err))
 	}
-	return cc
 }
 
 // Spec is the tool the model may call by name (session.Catalog): a hidden
@@ -105,57 +67,24 @@ func (s *driver) Names() []string {
 // waiting for an approval signal. On cancellation it returns the
 // CanceledError after every call has its (synthetic) result.
 func (s *driver) runBatch(ctx workflow.Context, calls []conversation.ToolCall) error {
-	s.batch = make([]*callState, len(calls))
+	s.batch = session.NewBatch(calls)
 	now := workflow.Now(ctx)
 	for i, c := range calls {
-		cs := &callState{call: c, requestedAt: now, index: i}
-		s.batch[i] = cs
 		d := session.Decide(c, s, s.engine)
 		if d.Verdict != session.Unknown {
-			cs.spec = s.specs[c.Name]
 			s.load(c.Name) // a deferred tool the model already knows of: send it from now on
 		}
-		cs.perm = d.Perm
-		switch d.Verdict {
-		case session.Run:
-			cs.state, cs.readOnlySandbox = stateRunning, d.ReadOnlySandbox
-		case session.Ask:
-			cs.state, cs.why = stateWaiting, d.Why
-			s.toGuardian(cs, d.Permission)
-		default:
-			cs.finish(*d.Result)
-		}
+		review := d.Verdict == session.Ask && s.reviews(c, d)
+		s.must(s.batch.Policy(i, d, review, now))
 	}
 	return s.driveBatch(ctx)
 }
 
 // resumeBatch takes up a batch carried across continue-as-new: its calls
 // keep their results, decisions and waiting state under the same ids.
-func (s *driver) resumeBatch(ctx workflow.Context, carried []CarriedCall) error {
-	s.batch = make([]*callState, len(carried))
-	for i, c := range carried {
-		cs := &callState{call: c.Call, spec: s.specs[c.Call.Name], why: c.Why, requestedAt: c.RequestedAt,
-			decision: c.Decision, result: c.Result, perm: c.Perm, index: i,
-			readOnlySandbox: c.ReadOnlySandbox, released: c.Released, verdict: c.Guardian}
-		switch c.State {
-		case session.CarriedDone:
-			cs.state = stateDone
-		case session.CarriedWaiting:
-			cs.state = stateWaiting
-		default:
-			cs.state = stateRunning
-		}
-		if cs.state == stateRunning && cs.decision != nil && cs.decision.Decision == DecisionDeny {
-			// Decided in the task that switched runs, before its
-			// goroutine took the decision in: a denial stays a denial.
-			cs.settle(session.AnswerDenied, session.Facts{Feedback: cs.decision.Feedback})
-		}
-		if cs.state != stateDone && cs.spec.Name == "" {
-			// The new run's catalog has no such tool any more.
-			cs.settle(session.AnswerUnknownAfterSwitch, session.Facts{Tool: c.Call.Name})
-		}
-		s.batch[i] = cs
-	}
+func (s *driver) resumeBatch(ctx workflow.Context, carried *session.Batch) error {
+	s.batch = carried
+	s.batch.Resume(func(name string) bool { _, ok := s.specs[name]; return ok })
 	return s.driveBatch(ctx)
 }
 
@@ -163,29 +92,19 @@ func (s *driver) resumeBatch(ctx workflow.Context, carried []CarriedCall) error 
 // or, when the run should continue as new while calls only wait for a
 // person, returns errSwitch with the batch intact for the next run.
 func (s *driver) driveBatch(ctx workflow.Context) error {
-	plan := make([]session.PlannedCall, len(s.batch))
-	for i, cs := range s.batch {
-		plan[i] = session.PlanFor(cs.spec, cs.call.Arguments)
-	}
-	for i, deps := range session.Plan(plan) {
-		s.batch[i].deps = deps
-	}
-	for _, cs := range s.batch {
-		// Shown for approval (and notified) only once its tool has
-		// completed it: see prepare.
-		cs.preparing = cs.spec.Prepares && cs.state != stateDone
-	}
+	s.batch.Schedule(func(name string) tools.Spec { return s.specs[name] })
 	s.afterDecision(ctx)
-	for _, cs := range s.batch {
-		if cs.state == stateDone {
+	for i, c := range s.batch.Calls {
+		if _, done := c.State.(session.Done); done {
 			continue
 		}
-		workflow.GoNamed(ctx, "call:"+cs.call.Ref, func(ctx workflow.Context) { s.runCall(ctx, cs) })
+		cs := s.ref(i)
+		workflow.GoNamed(ctx, "call:"+c.Call.Ref, func(ctx workflow.Context) { s.runCall(ctx, cs) })
 	}
 
-	switching := func() bool { return s.wantSwitch(ctx) && s.canCarryBatch() }
-	err := workflow.Await(ctx, func() bool { return s.batchDone() || switching() })
-	if err == nil && !s.batchDone() {
+	switching := func() bool { return s.wantSwitch(ctx) && s.batch.CanCarry() }
+	err := workflow.Await(ctx, func() bool { return s.batch.Finished() || switching() })
+	if err == nil && !s.batch.Finished() {
 		return errSwitch
 	}
 	if err != nil {
@@ -193,13 +112,14 @@ func (s *driver) driveBatch(ctx workflow.Context) error {
 		// activity is cancelled and waited for), so wait on a context
 		// that is not cancelled.
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		if werr := workflow.Await(dctx, s.batchDone); werr != nil {
+		if werr := workflow.Await(dctx, s.batch.Finished); werr != nil {
 			return werr
 		}
 	}
-	for _, cs := range s.batch {
-		s.Messages = append(s.Messages, conversation.ToolMessage(*cs.result))
-		s.logger(ctx).Info("tool call", "id", cs.call.Ref, "call_id", cs.call.ID, "tool", cs.call.Name, "reason", cs.result.Reason)
+	for _, c := range s.batch.Calls {
+		r, _ := c.Result()
+		s.Messages = append(s.Messages, conversation.ToolMessage(r))
+		s.logger(ctx).Info("tool call", "id", c.Call.Ref, "call_id", c.Call.ID, "tool", c.Call.Name, "reason", r.Reason)
 	}
 	s.recordBatch()
 	s.batch = nil
@@ -210,25 +130,42 @@ func (s *driver) driveBatch(ctx workflow.Context) error {
 	return nil
 }
 
-// runCall is one call's goroutine: have its tool prepare it if it says
-// so, wait for its decision if it needs one, wait for its turn in the
-// plan, run it, record its result.
-func (s *driver) runCall(ctx workflow.Context, cs *callState) {
-	if !s.prepare(ctx, cs) {
-		return
+// runCall is one call's goroutine: it asks the batch where the call is
+// and does what that state needs (prepare it, have the guardian review
+// it, wait for a person, run it) until the call is done.
+func (s *driver) runCall(ctx workflow.Context, cs callRef) {
+	for {
+		switch cs.state().(type) {
+		case session.Preparing:
+			s.prepare(ctx, cs)
+		case session.Reviewing:
+			s.review(ctx, cs)
+		case session.Waiting:
+			s.awaitApproval(ctx, cs)
+		case session.Decided:
+			s.must(s.batch.TakeIn(cs.i))
+			s.afterDecision(ctx)
+		case session.Approved:
+			s.runApproved(ctx, cs)
+		default:
+			return // done (a running call is the activity's, awaited in runApproved)
+		}
 	}
-	if cs.state == stateReviewing && s.review(ctx, cs) {
-		return // the guardian denied it
-	}
-	if cs.state == stateWaiting && !s.awaitApproval(ctx, cs) {
-		return
-	}
+}
+
+// stop answers a call stopped before it started: the turn was
+// interrupted or the session cancelled.
+func (s *driver) stop(cs callRef) { s.must(s.batch.Stop(cs.i, s.interrupted)) }
+
+// runApproved waits for the call's turn in the plan, runs it and records
+// its result.
+func (s *driver) runApproved(ctx workflow.Context, cs callRef) {
 	if err := s.admit(ctx, cs); err != nil {
-		cs.finish(s.notRun("waited for the calls before it"))
+		s.stop(cs)
 		return
 	}
 	defer s.release()
-	cs.started = true
+	s.must(s.batch.Start(cs.i))
 	s.lastTool = s.callSummary(cs)
 	res, err := s.dispatch(ctx, cs)
 	s.noteCall(cs, res, err)
@@ -238,67 +175,52 @@ func (s *driver) runCall(ctx workflow.Context, cs *callState) {
 	s.recordRun(ctx, cs, res, err)
 }
 
-// awaitApproval waits for a person's decision on cs and reports whether
-// it may run; otherwise cs has its result (denied, timed out, cancelled).
-func (s *driver) awaitApproval(ctx workflow.Context, cs *callState) bool {
+// awaitApproval waits for a person's decision on cs, up to the approval
+// timeout; the decision itself is taken in by runCall.
+func (s *driver) awaitApproval(ctx workflow.Context, cs callRef) {
 	decided, err := s.awaitDecision(ctx, cs)
 	switch {
 	case err != nil:
-		cs.finish(s.notRun("waited for approval"))
-		return false
+		s.stop(cs)
+		return
 	case !decided:
-		cs.settle(session.AnswerTimeout, session.Facts{Timeout: time.Duration(s.in.ApprovalTimeout)})
-	case cs.decision.Decision == DecisionDeny:
-		cs.settle(session.AnswerDenied, session.Facts{Feedback: cs.decision.Feedback})
-	default:
-		cs.state = stateRunning
+		s.must(s.batch.Timeout(cs.i, time.Duration(s.in.ApprovalTimeout)))
+		s.afterDecision(ctx)
 	}
-	s.afterDecision(ctx)
-	return cs.state == stateRunning
 }
 
-// recordRun turns what running cs gave into its result.
-func (s *driver) recordRun(ctx workflow.Context, cs *callState, res tools.Result, err error) {
+// recordRun tells the batch what running (or preparing) cs gave.
+func (s *driver) recordRun(ctx workflow.Context, cs callRef, res tools.Result, err error) {
+	var r conversation.ToolResult
 	switch {
 	case err == nil:
-		r := conversation.ToolResult{Content: res.Content, IsError: res.IsError, Reason: conversation.ReasonRan,
+		r = conversation.ToolResult{Content: res.Content, IsError: res.IsError, Reason: conversation.ReasonRan,
 			ContentRef: res.ContentRef, ContentBytes: res.ContentBytes}
-		switch {
-		case cs.workerLost:
-			r.Reason = conversation.ReasonWorkerLost
-		case res.IsError:
+		if res.IsError {
 			r.Reason = conversation.ReasonFailed
 		}
-		cs.finish(r)
 	case ctx.Err() != nil && s.interrupted:
-		cs.settle(session.AnswerInterruptedWhileRunning, session.Facts{})
+		r = session.AnswerInterruptedWhileRunning.Result(session.Facts{})
 	case ctx.Err() != nil:
-		cs.settle(session.AnswerCancelledWhileRunning, session.Facts{})
+		r = session.AnswerCancelledWhileRunning.Result(session.Facts{})
 	default:
 		answer := session.AnswerFailed
 		if s.workerGone(cs, err) {
 			answer = session.AnswerWorkerLost
 		}
-		cs.settle(answer, session.Facts{Tool: cs.call.Name, Detail: rootMessage(err)})
-		s.LastError, s.LastErrorType = fmt.Sprintf("turn %d: %s %s: %s", s.Turn, cs.call.Name, cs.call.Ref, rootMessage(err)), string(answer.Reason())
+		r = answer.Result(session.Facts{Tool: cs.call().Name, Detail: rootMessage(err)})
+		s.LastError, s.LastErrorType = fmt.Sprintf("turn %d: %s %s: %s", s.Turn, cs.call().Name, cs.call().Ref, rootMessage(err)), string(answer.Reason())
 	}
-}
-
-// notRun is the synthetic result of a call stopped before it started.
-func (s *driver) notRun(waited string) conversation.ToolResult {
-	if s.interrupted {
-		return session.AnswerInterruptedBeforeRun.Result(session.Facts{})
-	}
-	return session.AnswerCancelledBeforeRun.Result(session.Facts{Waited: waited})
+	s.must(s.batch.Ran(cs.i, r))
 }
 
 // admit waits until the batch plan lets cs start: every call it depends on
 // is done and the pool has a free slot. Among calls ready at once the
 // model's order goes first (session.CanStart).
-func (s *driver) admit(ctx workflow.Context, cs *callState) error {
-	cs.queued = true
-	err := workflow.Await(ctx, func() bool { return s.canStart(cs) })
-	cs.queued = false
+func (s *driver) admit(ctx workflow.Context, cs callRef) error {
+	s.batch.Queue(cs.i)
+	err := workflow.Await(ctx, func() bool { return s.batch.CanStart(cs.i, s.running, s.limits.Parallel()) })
+	s.batch.Unqueue(cs.i)
 	if err != nil {
 		return err
 	}
@@ -307,14 +229,6 @@ func (s *driver) admit(ctx workflow.Context, cs *callState) error {
 }
 
 func (s *driver) release() { s.running-- }
-
-func (s *driver) canStart(cs *callState) bool {
-	slots := make([]session.Slot, len(s.batch))
-	for i, c := range s.batch {
-		slots[i] = session.Slot{Deps: c.deps, Done: c.state == stateDone, Queued: c.queued}
-	}
-	return session.CanStart(slots, cs.index, s.running, s.limits.Parallel())
-}
 
 // recordFiles keeps the stale-write guard's record: the latest hash of
 // every file a tool read or wrote, or none for a deleted one.
@@ -333,15 +247,17 @@ func (s *driver) recordFiles(files []tools.FileVersion) {
 
 // awaitDecision waits for a person's decision on cs, up to the session's
 // approval timeout. decided is false when the timeout fired.
-func (s *driver) awaitDecision(ctx workflow.Context, cs *callState) (decided bool, err error) {
-	cond := func() bool { return cs.decision != nil }
+func (s *driver) awaitDecision(ctx workflow.Context, cs callRef) (decided bool, err error) {
+	cond := func() bool { _, waiting := cs.state().(session.Waiting); return !waiting }
 	timeout := time.Duration(s.in.ApprovalTimeout)
 	if timeout <= 0 {
 		return true, workflow.Await(ctx, cond)
 	}
 	if s.in.Resume != nil {
 		// A call carried across continue-as-new has waited already.
-		timeout -= workflow.Now(ctx).Sub(cs.requestedAt)
+		if w, ok := cs.state().(session.Waiting); ok {
+			timeout -= workflow.Now(ctx).Sub(w.Since)
+		}
 		if cond() {
 			return true, nil
 		}
@@ -351,13 +267,13 @@ func (s *driver) awaitDecision(ctx workflow.Context, cs *callState) (decided boo
 	}
 	return workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{
 		Timeout:      timeout,
-		TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("approval timeout: %s %s (%s)", cs.call.Name, cs.call.Ref, timeout)},
+		TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("approval timeout: %s %s (%s)", cs.call().Name, cs.call().Ref, timeout)},
 	}, cond)
 }
 
 // afterDecision shows whether calls still wait for a person.
 func (s *driver) afterDecision(ctx workflow.Context) {
-	if !s.hasWaiting() {
+	if !s.batch.AwaitsPerson() {
 		s.setPhase(ctx, PhaseRunning)
 	} else {
 		s.setPhase(ctx, PhaseWaitingApproval)
@@ -366,24 +282,6 @@ func (s *driver) afterDecision(ctx workflow.Context) {
 
 // callSummary labels the call's activity in the Web UI, as its tool
 // declares: "shell: go test ./...".
-func (s *driver) callSummary(cs *callState) string {
-	return tools.CallSummary(cs.call.Name, cs.spec, cs.call.Arguments)
-}
-
-func (s *driver) batchDone() bool {
-	for _, c := range s.batch {
-		if c.state != stateDone {
-			return false
-		}
-	}
-	return true
-}
-
-func (s *driver) hasWaiting() bool {
-	for _, c := range s.batch {
-		if c.state == stateWaiting && !c.preparing {
-			return true
-		}
-	}
-	return false
+func (s *driver) callSummary(cs callRef) string {
+	return tools.CallSummary(cs.call().Name, cs.spec, cs.call().Arguments)
 }

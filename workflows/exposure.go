@@ -71,8 +71,8 @@ func (toolSearchTool) offer(_ *driver, catalog []tools.Spec) bool { return hasDe
 
 func (toolSearchTool) spec() tools.Spec { return toolsearch.SearchSpec() }
 
-func (toolSearchTool) answer(_ workflow.Context, s *driver, cs *callState) (tools.Result, error) {
-	return s.searchTools(cs.call.Arguments), nil
+func (toolSearchTool) answer(_ workflow.Context, s *driver, cs callRef) (tools.Result, error) {
+	return s.searchTools(cs.call().Arguments), nil
 }
 
 // searchTools finds deferred tools for the model and loads them.

@@ -46,8 +46,8 @@ func (todoTool) spec() tools.Spec { return todoSpec() }
 
 // answer replaces the plan with the call's list (already validated
 // against the schema) and says what it now holds.
-func (todoTool) answer(_ workflow.Context, s *driver, cs *callState) (tools.Result, error) {
-	todos, text, ok := session.ApplyTodos(cs.call.Arguments)
+func (todoTool) answer(_ workflow.Context, s *driver, cs callRef) (tools.Result, error) {
+	todos, text, ok := session.ApplyTodos(cs.call().Arguments)
 	if !ok {
 		return tools.Errorf("%s", text), nil
 	}

@@ -111,7 +111,7 @@ func (s *driver) begin(ctx workflow.Context) outcome {
 		}
 	}
 	switch {
-	case len(r.Batch) > 0:
+	case r.Batch != nil && len(r.Batch.Calls) > 0:
 		// The turn was in progress: its calls still wait for a person.
 		turnCtx, cancelTurn := s.startTurn(ctx)
 		err := s.resumeBatch(turnCtx, r.Batch)
