@@ -39,13 +39,3 @@ func (s *driver) recordBatch() {
 // digest is callref.Digest of the call as it is now (a prepared call's
 // arguments are the prepared ones): what a decision on it must carry.
 func digest(c conversation.ToolCall) string { return callref.Digest(c.Name, c.Arguments) }
-
-// nameCalls gives each call of the model's reply the session's id
-// (callref.Name), before the reply is recorded: the id every surface
-// shows and every decision names.
-func (s *driver) nameCalls(calls []conversation.ToolCall) {
-	for i := range calls {
-		s.Named++
-		calls[i].Ref = callref.Name(s.Named)
-	}
-}

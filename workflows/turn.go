@@ -6,6 +6,8 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/longrun/longrun/callref"
+	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/session"
 )
 
@@ -185,4 +187,14 @@ func (s *driver) awaitNext(ctx workflow.Context) outcome {
 		return end(s.result(ResultCompleted, ""), err)
 	}
 	return proceed
+}
+
+// nameCalls gives each call of the model's reply the session's id
+// (callref.Name), before the reply is recorded: the id every surface
+// shows and every decision names.
+func (s *driver) nameCalls(calls []conversation.ToolCall) {
+	for i := range calls {
+		s.Named++
+		calls[i].Ref = callref.Name(s.Named)
+	}
 }
