@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"fmt"
 	"sort"
 
 	"go.temporal.io/sdk/workflow"
@@ -10,38 +9,6 @@ import (
 	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/tools"
 )
-
-// callRef is one call of the batch as the code that runs it reaches it:
-// its place in the session.Batch and its tool. It holds no state of the
-// call's own: that is the batch's.
-type callRef struct {
-	b    *session.Batch
-	i    int
-	spec tools.Spec
-}
-
-// call is the call as it is now (a prepared call's arguments are the
-// prepared ones).
-func (c callRef) call() conversation.ToolCall { return c.b.Calls[c.i].Call }
-
-// state is where the call is (session.CallState).
-func (c callRef) state() session.CallState { return c.b.Calls[c.i].State }
-
-func (c callRef) readOnlySandbox() bool  { return c.b.Calls[c.i].ReadOnlySandbox() }
-func (c callRef) approvedByPerson() bool { return c.b.Calls[c.i].ApprovedByPerson() }
-
-// ref is call i of the current batch.
-func (s *driver) ref(i int) callRef {
-	return callRef{b: s.batch, i: i, spec: s.specs[s.batch.Calls[i].Call.Name]}
-}
-
-// must stops the workflow task on an event the batch refuses where the
-// driver only ever sends allowed ones: a bug, never a person's input.
-func (s *driver) must(err error) {
-	if err != nil {
-		panic(fmt.Sprintf("batch: %v", err))
-	}
-}
 
 // Spec is the tool the model may call by name (session.Catalog): a hidden
 // tool is the runtime's, never the model's.
@@ -127,13 +94,4 @@ func (s *driver) driveBatch(ctx workflow.Context) error {
 	}
 	s.setPhase(ctx, PhaseRunning)
 	return nil
-}
-
-// afterDecision shows whether calls still wait for a person.
-func (s *driver) afterDecision(ctx workflow.Context) {
-	if !s.batch.AwaitsPerson() {
-		s.setPhase(ctx, PhaseRunning)
-	} else {
-		s.setPhase(ctx, PhaseWaitingApproval)
-	}
 }

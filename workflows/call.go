@@ -15,6 +15,38 @@ import (
 // batch (session.Batch) where the call is and does what that state
 // needs, until the call has its result.
 
+// callRef is one call of the batch as the code that runs it reaches it:
+// its place in the session.Batch and its tool. It holds no state of the
+// call's own: that is the batch's.
+type callRef struct {
+	b    *session.Batch
+	i    int
+	spec tools.Spec
+}
+
+// call is the call as it is now (a prepared call's arguments are the
+// prepared ones).
+func (c callRef) call() conversation.ToolCall { return c.b.Calls[c.i].Call }
+
+// state is where the call is (session.CallState).
+func (c callRef) state() session.CallState { return c.b.Calls[c.i].State }
+
+func (c callRef) readOnlySandbox() bool  { return c.b.Calls[c.i].ReadOnlySandbox() }
+func (c callRef) approvedByPerson() bool { return c.b.Calls[c.i].ApprovedByPerson() }
+
+// ref is call i of the current batch.
+func (s *driver) ref(i int) callRef {
+	return callRef{b: s.batch, i: i, spec: s.specs[s.batch.Calls[i].Call.Name]}
+}
+
+// must stops the workflow task on an event the batch refuses where the
+// driver only ever sends allowed ones: a bug, never a person's input.
+func (s *driver) must(err error) {
+	if err != nil {
+		panic(fmt.Sprintf("batch: %v", err))
+	}
+}
+
 // runCall is one call's goroutine: it asks the batch where the call is
 // and does what that state needs (prepare it, have the guardian review
 // it, wait for a person, run it) until the call is done.
@@ -154,6 +186,15 @@ func (s *driver) awaitDecision(ctx workflow.Context, cs callRef) (decided bool, 
 		Timeout:      timeout,
 		TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("approval timeout: %s %s (%s)", cs.call().Name, cs.call().Ref, timeout)},
 	}, cond)
+}
+
+// afterDecision shows whether calls still wait for a person.
+func (s *driver) afterDecision(ctx workflow.Context) {
+	if !s.batch.AwaitsPerson() {
+		s.setPhase(ctx, PhaseRunning)
+	} else {
+		s.setPhase(ctx, PhaseWaitingApproval)
+	}
 }
 
 // callSummary labels the call's activity in the Web UI, as its tool
