@@ -307,6 +307,9 @@ func TestBatchCarriedAsItIs(t *testing.T) {
 		{Call: conversation.ToolCall{ID: "m3", Ref: "c3", Name: "shell"}, State: Approved{By: ByGuardian, Decision: &ap, ReadOnlySandbox: true}},
 		{Call: conversation.ToolCall{ID: "m4", Ref: "c4", Name: "read"}, State: Done{Result: ranResult()}},
 		{Call: conversation.ToolCall{ID: "m5", Ref: "c5", Name: "lsp_rename"}, State: Preparing{Then: Approved{By: ByPolicy}}},
+		// Never approved by being carried: the next run has the guardian
+		// review it once it is prepared.
+		{Call: conversation.ToolCall{ID: "m6", Ref: "c6", Name: "lsp_rename"}, State: Preparing{Then: Reviewing{Reason: "edits"}}},
 	}}
 	data, err := json.Marshal(b)
 	require.NoError(t, err)
@@ -315,9 +318,10 @@ func TestBatchCarriedAsItIs(t *testing.T) {
 	want := clone(t, b)
 	want.Calls[1].State = Approved{By: ByRule, Decision: &ap} // a release carried approved
 	want.Calls[4].State = Approved{By: ByPolicy}
+	want.Calls[5].State = Reviewing{Reason: "edits"}
 	require.True(t, reflect.DeepEqual(want, back.Batch), "%#v", back.Batch)
 
-	for _, st := range []CallState{Running{}, Reviewing{}, Proposed{}} {
+	for _, st := range []CallState{Running{}, Proposed{}} {
 		_, err := json.Marshal(oneCall(st))
 		require.Error(t, err, st.Name())
 	}

@@ -15,7 +15,7 @@ import (
 // optional.
 type carriedCall struct {
 	Call        conversation.ToolCall    `json:"call"`
-	State       string                   `json:"state"` // waiting, approved or done
+	State       string                   `json:"state"` // waiting, reviewing, approved or done
 	Why         string                   `json:"why,omitempty"`
 	RequestedAt time.Time                `json:"requested_at"`
 	Decision    *Approval                `json:"decision,omitempty"`
@@ -32,9 +32,10 @@ type carriedCall struct {
 
 // Carried call states, as the JSON names them.
 const (
-	carriedWaiting  = "waiting"
-	carriedApproved = "approved"
-	carriedDone     = "done"
+	carriedWaiting   = "waiting"
+	carriedReviewing = "reviewing"
+	carriedApproved  = "approved"
+	carriedDone      = "done"
 )
 
 // MarshalJSON writes the batch as the list of its calls.
@@ -52,7 +53,8 @@ func (b *Batch) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON writes a call in a state that may be carried: a call
 // being prepared is carried as what it becomes once prepared (the next
-// run prepares it again); one in review or running cannot be carried
+// run prepares it again), and one the guardian is to review once it is
+// prepared is reviewed in the next run. A running call cannot be carried
 // (Batch.CanCarry).
 func (c Call) MarshalJSON() ([]byte, error) {
 	cc := carriedCall{Call: c.Call, Perm: c.Perm}
@@ -63,6 +65,8 @@ func (c Call) MarshalJSON() ([]byte, error) {
 	switch s := st.(type) {
 	case Waiting:
 		cc.State, cc.Why, cc.RequestedAt, cc.Guardian = carriedWaiting, s.Reason, s.Since, s.Guardian
+	case Reviewing:
+		cc.State, cc.Why = carriedReviewing, s.Reason
 	case Decided:
 		d := s.Decision
 		cc.State, cc.Decision, cc.By, cc.Released = carriedApproved, &d, s.By, s.By != ByPerson
@@ -90,6 +94,8 @@ func (c *Call) UnmarshalJSON(data []byte) error {
 	switch cc.State {
 	case carriedWaiting:
 		c.State = Waiting{Reason: cc.Why, Since: cc.RequestedAt, Guardian: cc.Guardian}
+	case carriedReviewing:
+		c.State = Reviewing{Reason: cc.Why}
 	case carriedApproved:
 		c.State = carriedApproval(cc)
 	case carriedDone:
