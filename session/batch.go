@@ -102,6 +102,8 @@ const (
 	ByGuardian Approver = "guardian" // the guardian approved it
 )
 
+// Name is "proposed", and so on: each state's name, as messages and the
+// table test show it.
 func (Proposed) Name() string  { return "proposed" }
 func (Preparing) Name() string { return "preparing" }
 func (Reviewing) Name() string { return "reviewing" }
@@ -486,7 +488,8 @@ func (b *Batch) CanCarry() bool {
 	return waiting
 }
 
-// ReadOnlySandbox reports whether call i runs as a call nobody approved.
+// ReadOnlySandbox reports whether the call runs as a call nobody
+// approved.
 func (c Call) ReadOnlySandbox() bool {
 	switch st := c.State.(type) {
 	case Approved:
