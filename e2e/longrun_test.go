@@ -20,6 +20,7 @@ import (
 
 	"github.com/longrun/longrun/conversation"
 	sm "github.com/longrun/longrun/scriptedmodel"
+	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -92,9 +93,10 @@ func TestTwoThousandTurnsContinueAsNew(t *testing.T) {
 	in := runInput(t, id, carried)
 	require.NotNil(t, in.Resume, "the run holding the write did not start by continue-as-new")
 	require.Equal(t, approvalTurn, in.Resume.Turn)
-	require.Len(t, in.Resume.Batch, 1)
-	require.Equal(t, writeID, in.Resume.Batch[0].Call.ID)
-	require.Equal(t, "waiting", in.Resume.Batch[0].State)
+	require.NotNil(t, in.Resume.Batch)
+	require.Len(t, in.Resume.Batch.Calls, 1)
+	require.Equal(t, writeID, in.Resume.Batch.Calls[0].Call.ID)
+	require.IsType(t, session.Waiting{}, in.Resume.Batch.Calls[0].State)
 	require.Equal(t, workflows.PhaseWaitingApproval, query[workflows.Status](t, id, workflows.QueryStatus).Phase)
 	require.NoFileExists(t, filepath.Join(e.workspace, "approved.txt"), "the write ran before approval")
 	t.Logf("write pending in run %s after %s", carried, time.Since(started).Round(time.Second))

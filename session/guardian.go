@@ -1,6 +1,11 @@
 package session
 
-import "github.com/longrun/longrun/guardian"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/longrun/longrun/guardian"
+)
 
 // GuardianDecision is one decision of the guardian, as the status query
 // (its "guardian" list) and the Web UI's current details show it.
@@ -18,4 +23,24 @@ type GuardianDecision struct {
 type GuardianState struct {
 	Memory guardian.Memory    `json:"memory"`
 	Log    []GuardianDecision `json:"log,omitempty"`
+}
+
+// GuardianDenialText is what the model is told of a call the guardian
+// denied.
+func GuardianDenialText(v guardian.Verdict) string {
+	return "denied by the guardian, the reviewer that decides for the user in this session: " +
+		strings.TrimSuffix(v.Reason, ".") + ". It did not run; do not retry it unchanged. Change the approach, or ask the user."
+}
+
+// DescribeVerdict says why the guardian did not decide, for a person.
+func DescribeVerdict(v guardian.Verdict) string {
+	what := v.Reason
+	if what == "" {
+		what = "no reason given"
+	}
+	switch v.Failure {
+	case guardian.FailTimeout, guardian.FailError, guardian.FailMalformed:
+		return fmt.Sprintf("it could not decide (%s): %s", v.Failure, what)
+	}
+	return what
 }

@@ -1,12 +1,9 @@
 package session
 
 import (
-	"time"
-
 	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/conversation"
-	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/permission"
 )
 
@@ -52,7 +49,7 @@ type State struct {
 	// Batch is the turn in progress when the switch came while calls
 	// waited for a person: they are still pending in the next run,
 	// answerable by the same call ids. Written when the run switches.
-	Batch []CarriedCall `json:"batch,omitempty"`
+	Batch *Batch `json:"batch,omitempty"`
 	// Guardian is the guardian's cache, denial streak and recent
 	// decisions, for a session with approval "guardian".
 	Guardian *GuardianState `json:"guardian,omitempty"`
@@ -73,31 +70,6 @@ type Job struct {
 	// so at once instead of waiting again.
 	Gone bool
 }
-
-// CarriedCall is one call of a batch carried across continue-as-new.
-type CarriedCall struct {
-	Call        conversation.ToolCall    `json:"call"`
-	State       string                   `json:"state"` // CarriedWaiting, CarriedApproved or CarriedDone
-	Why         string                   `json:"why,omitempty"`
-	RequestedAt time.Time                `json:"requested_at"`
-	Decision    *Approval                `json:"decision,omitempty"`
-	Result      *conversation.ToolResult `json:"result,omitempty"`
-	Perm        permission.Call          `json:"perm"`
-	// ReadOnlySandbox and Released keep how the call came to run: allowed
-	// by the read-only classifier alone, or released by a remembered rule
-	// rather than approved by a person.
-	ReadOnlySandbox bool `json:"read_only_sandbox,omitempty"`
-	Released        bool `json:"released,omitempty"`
-	// Guardian is the guardian's verdict on the call, when it judged it.
-	Guardian *guardian.Verdict `json:"guardian,omitempty"`
-}
-
-// Carried call states.
-const (
-	CarriedWaiting  = "waiting"
-	CarriedApproved = "approved"
-	CarriedDone     = "done"
-)
 
 // Approval is the payload of the approval signal and the approve update:
 // {"id": "c17", "digest": "…", "decision": "approve"|"deny", "feedback": "..."}.

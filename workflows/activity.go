@@ -131,7 +131,7 @@ func (s *driver) compactCall(ctx workflow.Context, req activities.CompactRequest
 // toolCall runs a tool activity. Read-only tools retry; tools that change
 // things run at most once: a retry after a lost worker could run a command
 // twice, so that failure goes back to the model instead.
-func (s *driver) toolCall(ctx workflow.Context, cs *callState, req activities.ToolRequest, local bool) (toolspec.Result, error) {
+func (s *driver) toolCall(ctx workflow.Context, cs callRef, req activities.ToolRequest, local bool) (toolspec.Result, error) {
 	timeout := time.Duration(cs.spec.TimeoutSeconds) * time.Second
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
@@ -162,7 +162,7 @@ func (s *driver) toolCall(ctx workflow.Context, cs *callState, req activities.To
 const jobWorkerWait = 30 * time.Second
 
 // toolCallOn runs the call's tool activity on one worker's own queue.
-func (s *driver) toolCallOn(ctx workflow.Context, cs *callState, queue string) (toolspec.Result, error) {
+func (s *driver) toolCallOn(ctx workflow.Context, cs callRef, queue string) (toolspec.Result, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              queue,
 		ScheduleToStartTimeout: jobWorkerWait,
@@ -172,7 +172,7 @@ func (s *driver) toolCallOn(ctx workflow.Context, cs *callState, queue string) (
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrTypeUnknownTool}},
 		Summary:                s.callSummary(cs),
 	})
-	req := activities.ToolRequest{CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir}
+	req := activities.ToolRequest{CallID: cs.call().ID, Name: cs.call().Name, Arguments: json.RawMessage(cs.call().Arguments), WorkDir: s.in.WorkDir}
 	s.inCheckout(&req)
 	var res toolspec.Result
 	err := workflow.ExecuteActivity(actx, a.RunTool, req).Get(ctx, &res)
@@ -212,7 +212,7 @@ func (s *driver) childSession(ctx workflow.Context, id string, in SessionInput, 
 
 // reviewCall asks the guardian, the worker's reviewer model, for its
 // verdict on a call that would otherwise ask a person (guardian.go).
-func (s *driver) reviewCall(ctx workflow.Context, cs *callState, req guardian.Request, v *guardian.Verdict) error {
+func (s *driver) reviewCall(ctx workflow.Context, cs callRef, req guardian.Request, v *guardian.Verdict) error {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		// The worker bounds the review (--guardian-timeout) and answers
 		// "ask" past it; these only catch a lost worker.

@@ -36,16 +36,16 @@ func (s *driver) workerWait() time.Duration {
 // noteCall records what a finished call means for the next checkpoint:
 // due when it may have changed files, and a call its worker never
 // answered (a timeout) is one the worker may have taken with it.
-func (s *driver) noteCall(cs *callState, res toolspec.Result, err error) {
+func (s *driver) noteCall(cs callRef, res toolspec.Result, err error) {
 	if !s.isolated() {
 		return
 	}
 	var timeoutErr *temporal.TimeoutError
 	timedOut := errors.As(err, &timeoutErr)
 	if timedOut {
-		s.Checkout.Lost = append(s.Checkout.Lost, cs.call.Name+" "+cs.call.ID)
+		s.Checkout.Lost = append(s.Checkout.Lost, cs.call().Name+" "+cs.call().ID)
 	}
-	if session.MayChangeFiles(cs.spec, cs.readOnlySandbox, timedOut) {
+	if session.MayChangeFiles(cs.spec, cs.readOnlySandbox(), timedOut) {
 		s.Checkout.NoteChange(cs.spec.EditsFiles && err == nil && !res.IsError, res.Files)
 	}
 }
@@ -144,7 +144,7 @@ func (s *driver) afterChild(res SessionResult) {
 // run it is gone (worker_lost): a call that changes things and timed out,
 // or, in an isolated session, any call nobody took or whose heartbeat
 // stopped: it could run only on the worker holding the checkout.
-func (s *driver) workerGone(cs *callState, err error) bool {
+func (s *driver) workerGone(cs callRef, err error) bool {
 	var timeoutErr *temporal.TimeoutError
 	if !errors.As(err, &timeoutErr) {
 		return false

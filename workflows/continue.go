@@ -15,9 +15,6 @@ import (
 // keep working across runs.
 type Resume = session.State
 
-// CarriedCall is one call of a batch carried across continue-as-new.
-type CarriedCall = session.CarriedCall
-
 // TranscriptReader resolves a transcript reference to its messages, for the
 // conversation query only. The worker hands it over in Sessions.Transcript.
 type TranscriptReader interface {
@@ -33,28 +30,6 @@ func (s *driver) wantSwitch(ctx workflow.Context) bool {
 	return s.limits.ShouldSwitch(s.Turn-s.runStartTurn, workflow.GetInfo(ctx).GetContinueAsNewSuggested(), s.Head != "")
 }
 
-// canCarryBatch reports whether the current batch may be carried into a
-// new run: no call is running or queued to run, and some wait for a
-// person (otherwise the batch ends soon and the switch waits for it).
-func (s *driver) canCarryBatch() bool {
-	waiting := false
-	for _, c := range s.batch {
-		switch {
-		case c.state == stateDone:
-		case c.preparing && s.depsDone(c):
-			return false // its preparation is an activity in flight
-		case c.preparing:
-			// Its preparation waits for the calls before it, which the
-			// next run carries; it is prepared there.
-		case c.state == stateWaiting:
-			waiting = true
-		case c.started, c.state == stateReviewing:
-			return false
-		}
-	}
-	return waiting
-}
-
 // continueAsNew ends this run and starts the next with everything the
 // session knows. Handlers finish first and signals still buffered are
 // taken in, so nothing a person sent is lost in the switch.
@@ -67,13 +42,10 @@ func (s *driver) continueAsNew(ctx workflow.Context) error {
 	r.Run++
 	st := s.engine.State()
 	r.Permissions = &st
-	r.Batch, r.Guardian = nil, nil
+	r.Batch, r.Guardian = s.batch, nil // the batch as it is (session.Batch)
 	if s.guardianOn() {
 		g := s.guard
 		r.Guardian = &g
-	}
-	for _, c := range s.batch {
-		r.Batch = append(r.Batch, c.carried())
 	}
 	next := s.in
 	next.Prompt, next.SystemPrompt = "", "" // in the transcript already

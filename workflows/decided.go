@@ -5,45 +5,37 @@ import (
 
 	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/session"
 )
 
 // notWaiting is the refusal of a decision for a call of the batch that
 // no longer waits, saying how it was decided rather than calling it
 // unknown: a person who approves twice, or after someone else, learns
 // what happened.
-func (s *driver) notWaiting(c *callState) string {
+func notWaiting(c session.Call) string {
 	how := "allowed without asking"
-	switch {
-	case c.decision != nil && c.decision.Decision == DecisionDeny && c.decision.Feedback != "":
-		how = "denied: " + c.decision.Feedback
-	case c.decision != nil && c.decision.Decision == DecisionDeny:
+	switch d := c.Decision(); {
+	case d != nil && d.Decision == DecisionDeny && d.Feedback != "":
+		how = "denied: " + d.Feedback
+	case d != nil && d.Decision == DecisionDeny:
 		how = "denied"
-	case c.decision != nil:
+	case d != nil:
 		how = "approved"
 	}
-	return fmt.Sprintf("call %s is not waiting for approval: already decided (%s)", c.call.Ref, truncate(how, 200))
+	return fmt.Sprintf("call %s is not waiting for approval: already decided (%s)", c.Call.Ref, truncate(how, 200))
 }
 
 // recordBatch keeps the finished batch's calls in the record of earlier
 // calls (callref.Record): a later decision naming one is told what
 // became of it, and a model id the model uses again is ambiguous.
 func (s *driver) recordBatch() {
-	for _, cs := range s.batch {
-		fate := conversation.Fate([]conversation.Message{conversation.ToolMessage(*cs.result)}, cs.call.Ref)
-		s.Earlier = callref.Remember(s.Earlier, callref.Record{ID: cs.call.Ref, Model: callref.Key(cs.call.ID), Fate: fate})
+	for _, c := range s.batch.Calls {
+		r, _ := c.Result()
+		fate := conversation.Fate([]conversation.Message{conversation.ToolMessage(r)}, c.Call.Ref)
+		s.Earlier = callref.Remember(s.Earlier, callref.Record{ID: c.Call.Ref, Model: callref.Key(c.Call.ID), Fate: fate})
 	}
 }
 
 // digest is callref.Digest of the call as it is now (a prepared call's
 // arguments are the prepared ones): what a decision on it must carry.
-func (c *callState) digest() string { return callref.Digest(c.call.Name, c.call.Arguments) }
-
-// nameCalls gives each call of the model's reply the session's id
-// (callref.Name), before the reply is recorded: the id every surface
-// shows and every decision names.
-func (s *driver) nameCalls(calls []conversation.ToolCall) {
-	for i := range calls {
-		s.Named++
-		calls[i].Ref = callref.Name(s.Named)
-	}
-}
+func digest(c conversation.ToolCall) string { return callref.Digest(c.Name, c.Arguments) }

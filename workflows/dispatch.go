@@ -18,7 +18,7 @@ import (
 // driver.self by the tool's name, so dispatch never switches on a name.
 type answerer interface {
 	// answer runs a call that was decided to run.
-	answer(ctx workflow.Context, s *driver, cs *callState) (toolspec.Result, error)
+	answer(ctx workflow.Context, s *driver, cs callRef) (toolspec.Result, error)
 }
 
 // selfTool is an answerer that is the session's own tool: the worker's
@@ -40,7 +40,7 @@ var selfTools = []selfTool{todoTool{}, toolSearchTool{}, taskTool{}}
 // on the worker holding the job, which only the session knows.
 type jobTool struct{}
 
-func (jobTool) answer(ctx workflow.Context, s *driver, cs *callState) (toolspec.Result, error) {
+func (jobTool) answer(ctx workflow.Context, s *driver, cs callRef) (toolspec.Result, error) {
 	if cs.spec.Job == toolspec.JobAll {
 		return s.listJobs(ctx, cs)
 	}
@@ -49,8 +49,8 @@ func (jobTool) answer(ctx workflow.Context, s *driver, cs *callState) (toolspec.
 
 // dispatch runs a call where session.Route says: answered by the session,
 // or as a tool activity (local or not).
-func (s *driver) dispatch(ctx workflow.Context, cs *callState) (toolspec.Result, error) {
-	self, bySession := s.self[cs.call.Name]
+func (s *driver) dispatch(ctx workflow.Context, cs callRef) (toolspec.Result, error) {
+	self, bySession := s.self[cs.call().Name]
 	switch session.Route(cs.spec, bySession, s.in.localReads() && !s.isolated()) {
 	case session.RunBySession:
 		return self.answer(ctx, s, cs)
@@ -64,11 +64,11 @@ func (s *driver) dispatch(ctx workflow.Context, cs *callState) (toolspec.Result,
 // runTool runs cs as a tool activity. A tool that edits files gets the
 // stale-write guard's record; a call that starts a background job is
 // given the job's id, and the job is routed to the worker that took it.
-func (s *driver) runTool(ctx workflow.Context, cs *callState, local bool) (toolspec.Result, error) {
+func (s *driver) runTool(ctx workflow.Context, cs callRef, local bool) (toolspec.Result, error) {
 	req := activities.ToolRequest{
-		CallID: cs.call.ID, Name: cs.call.Name, Arguments: json.RawMessage(cs.call.Arguments), WorkDir: s.in.WorkDir,
+		CallID: cs.call().ID, Name: cs.call().Name, Arguments: json.RawMessage(cs.call().Arguments), WorkDir: s.in.WorkDir,
 		AllowNetwork: s.in.Network, ByReference: true,
-		ReadOnlySandbox: cs.readOnlySandbox, ApprovedByPerson: cs.approvedByPerson(),
+		ReadOnlySandbox: cs.readOnlySandbox(), ApprovedByPerson: cs.approvedByPerson(),
 	}
 	s.inCheckout(&req)
 	if cs.spec.EditsFiles {
@@ -80,7 +80,7 @@ func (s *driver) runTool(ctx workflow.Context, cs *callState, local bool) (tools
 			req.Seen = map[string]string{}
 		}
 	}
-	command, background := cs.spec.BackgroundCommand(json.RawMessage(cs.call.Arguments))
+	command, background := cs.spec.BackgroundCommand(json.RawMessage(cs.call().Arguments))
 	if background {
 		// The session names the job, so an activity retry finds the job
 		// it started instead of starting another.

@@ -71,8 +71,8 @@ func (toolSearchTool) offer(_ *driver, catalog []toolspec.Spec) bool { return ha
 
 func (toolSearchTool) spec() toolspec.Spec { return toolsearch.SearchSpec() }
 
-func (toolSearchTool) answer(_ workflow.Context, s *driver, cs *callState) (toolspec.Result, error) {
-	return s.searchTools(cs.call.Arguments), nil
+func (toolSearchTool) answer(_ workflow.Context, s *driver, cs callRef) (toolspec.Result, error) {
+	return s.searchTools(cs.call().Arguments), nil
 }
 
 // searchTools finds deferred tools for the model and loads them.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/session"
 )
 
 // maxRejected bounds the list of rejected signals kept for the status query.
@@ -74,7 +75,7 @@ func (s *driver) registerHandlers(ctx workflow.Context) error {
 // an approval names is callref.Match's: the session's id first, the
 // model's only while it names one call, and never a call whose
 // arguments differ from the digest the person saw.
-func (s *driver) checkApproval(ap Approval) ([]*callState, error) {
+func (s *driver) checkApproval(ap Approval) ([]int, error) {
 	named := ap.ID
 	if named == "" {
 		named = ap.CallID
@@ -92,12 +93,7 @@ func (s *driver) checkApproval(ap Approval) ([]*callState, error) {
 	default:
 		return nil, fmt.Errorf("remember %q: the only value is %q", ap.Remember, RememberSession)
 	}
-	waiting := []*callState{}
-	for _, c := range s.batch {
-		if c.state == stateWaiting && c.decision == nil && !c.preparing {
-			waiting = append(waiting, c)
-		}
-	}
+	waiting := s.batch.Pending()
 	if ap.All {
 		if len(waiting) == 0 {
 			return nil, fmt.Errorf("no calls are waiting for approval")
@@ -113,43 +109,47 @@ func (s *driver) checkApproval(ap Approval) ([]*callState, error) {
 // namedCall is the one call of the batch a decision names, if it waits
 // for a person; otherwise why not (unknown, ambiguous, other arguments,
 // decided already, being prepared or reviewed).
-func (s *driver) namedCall(ap Approval, named string, waiting []*callState) ([]*callState, error) {
+func (s *driver) namedCall(ap Approval, named string, waiting []int) ([]int, error) {
 	known := s.knownCalls()
 	i, err := callref.Match(known, callref.Request{ID: ap.ID, ModelID: ap.CallID, Digest: ap.Digest})
 	switch {
 	case errors.Is(err, callref.ErrNoID):
-		return nil, fmt.Errorf("approval without an id (waiting: %s)", orNone(callIDs(waiting)))
+		return nil, fmt.Errorf("approval without an id (waiting: %s)", orNone(s.callIDs(waiting)))
 	case errors.Is(err, callref.ErrUnknown):
-		return nil, fmt.Errorf("unknown call id %q (waiting: %s)", named, orNone(callIDs(waiting)))
+		return nil, fmt.Errorf("unknown call id %q (waiting: %s)", named, orNone(s.callIDs(waiting)))
 	case err != nil:
 		return nil, err
 	case i < len(s.Earlier):
 		// A call of an earlier turn: the record says what became of it.
-		return nil, fmt.Errorf("call %s is not waiting for approval: already decided (%s) (waiting: %s)", known[i].ID, s.Earlier[i].Fate, orNone(callIDs(waiting)))
+		return nil, fmt.Errorf("call %s is not waiting for approval: already decided (%s) (waiting: %s)", known[i].ID, s.Earlier[i].Fate, orNone(s.callIDs(waiting)))
 	}
-	c := s.batch[i-len(s.Earlier)]
-	id := c.call.Ref
-	if c.preparing {
+	at := i - len(s.Earlier)
+	c := s.batch.Calls[at]
+	id := c.Call.Ref
+	switch c.State.(type) {
+	case session.Waiting:
+		return []int{at}, nil
+	case session.Preparing:
 		return nil, fmt.Errorf("call %s is being prepared (its tool computes what it will change); decide it once it is shown", id)
-	}
-	if c.state == stateReviewing {
+	case session.Reviewing:
 		return nil, fmt.Errorf("call %s is being reviewed by the guardian; it waits for a person only if the guardian does not decide it", id)
 	}
-	if c.state != stateWaiting || c.decision != nil {
-		return nil, fmt.Errorf("%s", s.notWaiting(c))
-	}
-	return []*callState{c}, nil
+	return nil, fmt.Errorf("%s", notWaiting(c))
 }
 
 // knownCalls are the calls a decision may name, for callref.Match: the
 // record of earlier turns' calls, then the batch in progress.
 func (s *driver) knownCalls() []callref.Call {
-	known := make([]callref.Call, 0, len(s.Earlier)+len(s.batch))
+	var calls []session.Call
+	if s.batch != nil {
+		calls = s.batch.Calls
+	}
+	known := make([]callref.Call, 0, len(s.Earlier)+len(calls))
 	for _, r := range s.Earlier {
 		known = append(known, callref.Call{ID: r.ID, ModelKey: r.Model})
 	}
-	for _, c := range s.batch {
-		known = append(known, callref.Call{ID: c.call.Ref, ModelKey: callref.Key(c.call.ID), Digest: c.digest()})
+	for _, c := range calls {
+		known = append(known, callref.Call{ID: c.Call.Ref, ModelKey: callref.Key(c.Call.ID), Digest: digest(c.Call)})
 	}
 	return known
 }
@@ -168,13 +168,13 @@ func (s *driver) applyApproval(ctx workflow.Context, ap Approval) (ApprovalOutco
 	d := ap
 	d.Decision = strings.ToLower(strings.TrimSpace(ap.Decision))
 	out := ApprovalOutcome{Decision: d.Decision}
-	for _, c := range calls {
-		one := d
-		// The call it applied to, whatever the decision named it by.
-		one.ID, one.CallID = c.call.Ref, c.call.ID
-		c.decision = &one
-		out.CallIDs = append(out.CallIDs, c.call.ID)
-		out.IDs = append(out.IDs, c.call.Ref)
+	for _, i := range calls {
+		if err := s.batch.Decide(i, d); err != nil {
+			return out, err // checkApproval let only waiting calls through
+		}
+		c := s.batch.Calls[i].Call
+		out.CallIDs = append(out.CallIDs, c.ID)
+		out.IDs = append(out.IDs, c.Ref)
 	}
 	s.personDecided()
 	if d.Remember == RememberSession {
@@ -187,11 +187,11 @@ func (s *driver) applyApproval(ctx workflow.Context, ap Approval) (ApprovalOutco
 	return out, nil
 }
 
-// callIDs are the session's ids of cs, for messages.
-func callIDs(cs []*callState) []string {
-	ids := make([]string, len(cs))
-	for i, c := range cs {
-		ids[i] = c.call.Ref
+// callIDs are the session's ids of the batch's calls at, for messages.
+func (s *driver) callIDs(at []int) []string {
+	ids := make([]string, len(at))
+	for n, i := range at {
+		ids[n] = s.batch.Calls[i].Call.Ref
 	}
 	return ids
 }
@@ -210,13 +210,13 @@ func (s *driver) reject(ctx workflow.Context, msg string) {
 
 func (s *driver) pending() []PendingApproval {
 	out := []PendingApproval{}
-	for _, c := range s.batch {
-		if c.state == stateWaiting && c.decision == nil && !c.preparing {
-			out = append(out, PendingApproval{
-				CallID: c.call.ID, ID: c.call.Ref, Digest: c.digest(), Tool: c.call.Name, Arguments: c.call.Arguments,
-				Reason: c.why, Turn: s.Turn, RequestedAt: c.requestedAt, Guardian: c.verdict,
-			})
-		}
+	for _, i := range s.batch.Pending() {
+		c := s.batch.Calls[i]
+		w := c.State.(session.Waiting)
+		out = append(out, PendingApproval{
+			CallID: c.Call.ID, ID: c.Call.Ref, Digest: digest(c.Call), Tool: c.Call.Name, Arguments: c.Call.Arguments,
+			Reason: w.Reason, Turn: s.Turn, RequestedAt: w.Since, Guardian: w.Guardian,
+		})
 	}
 	return append(out, s.childPendingList()...)
 }

@@ -45,11 +45,11 @@ func (s *driver) route(id string) *session.Job {
 
 // jobCall runs job_output or job_kill on the worker holding the
 // job. An id the session never started is answered without an activity.
-func (s *driver) jobCall(ctx workflow.Context, cs *callState) (toolspec.Result, error) {
+func (s *driver) jobCall(ctx workflow.Context, cs callRef) (toolspec.Result, error) {
 	var p struct {
 		ID string `json:"id"`
 	}
-	_ = json.Unmarshal([]byte(cs.call.Arguments), &p)
+	_ = json.Unmarshal([]byte(cs.call().Arguments), &p)
 	r := s.route(p.ID)
 	switch {
 	case r == nil && len(s.Jobs) == 0:
@@ -57,13 +57,13 @@ func (s *driver) jobCall(ctx workflow.Context, cs *callState) (toolspec.Result, 
 	case r == nil:
 		return toolspec.Errorf("no background job %q in this session; its jobs: %s", p.ID, s.jobIDs()), nil
 	case r.Gone:
-		cs.workerLost = true
+		s.must(s.batch.WorkerLost(cs.i))
 		return toolspec.Errorf("%s", goneText(r)), nil
 	}
 	res, err := s.toolCallOn(ctx, cs, r.Queue)
 	if isWorkerGone(err) {
 		r.Gone = true
-		cs.workerLost = true
+		s.must(s.batch.WorkerLost(cs.i))
 		return toolspec.Errorf("%s", goneText(r)), nil
 	}
 	return res, err
@@ -71,7 +71,7 @@ func (s *driver) jobCall(ctx workflow.Context, cs *callState) (toolspec.Result, 
 
 // listJobs asks each worker holding jobs of this session for its
 // list; a gone worker's jobs are listed as lost.
-func (s *driver) listJobs(ctx workflow.Context, cs *callState) (toolspec.Result, error) {
+func (s *driver) listJobs(ctx workflow.Context, cs callRef) (toolspec.Result, error) {
 	if len(s.Jobs) == 0 {
 		return toolspec.Result{Content: "no background jobs in this session"}, nil
 	}

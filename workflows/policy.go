@@ -105,23 +105,21 @@ func (s *driver) editToolsForModel(defs []activities.ToolDef) []activities.ToolD
 
 // remember adds the approval's rule for the session and returns the other
 // waiting calls it now allows (released with an approval of their own).
-func (s *driver) remember(ap Approval, approved []*callState) ([]string, error) {
+func (s *driver) remember(ap Approval, approved []int) ([]string, error) {
 	var released []string
-	for _, c := range approved {
+	for _, i := range approved {
 		// The person's typed pattern, else exactly this call (literal).
-		rule := permission.Remembered(c.perm, ap.Pattern)
+		rule := permission.Remembered(s.batch.Calls[i].Perm, ap.Pattern)
 		if err := s.engine.Remember(rule); err != nil {
 			return nil, err
 		}
-		for _, o := range s.batch {
-			if o.state != stateWaiting || o.decision != nil || o == c {
+		for _, o := range s.batch.Pending() {
+			perm := s.batch.Calls[o].Perm
+			if o == i || !s.engine.Covers(rule, perm) || s.engine.Decide(perm).Action != permission.Allow {
 				continue
 			}
-			if s.engine.Covers(rule, o.perm) && s.engine.Decide(o.perm).Action == permission.Allow {
-				o.decision = &Approval{CallID: o.call.ID, ID: o.call.Ref, Decision: DecisionApprove, Feedback: "released by a remembered rule"}
-				o.released = true // a rule decided, not a person's look at this call
-				released = append(released, o.call.ID)
-			}
+			s.must(s.batch.Release(o)) // a rule decided, not a person's look at this call
+			released = append(released, s.batch.Calls[o].Call.ID)
 		}
 	}
 	return released, nil

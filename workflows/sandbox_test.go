@@ -182,10 +182,10 @@ func TestCarriedDenialDoesNotRun(t *testing.T) {
 			{Role: conversation.RoleUser, Content: "go"},
 			{Role: conversation.RoleAssistant, ToolCalls: []conversation.ToolCall{w, ok}},
 		},
-		Batch: []CarriedCall{
-			{Call: w, State: session.CarriedApproved, Decision: &Approval{CallID: "w", Decision: DecisionDeny, Feedback: "not that file"}},
-			{Call: ok, State: session.CarriedApproved, Decision: &Approval{CallID: "r", Decision: DecisionApprove}},
-		},
+		Batch: &session.Batch{Calls: []session.Call{
+			{Call: w, State: session.Decided{By: session.ByPerson, Decision: Approval{CallID: "w", Decision: DecisionDeny, Feedback: "not that file"}}},
+			{Call: ok, State: session.Approved{By: session.ByPerson, Decision: &Approval{CallID: "r", Decision: DecisionApprove}}},
+		}},
 	}})
 	require.NoError(t, h.env.GetWorkflowError())
 	msgs := h.conversation(t)

@@ -34,7 +34,7 @@ type driver struct {
 	self     map[string]answerer // the tools this session answers itself, by name
 	toolDefs []activities.ToolDef
 
-	batch []*callState
+	batch *session.Batch
 	phase string
 
 	workflowID   string

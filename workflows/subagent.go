@@ -69,9 +69,9 @@ type TaskParams struct {
 }
 
 // answer runs one child session and returns its final answer.
-func (taskTool) answer(ctx workflow.Context, s *driver, cs *callState) (toolspec.Result, error) {
+func (taskTool) answer(ctx workflow.Context, s *driver, cs callRef) (toolspec.Result, error) {
 	var p TaskParams
-	if err := json.Unmarshal([]byte(cs.call.Arguments), &p); err != nil {
+	if err := json.Unmarshal([]byte(cs.call().Arguments), &p); err != nil {
 		return toolspec.Errorf("%s: %v", TaskName, err), nil
 	}
 	p.Profile = childProfile(p.Profile, s.in.Profile)
@@ -101,7 +101,7 @@ func (taskTool) answer(ctx workflow.Context, s *driver, cs *callState) (toolspec
 	in.TokenBudget, in.CostBudgetUSD = grant.Tokens, grant.CostUSD
 	res, err := s.childSession(ctx, id, in,
 		"sub-agent: "+truncate(p.Description, 80),
-		fmt.Sprintf("Sub-agent of `%s` (call `%s`), profile %s.\n\n%s", s.workflowID, cs.call.ID, p.Profile, truncate(p.Prompt, 2000)))
+		fmt.Sprintf("Sub-agent of `%s` (call `%s`), profile %s.\n\n%s", s.workflowID, cs.call().ID, p.Profile, truncate(p.Prompt, 2000)))
 	delete(s.children, id)
 	delete(s.childPending, id)
 	s.Usage = s.Usage.Add(res.Usage) // its children's usage is in it
@@ -138,12 +138,12 @@ func childProfile(asked, parent string) string {
 
 // childInput is a sub-agent's input: the parent's settings, the task's
 // prompt and profile.
-func (s *driver) childInput(cs *callState, p TaskParams) SessionInput {
+func (s *driver) childInput(cs callRef, p TaskParams) SessionInput {
 	return SessionInput{
 		Prompt: p.Prompt, Model: s.in.Model, WorkDir: s.in.WorkDir, Approval: s.in.Approval, ApprovalTimeout: s.in.ApprovalTimeout,
 		Profile: p.Profile, Rules: s.in.Rules, Network: s.in.Network, MaxParallelTools: s.in.MaxParallelTools,
 		ContextWindow: s.in.ContextWindow, MaxTurns: 200, LocalReads: s.in.LocalReads, LocalModel: s.in.LocalModel,
-		Parent:   &ParentRef{WorkflowID: s.workflowID, CallID: cs.call.ID, Depth: s.depth() + 1},
+		Parent:   &ParentRef{WorkflowID: s.workflowID, CallID: cs.call().ID, Depth: s.depth() + 1},
 		Checkout: s.Checkout, InPlace: !s.isolated(), WorkerLostAfter: s.in.WorkerLostAfter,
 	}
 }

@@ -46,8 +46,8 @@ func (todoTool) spec() toolspec.Spec { return todoSpec() }
 
 // answer replaces the plan with the call's list (already validated
 // against the schema) and says what it now holds.
-func (todoTool) answer(_ workflow.Context, s *driver, cs *callState) (toolspec.Result, error) {
-	todos, text, ok := session.ApplyTodos(cs.call.Arguments)
+func (todoTool) answer(_ workflow.Context, s *driver, cs callRef) (toolspec.Result, error) {
+	todos, text, ok := session.ApplyTodos(cs.call().Arguments)
 	if !ok {
 		return toolspec.Errorf("%s", text), nil
 	}

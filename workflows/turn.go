@@ -6,6 +6,8 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/longrun/longrun/callref"
+	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/session"
 )
 
@@ -111,7 +113,7 @@ func (s *driver) begin(ctx workflow.Context) outcome {
 		}
 	}
 	switch {
-	case len(r.Batch) > 0:
+	case r.Batch != nil && len(r.Batch.Calls) > 0:
 		// The turn was in progress: its calls still wait for a person.
 		turnCtx, cancelTurn := s.startTurn(ctx)
 		err := s.resumeBatch(turnCtx, r.Batch)
@@ -185,4 +187,14 @@ func (s *driver) awaitNext(ctx workflow.Context) outcome {
 		return end(s.result(ResultCompleted, ""), err)
 	}
 	return proceed
+}
+
+// nameCalls gives each call of the model's reply the session's id
+// (callref.Name), before the reply is recorded: the id every surface
+// shows and every decision names.
+func (s *driver) nameCalls(calls []conversation.ToolCall) {
+	for i := range calls {
+		s.Named++
+		calls[i].Ref = callref.Name(s.Named)
+	}
 }
