@@ -518,3 +518,40 @@ func TestConsoleShowsUntrustedTextVisibly(t *testing.T) {
 	v := messageViews([]conversation.Message{long})[0]
 	require.Equal(t, "… 154 more bytes, 150 more lines hidden; "+consoleMore, v.Hidden)
 }
+
+// TestConsoleApplyAndDiscardPassTheChecks: the review buttons change a
+// person's checkout, so they are behind the same login, CSRF token and
+// Origin checks as a decision; a form that passes reaches the session's
+// page with the outcome.
+func TestConsoleApplyAndDiscardPassTheChecks(t *testing.T) {
+	t.Parallel()
+	f := consoleFake(t)
+	srv, _ := consoleServer(t, f, consoleAuthOptions{})
+	c := browser(t)
+	login(t, c, srv.URL)
+	_, _, page := do(t, c, "GET", srv.URL+"/", nil, nil)
+	csrf := csrfOf(t, page)
+	for _, action := range []string{"/apply", "/discard"} {
+		for _, tc := range []struct {
+			name   string
+			client *http.Client
+			form   url.Values
+			hdr    map[string]string
+			code   int
+			want   string
+		}{
+			{"not logged in", browser(t), url.Values{"csrf": {csrf}, "session": {"s1"}}, map[string]string{"Origin": srv.URL}, http.StatusUnauthorized, "not logged in"},
+			{"no csrf token", c, url.Values{"session": {"s1"}}, map[string]string{"Origin": srv.URL}, http.StatusForbidden, "CSRF token is missing or stale"},
+			{"another origin", c, url.Values{"csrf": {csrf}, "session": {"s1"}}, map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden, "comes from http://evil.example"},
+		} {
+			t.Run(action+" "+tc.name, func(t *testing.T) {
+				code, _, body := do(t, tc.client, "POST", srv.URL+action, tc.form, tc.hdr)
+				require.Equal(t, tc.code, code, body)
+				require.Contains(t, body, tc.want)
+			})
+		}
+		code, hdr, body := do(t, c, "POST", srv.URL+action, url.Values{"csrf": {csrf}, "session": {"s1"}}, map[string]string{"Origin": srv.URL})
+		require.Equal(t, http.StatusSeeOther, code, body)
+		require.Equal(t, "/session?id=s1", hdr.Get("Location"), "back to the session's page, with the outcome")
+	}
+}
