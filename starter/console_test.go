@@ -22,7 +22,9 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -554,4 +556,42 @@ func TestConsoleApplyAndDiscardPassTheChecks(t *testing.T) {
 		require.Equal(t, http.StatusSeeOther, code, body)
 		require.Equal(t, "/session?id=s1", hdr.Get("Location"), "back to the session's page, with the outcome")
 	}
+}
+
+// TestConsoleSaysWhatASessionWasAskedAndWhere: each inbox card and
+// session page names the session's task (escaped, on one line), its
+// repository and its branch, as the checkout query tells them.
+func TestConsoleSaysWhatASessionWasAskedAndWhere(t *testing.T) {
+	t.Parallel()
+	f := consoleFake(t)
+	inner := f.query
+	f.query = func(name string, n int) (any, error) {
+		if name == workflows.QueryCheckout {
+			return &session.Checkout{Info: checkout.Info{Repo: "/src/app", Name: "s1", Branch: "longrun/session-s1", Base: "0123456789abcdef0123"}}, nil
+		}
+		return inner(name, n)
+	}
+	srv, _ := consoleServer(t, f, consoleAuthOptions{})
+	c := browser(t)
+	login(t, c, srv.URL)
+	_, _, inbox := do(t, c, "GET", srv.URL+"/", nil, nil)
+	_, _, page := do(t, c, "GET", srv.URL+"/session?id=s1", nil, nil)
+	for _, p := range []string{inbox, page} {
+		require.Contains(t, p, `repository <code>/src/app</code>`)
+		require.Contains(t, p, `branch <code>longrun/session-s1</code> <span class="dim">from 0123456789ab</span>`)
+	}
+	// The page falls back on the first user message when the session has
+	// no static summary; the model's or a paste's markup stays text.
+	require.Contains(t, page, `asked: <q>please &lt;script&gt;alert(&#34;pwned&#34;)&lt;/script&gt;`)
+	require.NotContains(t, page, hostile)
+
+	// A session in place says so, and has no branch.
+	f.query = func(name string, n int) (any, error) {
+		if name == workflows.QueryCheckout {
+			return (*session.Checkout)(nil), nil
+		}
+		return inner(name, n)
+	}
+	_, _, page = do(t, c, "GET", srv.URL+"/session?id=s1", nil, nil)
+	require.Contains(t, page, "in place, in the worker's workspace (no branch of its own)")
 }
