@@ -73,7 +73,10 @@ func TestBrowserConsoleReviewsFinishedSession(t *testing.T) {
 	require.Equal(t, "longrun --address "+temporalAddr+" apply "+ids[0], done.Review.Apply)
 
 	con := startConsole(t, e)
-	art := t.TempDir()
+	art := t.TempDir() // the test's own; LONGRUN_ARTIFACTS keeps them
+	if os.Getenv("LONGRUN_ARTIFACTS") != "" {
+		art = artifactDir(t)
+	}
 	b := uiPage{t: t, ctx: newBrowser(t, chromium), art: art}
 	con.login(b)
 

@@ -52,15 +52,17 @@ func TestBrowserWebUIWaitingClickPath(t *testing.T) {
 	// Configure Columns: add the two search attributes as columns.
 	// They are added last, past the screen's right edge: move each up
 	// to follow Workflow ID (past End, Start, Type and Run ID).
-	b.click(`[data-testid="workflows-summary-table-configuration-button"]`)
+	// The drawer slides in: its buttons are clicked as elements, not at
+	// coordinates that move while it does.
+	b.press(`[data-testid="workflows-summary-table-configuration-button"]`)
 	for _, col := range []string{"LongrunPhase", "LongrunPendingApprovals"} {
-		b.click(fmt.Sprintf(`button[aria-label="Add %s column"]`, col))
+		b.press(fmt.Sprintf(`button[aria-label="Add %s column"]`, col))
 		for range 4 {
-			b.click(fmt.Sprintf(`[data-testid="orderable-list-item-%s-move-up-button"]`, col))
+			b.press(fmt.Sprintf(`[data-testid="orderable-list-item-%s-move-up-button"]`, col))
 		}
 	}
 	b.viewport("columns-configured")
-	b.click(`[data-testid="drawer-close-button"]`)
+	b.press(`[data-testid="drawer-close-button"]`)
 	row := fmt.Sprintf(`[...document.querySelectorAll('tr[data-testid="workflows-summary-configurable-table-row"]')].find(r => r.innerText.includes(%s))`, jsString(id))
 	// The cells in the order the headers have, as a person reads them.
 	b.until("the row of "+id+" to show its phase and waiting calls on the first screen",
@@ -122,6 +124,20 @@ func (p uiPage) clickText(sel, text string) {
 	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`((e) => { if (!e) return false; e.click(); return true; })(%s)`, find)))
 	require.NoError(p.t, err)
 	require.True(p.t, ok, "click %s %q", sel, text)
+	time.Sleep(300 * time.Millisecond) // let the UI react before the next step
+}
+
+// press clicks the element sel once it is there, as an element (the DOM
+// click), whatever its position on the screen.
+func (p uiPage) press(sel string) {
+	p.t.Helper()
+	el := fmt.Sprintf(`document.querySelector(%s)`, jsString(sel))
+	p.until("an element "+sel, "!!"+el, bodyText)
+	ctx, cancel := context.WithTimeout(p.ctx, browserTimeout)
+	defer cancel()
+	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`((e) => { if (!e || e.disabled) return false; e.click(); return true; })(%s)`, el)))
+	require.NoError(p.t, err)
+	require.True(p.t, ok, "press %s", sel)
 	time.Sleep(300 * time.Millisecond) // let the UI react before the next step
 }
 
