@@ -22,7 +22,8 @@ import (
 // a git repository holding greeting.txt = "hello\n", and whose model
 // answers each session from its prompt: scriptFor(stateDir)[p][n] is the
 // reply to the n-th model call of the session whose prompt holds p.
-func isolationEnv(t *testing.T, scriptFor func(stateDir string) map[string][]sm.Reply) *env {
+// extra are more worker flags.
+func isolationEnv(t *testing.T, scriptFor func(stateDir string) map[string][]sm.Reply, extra ...string) *env {
 	t.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skipf("SKIPPED LOUDLY: the isolation tests run shell commands in the sandbox (--sandbox on) and need bubblewrap (bwrap), which is not installed: %v", err)
@@ -54,7 +55,7 @@ func isolationEnv(t *testing.T, scriptFor func(stateDir string) map[string][]sm.
 	e := &env{
 		t: t, model: sm.NewResponder(respond), workspace: ws,
 		taskQueue: "e2e-" + randHex(6), apiKey: "sk-test-" + randHex(16), stateDir: state,
-		workerArgs: []string{"--sandbox", "on"},
+		workerArgs: append([]string{"--sandbox", "on"}, extra...),
 	}
 	t.Cleanup(e.model.Close)
 	e.startWorker()

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/untrusted"
 )
 
@@ -44,6 +45,25 @@ type Body struct {
 	// waiting call (the console's /session?id=ID#call-CALL link).
 	SessionURL string        `json:"session_url,omitempty"`
 	Pending    []PendingCall `json:"pending"`
+	// Task, Repository and Workspace are what the session was asked
+	// and where it works (Event.Task, Repo, Workspace).
+	Task       string `json:"task,omitempty"`
+	Repository string `json:"repository,omitempty"`
+	Workspace  string `json:"workspace,omitempty"`
+	// Branch, Changes and Review are an ended session's branch, its
+	// size and files, and the commands that review it.
+	Branch  string         `json:"branch,omitempty"`
+	Changes *checkout.Stat `json:"changes,omitempty"`
+	Review  *Review        `json:"review,omitempty"`
+}
+
+// Review are the commands that look at an ended session's branch and
+// bring it over or drop it; the console's session page has the same as
+// buttons.
+type Review struct {
+	Diff    string `json:"diff"`
+	Apply   string `json:"apply"`
+	Discard string `json:"discard"`
 }
 
 // PendingCall is a waiting call with the exact commands that decide it.
@@ -94,6 +114,8 @@ func NewBody(ev Event, r Render) Body {
 		Error: ev.Error, FinalText: ev.FinalText, Text: Summary(ev), InboxURL: r.ConsoleURL,
 		SessionURL: r.sessionURL(ev),
 		Pending:    make([]PendingCall, 0, len(ev.Pending)),
+		Task:       ev.Task, Repository: ev.Repo, Workspace: ev.Workspace, Branch: ev.Branch, Changes: ev.Changes,
+		Review: r.review(ev),
 	}
 	for _, c := range ev.Pending {
 		b.Pending = append(b.Pending, PendingCall{Call: c, Commands: r.commands(ev.Session, c), Shown: r.shown(ev, c, 0)})
@@ -143,8 +165,13 @@ func (b Body) Marshal() ([]byte, error) {
 	return raw, nil
 }
 
-// Summary is one line saying what happened.
+// Summary is one line saying what happened, what the session was asked,
+// where, and what it left to review.
 func Summary(ev Event) string {
+	return what(ev) + where(ev)
+}
+
+func what(ev Event) string {
 	switch ev.Event {
 	case EventWaiting:
 		return fmt.Sprintf("Session %s is waiting for approval of %d tool call(s).", ev.Session, len(ev.Pending))
@@ -156,6 +183,49 @@ func Summary(ev Event) string {
 		return fmt.Sprintf("Session %s stopped on its budget: %s", ev.Session, orNone(ev.Error))
 	}
 	return fmt.Sprintf("Session %s: %s", ev.Session, ev.Event)
+}
+
+// where is the task, the repository and the branch's changes, as they
+// are known: " Asked: "fix the tests"; repository /src/app; branch
+// longrun/session-x: 2 files changed, +10 -2." The task is made visible:
+// it may be pasted from anywhere.
+func where(ev Event) string {
+	var parts []string
+	if ev.Task != "" {
+		parts = append(parts, fmt.Sprintf("Asked: %q", untrusted.Line(ev.Task)))
+	}
+	switch {
+	case ev.Repo != "":
+		parts = append(parts, "repository "+untrusted.Line(ev.Repo))
+	case ev.Workspace != "":
+		parts = append(parts, "in place, in the worker's workspace ("+untrusted.Line(ev.Workspace)+")")
+	}
+	if ev.Branch != "" {
+		b := "branch " + untrusted.Line(ev.Branch)
+		switch {
+		case ev.Changes != nil && ev.Changes.Files > 0:
+			b += ": " + ev.Changes.String()
+		case ev.Changes != nil:
+			b += ": no change"
+		}
+		parts = append(parts, b)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " " + strings.Join(parts, "; ") + "."
+}
+
+// review is the commands that review ev's branch; nil when it has none
+// (a session still running, or one that ran in place).
+func (r Render) review(ev Event) *Review {
+	if ev.Branch == "" || ev.Event == EventWaiting {
+		return nil
+	}
+	cmd := func(verb string) string {
+		return fmt.Sprintf("%s%s %s %s", orDefault(r.CLI, "longrun"), ConnFlags(r.Address, r.Namespace), verb, ShellQuote(ev.Session))
+	}
+	return &Review{Diff: cmd("diff"), Apply: cmd("apply"), Discard: cmd("discard")}
 }
 
 func orNone(s string) string {

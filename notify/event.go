@@ -6,7 +6,10 @@
 // the activity in package activities wraps Sender.Send.
 package notify
 
-import "github.com/longrun/longrun/untrusted"
+import (
+	"github.com/longrun/longrun/checkout"
+	"github.com/longrun/longrun/untrusted"
+)
 
 // Events a session notifies about (Event.Event, the body's "event").
 const (
@@ -43,6 +46,18 @@ type Event struct {
 	// Pending are the calls waiting for a person: all of them, for a
 	// waiting event.
 	Pending []Call `json:"pending"`
+	// Task is what the session was asked: its prompt's first line, cut.
+	// Repo is the repository it works on, "" when it runs in place, in
+	// the worker's workspace (Workspace then names the directory in it).
+	// Every notification says them: a person running several sessions
+	// must know which one writes without opening anything.
+	Task      string `json:"task,omitempty"`
+	Repo      string `json:"repo,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+	// Branch and Changes are where an ended session with a checkout of
+	// its own left its work, and its size: what to review.
+	Branch  string         `json:"branch,omitempty"`
+	Changes *checkout.Stat `json:"changes,omitempty"`
 }
 
 // Call is one call waiting for a person.

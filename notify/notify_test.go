@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/untrusted"
 )
 
@@ -348,4 +349,46 @@ func TestSlackSectionSaysWhatItCuts(t *testing.T) {
 	b := section(strings.Repeat("x", slackMaxSection+500))
 	require.LessOrEqual(t, len(b.Text.Text), slackMaxSection)
 	require.Contains(t, b.Text.Text, "… 580 more bytes hidden; the inbox has it all")
+}
+
+// TestEndNotificationSaysWhatToReview (issue 29): every notification says
+// what the session was asked and where; a completed one names its branch,
+// its changes and the commands that review, apply or discard them, in the
+// signed body and in Slack.
+func TestEndNotificationSaysWhatToReview(t *testing.T) {
+	t.Parallel()
+	ev := Event{Key: "k", Event: EventCompleted, Session: "fix-1", Status: "completed", Turn: 4,
+		Task: "fix the flaky test", Repo: "/src/app", Branch: "longrun/session-fix-1",
+		Changes: &checkout.Stat{Files: 2, Insertions: 10, Deletions: 2, Paths: []string{"a.go", "b_test.go"}}}
+	r := Render{Address: "temporal.example:7233"}
+	raw, err := NewBody(ev, r).Marshal()
+	require.NoError(t, err)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(raw, &got))
+	require.Equal(t, `Session fix-1 completed after 4 turn(s). Asked: "fix the flaky test"; repository /src/app; branch longrun/session-fix-1: 2 files changed, +10 -2.`, got["text"])
+	require.Equal(t, "fix the flaky test", got["task"])
+	require.Equal(t, "/src/app", got["repository"])
+	require.Equal(t, "longrun/session-fix-1", got["branch"])
+	require.Equal(t, map[string]any{"files": 2.0, "insertions": 10.0, "deletions": 2.0, "paths": []any{"a.go", "b_test.go"}}, got["changes"])
+	require.Equal(t, map[string]any{
+		"diff":    "longrun --address temporal.example:7233 diff fix-1",
+		"apply":   "longrun --address temporal.example:7233 apply fix-1",
+		"discard": "longrun --address temporal.example:7233 discard fix-1",
+	}, got["review"])
+
+	head := NewSlack(ev, r).Blocks[0].Text.Text
+	require.Contains(t, head, "branch longrun/session-fix-1: 2 files changed, +10 -2.")
+	require.Contains(t, head, "files: a.go, b_test.go")
+	require.Contains(t, head, "review: `longrun --address temporal.example:7233 diff fix-1` · apply: `longrun --address temporal.example:7233 apply fix-1`")
+
+	// A waiting session: what it was asked and where, no review yet; a
+	// hostile task shows on one line, its controls visible.
+	w := waiting()
+	w.Task, w.Workspace = "say hi\x1b[2K\nrm -rf", "sub"
+	b := NewBody(w, Render{})
+	require.Nil(t, b.Review)
+	require.Contains(t, b.Text, "Session s1 is waiting for approval of 2 tool call(s). Asked: ")
+	require.Contains(t, b.Text, "in place, in the worker's workspace (sub).")
+	require.NotContains(t, b.Text, "\x1b")
+	require.NotContains(t, b.Text, "\n")
 }

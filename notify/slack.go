@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/untrusted"
 )
 
@@ -49,6 +50,12 @@ func NewSlack(ev Event, r Render) SlackMessage {
 		if !c.None() {
 			head += "\n" + slackEscape(c.Note(""))
 		}
+	}
+	if rv := b.Review; rv != nil {
+		if l := reviewLine(b.Changes); l != "" {
+			head += "\n" + slackEscape(l)
+		}
+		head += fmt.Sprintf("\nreview: %s · apply: %s · discard: %s", untrusted.SlackCode(rv.Diff), untrusted.SlackCode(rv.Apply), untrusted.SlackCode(rv.Discard))
 	}
 	m.Blocks = append(m.Blocks, section(head))
 	for i, c := range b.Pending {
@@ -117,4 +124,21 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// reviewLine names the files an ended session changed on its branch, the
+// first of them (Stat.Paths); "" when none is known.
+func reviewLine(st *checkout.Stat) string {
+	if st == nil || len(st.Paths) == 0 {
+		return ""
+	}
+	paths := make([]string, len(st.Paths))
+	for i, p := range st.Paths {
+		paths[i] = untrusted.Line(p) // a file's name is the model's
+	}
+	more := ""
+	if n := st.Files - len(st.Paths); n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	return "files: " + strings.Join(paths, ", ") + more
 }

@@ -69,77 +69,101 @@ func (a *app) cmdApply(ctx context.Context, fs *flag.FlagSet, args []string) err
 	var include stringList
 	fs.Var(&include, "include-control", "apply this control file (.longrun/..., AGENTS.md) or directory of them too; without it a diff that touches one is refused (repeatable)")
 	return a.onSession(ctx, fs, args, func(c sessionClient, id string) error {
-		in, err := a.sessionCheckout(ctx, c, id)
+		msg, err := a.applySession(ctx, c, id, *to, include)
 		if err != nil {
 			return err
 		}
-		dir := in.Repo
-		switch {
-		case *to != "":
-			dir = *to
-		case in.Dir == in.Repo:
-			return exitError{exitFailure, fmt.Sprintf("session %s was restored on this machine from its checkpoint: name the checkout to apply to with --to", id)}
-		}
-		d, err := checkout.Diff(ctx, in)
-		if err != nil {
-			return fmt.Errorf("diff of session %s: %w", id, err)
-		}
-		if strings.TrimSpace(d) == "" {
-			fmt.Fprintf(a.stdout, "session %s changed nothing against %s\n", id, short(in.Base))
-			return nil
-		}
-		if err := controlRefusal(ctx, id, d, include); err != nil {
-			return err
-		}
-		if in.Copy {
-			return a.applyCopy(ctx, id, in, dir)
-		}
-		if err := checkout.Apply(ctx, dir, d); err != nil {
-			if errors.Is(err, checkout.ErrConflict) {
-				return exitError{exitFailure, fmt.Sprintf("the changes of session %s do not apply to %s as it is now; nothing was changed.\n%v\nMerge the branch yourself: git -C %s merge %s",
-					id, dir, err, shellQuote(dir), in.Branch)}
-			}
-			return err
-		}
-		fmt.Fprintf(a.stdout, "applied the changes of session %s (branch %s) to %s; they are in its working tree (and index where git merged three-way), not committed\n", id, in.Branch, dir)
+		fmt.Fprintln(a.stdout, msg)
 		return nil
 	})
 }
 
+// applySession brings the changes of session id into the checkout to
+// ("": the repository the session started from) and says what it did. It
+// is `apply`, and the console's Apply button runs it too, so the two
+// cannot drift: it refuses, changing nothing, when the diff touches
+// control files not named in include or does not apply as the checkout
+// is now.
+func (a *app) applySession(ctx context.Context, c sessionClient, id, to string, include []string) (string, error) {
+	in, err := a.sessionCheckout(ctx, c, id)
+	if err != nil {
+		return "", err
+	}
+	dir := in.Repo
+	switch {
+	case to != "":
+		dir = to
+	case in.Dir == in.Repo:
+		return "", exitError{exitFailure, fmt.Sprintf("session %s was restored on this machine from its checkpoint: name the checkout to apply to with --to", id)}
+	}
+	d, err := checkout.Diff(ctx, in)
+	if err != nil {
+		return "", fmt.Errorf("diff of session %s: %w", id, err)
+	}
+	if strings.TrimSpace(d) == "" {
+		return fmt.Sprintf("session %s changed nothing against %s", id, short(in.Base)), nil
+	}
+	if err := controlRefusal(ctx, id, d, include); err != nil {
+		return "", err
+	}
+	if in.Copy {
+		return a.applyCopy(ctx, id, in, dir)
+	}
+	if err := checkout.Apply(ctx, dir, d); err != nil {
+		if errors.Is(err, checkout.ErrConflict) {
+			return "", exitError{exitFailure, fmt.Sprintf("the changes of session %s do not apply to %s as it is now; nothing was changed.\n%v\nMerge the branch yourself: git -C %s merge %s",
+				id, dir, err, shellQuote(dir), in.Branch)}
+		}
+		return "", err
+	}
+	return fmt.Sprintf("applied the changes of session %s (branch %s) to %s; they are in its working tree (and index where git merged three-way), not committed", id, in.Branch, dir), nil
+}
+
 func (a *app) cmdDiscard(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	return a.onSession(ctx, fs, args, func(c sessionClient, id string) error {
-		desc, err := c.DescribeWorkflowExecution(ctx, id, "")
-		if err != nil {
-			return sessionError(err, "describe", id, a.cfg.Namespace)
-		}
-		if isOpen(desc.GetWorkflowExecutionInfo().GetStatus()) {
-			return exitError{exitFailure, fmt.Sprintf("session %s still runs in its checkout: cancel it first (%s cancel %s)", id, progName, shellQuote(id))}
-		}
-		in, err := a.sessionCheckout(ctx, c, id)
+		msg, err := a.discardSession(ctx, c, id)
 		if err != nil {
 			return err
 		}
-		co, err := query[*session.Checkout](ctx, a, c, id, workflows.QueryCheckout)
-		if err != nil {
-			return err
-		}
-		if co.Remote != "" {
-			// First, while a copy's repository is still there to run
-			// git in.
-			dir := in.Repo
-			if in.Copy {
-				dir = in.Dir
-			}
-			if err := checkout.DiscardRemote(ctx, dir, co.Remote, in); err != nil {
-				return err
-			}
-		}
-		if err := checkout.Discard(ctx, in); err != nil {
-			return err
-		}
-		fmt.Fprintf(a.stdout, "discarded session %s: branch %s, its checkpoints and its checkout are gone\n", id, in.Branch)
+		fmt.Fprintln(a.stdout, msg)
 		return nil
 	})
+}
+
+// discardSession removes the branch, checkpoints and checkout of the
+// finished session id and says so: `discard`, and the console's Discard
+// button. A session still running is refused.
+func (a *app) discardSession(ctx context.Context, c sessionClient, id string) (string, error) {
+	desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return "", sessionError(err, "describe", id, a.cfg.Namespace)
+	}
+	if isOpen(desc.GetWorkflowExecutionInfo().GetStatus()) {
+		return "", exitError{exitFailure, fmt.Sprintf("session %s still runs in its checkout: cancel it first (%s cancel %s)", id, progName, shellQuote(id))}
+	}
+	in, err := a.sessionCheckout(ctx, c, id)
+	if err != nil {
+		return "", err
+	}
+	co, err := query[*session.Checkout](ctx, a, c, id, workflows.QueryCheckout)
+	if err != nil {
+		return "", err
+	}
+	if co.Remote != "" {
+		// First, while a copy's repository is still there to run
+		// git in.
+		dir := in.Repo
+		if in.Copy {
+			dir = in.Dir
+		}
+		if err := checkout.DiscardRemote(ctx, dir, co.Remote, in); err != nil {
+			return "", err
+		}
+	}
+	if err := checkout.Discard(ctx, in); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("discarded session %s: branch %s, its checkpoints and its checkout are gone", id, in.Branch), nil
 }
 
 // restoredCheckout is the checkout of a session restored on another worker

@@ -55,15 +55,14 @@ func named(p string, include []string) bool {
 // directory was not a git repository) back to the directory: the files it
 // changed are copied over, refusing when one of them changed there since
 // the copy was made.
-func (a *app) applyCopy(ctx context.Context, id string, in checkout.Info, dir string) error {
+func (a *app) applyCopy(ctx context.Context, id string, in checkout.Info, dir string) (string, error) {
 	applied, err := checkout.ApplyCopy(ctx, in, dir)
 	if err != nil {
 		if errors.Is(err, checkout.ErrConflict) {
-			return exitError{exitFailure, fmt.Sprintf("the changes of session %s do not apply to %s as it is now; nothing was changed.\n%v\nCompare them yourself: %s diff %s, and the session's copy is %s",
+			return "", exitError{exitFailure, fmt.Sprintf("the changes of session %s do not apply to %s as it is now; nothing was changed.\n%v\nCompare them yourself: %s diff %s, and the session's copy is %s",
 				id, dir, err, progName, shellQuote(id), in.Dir)}
 		}
-		return err
+		return "", err
 	}
-	fmt.Fprintf(a.stdout, "applied the changes of session %s to %s: %d files written or removed (%s)\n", id, dir, len(applied), strings.Join(applied, ", "))
-	return nil
+	return fmt.Sprintf("applied the changes of session %s to %s: %d files written or removed (%s)", id, dir, len(applied), strings.Join(applied, ", ")), nil
 }

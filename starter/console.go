@@ -151,6 +151,8 @@ func (s *console) handler() http.Handler {
 	mux.HandleFunc("GET /session", s.authed(s.session))
 	mux.HandleFunc("GET /session/live", s.authed(s.live))
 	mux.HandleFunc("POST /decide", s.authed(s.decide))
+	mux.HandleFunc("POST /apply", s.authed(s.apply))
+	mux.HandleFunc("POST /discard", s.authed(s.discard))
 	return securityHeaders(mux)
 }
 

@@ -9,11 +9,14 @@ import (
 	"time"
 
 	"github.com/longrun/longrun/callref"
+	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/untrusted"
 )
 
 // inboxEntry is one waiting session in the inbox.
 type inboxEntry struct {
 	Row     sessionRow
+	Where   whereView
 	Pending []pendingView
 	Err     string
 }
@@ -34,6 +37,11 @@ func (s *console) waitingSessions(ctx context.Context) ([]inboxEntry, error) {
 		wg.Go(func() {
 			qctx, cancel := context.WithTimeout(ctx, consoleQueryTimeout)
 			defer cancel()
+			task := ""
+			if desc, err := s.c.DescribeWorkflowExecution(qctx, row.ID, ""); err == nil {
+				task = s.taskOf(desc)
+			}
+			out[i].Where = s.where(qctx, row.ID, task)
 			p, err := s.a.queryPending(qctx, s.c, row.ID)
 			if err != nil {
 				out[i].Err = err.Error()
@@ -109,6 +117,8 @@ func pendingKeyList(entries []inboxEntry) string {
 // conversation.
 type sessionData struct {
 	ID         string
+	Where      whereView
+	Review     *reviewView // a finished session with a branch of its own
 	Status     statusView
 	Pending    []pendingView
 	PendingErr string
@@ -124,13 +134,16 @@ func (s *console) sessionData(ctx context.Context, id string) sessionData {
 	d := sessionData{ID: id, Every: int(consolePollInterval / time.Millisecond)}
 	qctx, cancel := context.WithTimeout(ctx, consoleQueryTimeout)
 	defer cancel()
+	task := ""
 	if desc, err := s.c.DescribeWorkflowExecution(qctx, id, ""); err != nil {
 		d.Status.Err = sessionError(err, "describe", id, s.a.cfg.Namespace).Error()
 	} else {
+		task = s.taskOf(desc)
 		st := desc.GetWorkflowExecutionInfo().GetStatus().String()
 		d.Status.Execution = statusName(st)
 		d.Done = d.Status.Execution != "running"
 	}
+	d.Where = s.where(qctx, id, task)
 	if d.Status.Err == "" {
 		if st, err := s.a.queryStatus(qctx, s.c, id); err != nil {
 			d.Status.Err = err.Error()
@@ -151,6 +164,9 @@ func (s *console) sessionData(ctx context.Context, id string) sessionData {
 	if msgs, err := s.a.queryConversation(qctx, s.c, id); err != nil {
 		d.MessageErr = err.Error()
 	} else {
+		if d.Where.Task == "" {
+			d.Where.Task = firstAsk(msgs)
+		}
 		if n := len(msgs) - consoleMaxMessages; n > 0 {
 			// A session of days has thousands of messages; the page
 			// is refreshed every two seconds.
@@ -169,6 +185,13 @@ func (s *console) session(w http.ResponseWriter, r *http.Request, rq request) {
 	}
 	flash, isErr := s.takeFlash(w, r)
 	d := s.sessionData(r.Context(), id)
+	if d.Done && !d.Where.InPlace && d.Where.Err == "" {
+		// Not in the live part: a diff is read once per page load,
+		// not every two seconds.
+		ctx, cancel := context.WithTimeout(r.Context(), consoleApplyTimeout)
+		d.Review = s.review(ctx, id)
+		cancel()
+	}
 	s.render(w, http.StatusOK, "session.html", page{Title: id, CSRF: rq.csrf, Who: rq.who, Flash: flash, FlashErr: isErr, Data: d})
 }
 
@@ -183,4 +206,15 @@ func (s *console) live(w http.ResponseWriter, r *http.Request, rq request) {
 		w.Header().Set("X-Longrun-Done", "1")
 	}
 	s.render(w, http.StatusOK, "live", page{CSRF: rq.csrf, Data: d})
+}
+
+// firstAsk is the task of a session started without a summary: its first
+// user message's first line, cut as a summary is, made visible.
+func firstAsk(msgs []conversation.Message) string {
+	for _, m := range msgs {
+		if m.Role == conversation.RoleUser {
+			return untrusted.Token(summaryLine(m.Content))
+		}
+	}
+	return ""
 }

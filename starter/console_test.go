@@ -22,7 +22,9 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -517,4 +519,79 @@ func TestConsoleShowsUntrustedTextVisibly(t *testing.T) {
 	long := conversation.Message{Role: conversation.RoleAssistant, Content: strings.Repeat("x", maxConsoleText) + strings.Repeat("\n", 150) + "tail"}
 	v := messageViews([]conversation.Message{long})[0]
 	require.Equal(t, "… 154 more bytes, 150 more lines hidden; "+consoleMore, v.Hidden)
+}
+
+// TestConsoleApplyAndDiscardPassTheChecks: the review buttons change a
+// person's checkout, so they are behind the same login, CSRF token and
+// Origin checks as a decision; a form that passes reaches the session's
+// page with the outcome.
+func TestConsoleApplyAndDiscardPassTheChecks(t *testing.T) {
+	t.Parallel()
+	f := consoleFake(t)
+	srv, _ := consoleServer(t, f, consoleAuthOptions{})
+	c := browser(t)
+	login(t, c, srv.URL)
+	_, _, page := do(t, c, "GET", srv.URL+"/", nil, nil)
+	csrf := csrfOf(t, page)
+	for _, action := range []string{"/apply", "/discard"} {
+		for _, tc := range []struct {
+			name   string
+			client *http.Client
+			form   url.Values
+			hdr    map[string]string
+			code   int
+			want   string
+		}{
+			{"not logged in", browser(t), url.Values{"csrf": {csrf}, "session": {"s1"}}, map[string]string{"Origin": srv.URL}, http.StatusUnauthorized, "not logged in"},
+			{"no csrf token", c, url.Values{"session": {"s1"}}, map[string]string{"Origin": srv.URL}, http.StatusForbidden, "CSRF token is missing or stale"},
+			{"another origin", c, url.Values{"csrf": {csrf}, "session": {"s1"}}, map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden, "comes from http://evil.example"},
+		} {
+			t.Run(action+" "+tc.name, func(t *testing.T) {
+				code, _, body := do(t, tc.client, "POST", srv.URL+action, tc.form, tc.hdr)
+				require.Equal(t, tc.code, code, body)
+				require.Contains(t, body, tc.want)
+			})
+		}
+		code, hdr, body := do(t, c, "POST", srv.URL+action, url.Values{"csrf": {csrf}, "session": {"s1"}}, map[string]string{"Origin": srv.URL})
+		require.Equal(t, http.StatusSeeOther, code, body)
+		require.Equal(t, "/session?id=s1", hdr.Get("Location"), "back to the session's page, with the outcome")
+	}
+}
+
+// TestConsoleSaysWhatASessionWasAskedAndWhere: each inbox card and
+// session page names the session's task (escaped, on one line), its
+// repository and its branch, as the checkout query tells them.
+func TestConsoleSaysWhatASessionWasAskedAndWhere(t *testing.T) {
+	t.Parallel()
+	f := consoleFake(t)
+	inner := f.query
+	f.query = func(name string, n int) (any, error) {
+		if name == workflows.QueryCheckout {
+			return &session.Checkout{Info: checkout.Info{Repo: "/src/app", Name: "s1", Branch: "longrun/session-s1", Base: "0123456789abcdef0123"}}, nil
+		}
+		return inner(name, n)
+	}
+	srv, _ := consoleServer(t, f, consoleAuthOptions{})
+	c := browser(t)
+	login(t, c, srv.URL)
+	_, _, inbox := do(t, c, "GET", srv.URL+"/", nil, nil)
+	_, _, page := do(t, c, "GET", srv.URL+"/session?id=s1", nil, nil)
+	for _, p := range []string{inbox, page} {
+		require.Contains(t, p, `repository <code>/src/app</code>`)
+		require.Contains(t, p, `branch <code>longrun/session-s1</code> <span class="dim">from 0123456789ab</span>`)
+	}
+	// The page falls back on the first user message when the session has
+	// no static summary; the model's or a paste's markup stays text.
+	require.Contains(t, page, `asked: <q>please &lt;script&gt;alert(&#34;pwned&#34;)&lt;/script&gt;`)
+	require.NotContains(t, page, hostile)
+
+	// A session in place says so, and has no branch.
+	f.query = func(name string, n int) (any, error) {
+		if name == workflows.QueryCheckout {
+			return (*session.Checkout)(nil), nil
+		}
+		return inner(name, n)
+	}
+	_, _, page = do(t, c, "GET", srv.URL+"/session?id=s1", nil, nil)
+	require.Contains(t, page, "in place, in the worker's workspace (no branch of its own)")
 }

@@ -266,9 +266,16 @@ func staticDetails(in workflows.SessionInput) string {
 	if approver == "" {
 		approver = workflows.ApproverPerson
 	}
-	return fmt.Sprintf("**model:** %s  \n**workdir:** %s  \n**max turns:** %s  \n**idle timeout:** %s  \n**approval:** %s  \nstarted with %s",
-		model, workdir, maxTurns, idleText(in.IdleTimeout), approver, progName)
+	// The last line is the one click path to what waits: these details
+	// are fixed at start and shown atop every tab, the calls waiting for
+	// a person are in the current details, which the UI shows in its
+	// User Metadata tab only.
+	return fmt.Sprintf("**model:** %s  \n**workdir:** %s  \n**max turns:** %s  \n**idle timeout:** %s  \n**approval:** %s  \nstarted with %s  \n%s",
+		model, workdir, maxTurns, idleText(in.IdleTimeout), approver, progName, waitingHint)
 }
+
+// waitingHint is where the Web UI shows the calls waiting for a person.
+var waitingHint = "**waiting calls:** open the **User Metadata** tab (Current Details: each call with the commands that decide it), or run " + progName + " pending with this workflow's id"
 
 func idleText(d workflows.Duration) string {
 	if d == 0 {

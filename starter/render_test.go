@@ -181,6 +181,7 @@ func TestStaticDetails(t *testing.T) {
 	require.Contains(t, d, "**model:** m1")
 	require.Contains(t, d, "**workdir:** proj")
 	require.Contains(t, d, fmt.Sprintf("%d (default)", workflows.DefaultMaxTurns))
+	require.Contains(t, d, "**waiting calls:** open the **User Metadata** tab", "the details atop every tab say where the waiting calls are")
 	d = staticDetails(workflows.SessionInput{})
 	require.Contains(t, d, "(worker default)")
 	require.Contains(t, d, "(workspace root)")

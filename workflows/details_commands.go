@@ -18,7 +18,7 @@ import (
 // reason) goes through untrusted's Markdown forms: no heading, link or
 // code fence can be made of it, and a cut preview says how much it hides.
 func (s *driver) waitingDetails(b *strings.Builder, pending []PendingApproval) {
-	fmt.Fprintf(b, "\n### waiting for approval: %d call(s)\n", len(pending))
+	fmt.Fprintf(b, "### waiting for approval: %d call(s)\n", len(pending))
 	for _, c := range pending {
 		args, cut := untrusted.Head(c.Arguments, detailsMaxArgs, 0)
 		fmt.Fprintf(b, "\n**%s** %s — %s", untrusted.MarkdownText(c.Tool), untrusted.MarkdownCode(c.ID), untrusted.MarkdownCode(args))

@@ -3,9 +3,11 @@ package workflows
 import (
 	"cmp"
 	"fmt"
+	"strings"
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/notify"
 	"github.com/longrun/longrun/toolspec"
 	"github.com/longrun/longrun/untrusted"
@@ -96,6 +98,7 @@ func (s *driver) notifyEnd(ctx workflow.Context, res SessionResult, err error) {
 	ev := s.notifyEvent(ctx, event)
 	ev.Status, ev.Error = status, why
 	ev.FinalText = toolspec.TruncateLabel(res.FinalText, notifyMaxFinal)
+	ev.Branch, ev.Changes = res.Branch, res.Changes
 	if werr := notifyCall(ctx, ev).Get(ctx, nil); werr != nil {
 		s.logger(ctx).Warn("notification not delivered", "key", ev.Key, "error", werr)
 	}
@@ -117,5 +120,39 @@ func (s *driver) notifyEvent(ctx workflow.Context, event string) notify.Event {
 	// The test environment leaves FirstRunID empty; a server never does.
 	first := cmp.Or(info.FirstRunID, info.WorkflowExecution.RunID)
 	key := fmt.Sprintf("%s/%s/%s/%d.%d", s.workflowID, first, event, s.Turn, s.notes.seq)
-	return notify.Event{Key: key, Event: event, Session: s.workflowID, Turn: s.Turn, Pending: []notify.Call{}}
+	ev := notify.Event{Key: key, Event: event, Session: s.workflowID, Turn: s.Turn, Pending: []notify.Call{}, Task: s.task()}
+	switch {
+	case s.isolated() && s.Checkout.Origin != "":
+		ev.Repo = s.Checkout.Origin
+	case s.isolated():
+		ev.Repo = s.Checkout.Repo
+	default:
+		ev.Workspace = s.workspaceLabel()
+	}
+	return ev
+}
+
+// notifyMaxTask bounds the task a notification carries: its first line,
+// enough to tell one session from another.
+const notifyMaxTask = 200
+
+// task is what the session was asked, for a person to tell it from
+// others: the prompt's first line, or after continue-as-new (which
+// carries the prompt in the conversation only) the first user message's.
+func (s *driver) task() string {
+	prompt := s.in.Prompt
+	if strings.TrimSpace(prompt) == "" {
+		for _, m := range s.Messages {
+			if m.Role == conversation.RoleUser {
+				prompt = m.Content
+				break
+			}
+		}
+	}
+	for _, l := range strings.Split(prompt, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return toolspec.TruncateLabel(l, notifyMaxTask)
+		}
+	}
+	return ""
 }

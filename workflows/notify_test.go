@@ -77,11 +77,17 @@ func TestNotifyOncePerWaitThenCompleted(t *testing.T) {
 	h.env.RegisterDelayedCallback(func() {
 		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "w2", Decision: "approve"})
 	}, 3*time.Minute)
-	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go"})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "\n  go and fix it  \nin detail"})
 	require.NoError(t, h.env.GetWorkflowError())
 	require.Equal(t, []string{"waiting", "waiting", "completed"}, n.kinds())
 	first := n.events[0]
 	require.Equal(t, "default-test-workflow-id", first.Session)
+	for _, ev := range n.events {
+		// Every notification says what was asked and where (issue 29).
+		require.Equal(t, "go and fix it", ev.Task, ev.Event)
+		require.Equal(t, ".", ev.Workspace, "in place, at the workspace's top")
+		require.Empty(t, ev.Repo)
+	}
 	require.Equal(t, []notify.Call{
 		{CallID: "w", ID: "c1", Digest: callref.Digest("write", `{"path":"b","content":"x"}`), Tool: "write", Arguments: `{"path":"b","content":"x"}`, Reason: first.Pending[0].Reason},
 		{CallID: "s", ID: "c2", Digest: callref.Digest("shell", `{"command":"touch x"}`), Tool: "shell", Arguments: `{"command":"touch x"}`, Reason: first.Pending[1].Reason},

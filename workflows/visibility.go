@@ -74,10 +74,16 @@ func (s *driver) workspaceLabel() string {
 }
 
 // details is the markdown the Web UI shows as the session's current
-// details: where it is, and for each waiting call the exact command that
-// decides it.
+// details: for each waiting call the exact command that decides it, then
+// where the session is. The waiting calls come first: the UI shows the
+// details in a frame of its own height, and what a person must act on
+// must not be the part cut off below the plan.
 func (s *driver) details() string {
 	var b strings.Builder
+	if p := s.pending(); len(p) > 0 {
+		s.waitingDetails(&b, p)
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "**phase:** %s · **turn:** %d/%d · **tokens:** %d", s.phase, s.Turn, s.limits.Turns(), s.Usage.TotalTokens)
 	if s.Usage.CostUSD > 0 {
 		fmt.Fprintf(&b, " · **cost:** ~$%.4f", s.Usage.CostUSD)
@@ -90,9 +96,6 @@ func (s *driver) details() string {
 		fmt.Fprintf(&b, "\n**last tool:** %s\n", untrusted.MarkdownText(s.lastTool))
 	}
 	b.WriteString(s.changesDetails())
-	if p := s.pending(); len(p) > 0 {
-		s.waitingDetails(&b, p)
-	}
 	b.WriteString(s.guardianDetails())
 	if len(s.Todos) > 0 {
 		b.WriteString("\n**plan:**\n")

@@ -48,7 +48,12 @@
           location.reload();
           return;
         }
-        if (r.headers.get("X-Longrun-Done") === "1" && !pending.dataset.keys) return;
+        if (r.headers.get("X-Longrun-Done") === "1" && !pending.dataset.keys) {
+          // Ended since the page loaded: load it again for its changes
+          // and the buttons that apply or discard them.
+          if (!live.dataset.done && !typing()) location.reload();
+          return;
+        }
       } catch (e) {
         // A restarting console or server: try again on the next tick.
       }
