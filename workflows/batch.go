@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/tools"
+	"github.com/longrun/longrun/untrusted"
 )
 
 type callPhase int
@@ -199,6 +201,13 @@ func (s *driver) driveBatch(ctx workflow.Context) error {
 	}
 	for _, cs := range s.batch {
 		s.Messages = append(s.Messages, conversation.ToolMessage(*cs.result))
+		if r := cs.result; r.Reason != conversation.ReasonRan && r.Content != "" {
+			// What failed, not only that it did: the log is often all an
+			// operator (or a failed test) has.
+			s.logger(ctx).Info("tool call", "id", cs.call.Ref, "call_id", cs.call.ID, "tool", cs.call.Name, "reason", r.Reason,
+				"detail", logDetail(r.Content))
+			continue
+		}
 		s.logger(ctx).Info("tool call", "id", cs.call.Ref, "call_id", cs.call.ID, "tool", cs.call.Name, "reason", cs.result.Reason)
 	}
 	s.recordBatch()
@@ -386,4 +395,22 @@ func (s *driver) hasWaiting() bool {
 		}
 	}
 	return false
+}
+
+// logDetailBytes is how much of a call's result that did not run cleanly
+// the worker's log line carries: its end, where a command's exit status
+// and the tool's own complaint are.
+const logDetailBytes = 400
+
+// logDetail is the end of a result on one line, made visible, saying how
+// much came before it.
+func logDetail(content string) string {
+	if len(content) <= logDetailBytes {
+		return untrusted.Line(content)
+	}
+	cut := len(content) - logDetailBytes
+	for cut < len(content) && !utf8.RuneStart(content[cut]) {
+		cut++
+	}
+	return fmt.Sprintf("(%d bytes before) %s", cut, untrusted.Line(content[cut:]))
 }
