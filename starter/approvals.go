@@ -137,7 +137,7 @@ func checkDigestFlag(digest string, ids []string, all bool) error {
 	}
 	d := strings.TrimSpace(digest)
 	if len(d) < callref.ShortLen || strings.Trim(strings.ToLower(d), "0123456789abcdef") != "" {
-		return usagef("--digest %s is not a digest: give the %d or more hex digits that pending, show or the console print for the call", oneLine(digest), callref.ShortLen)
+		return usagef("--digest %s is not a digest: give the %d or more hex digits that pending or the console print for the call", oneLine(digest), callref.ShortLen)
 	}
 	return nil
 }

@@ -269,7 +269,7 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 	}
 	var digest string
 	var full bool
-	fs.StringVar(&digest, "digest", "", "the digest of the arguments you read (pending, show, the console, a notification): nothing is sent unless the call waiting now has exactly those arguments")
+	fs.StringVar(&digest, "digest", "", "the digest of the arguments you read (pending, the console, watch): nothing is sent unless the call waiting now has exactly those arguments")
 	fs.BoolVar(&full, "full", false, "print the decided call's arguments whole instead of a cut preview")
 	session, ids, err := sessionArgs(fs, args)
 	if err != nil {

@@ -184,6 +184,14 @@ func TestApproveDigest(t *testing.T) {
 	require.Contains(t, stdout, "approved c1 (shell)")
 	require.Equal(t, []signalCall{{"s1", workflows.UpdateApprove, workflows.Approval{ID: "c1", Decision: "approve", Digest: strings.ToUpper(now)}}}, f.signals,
 		"the digest the person gave goes with the decision")
+
+	// What watch announces and pending lists carry that digest.
+	var b strings.Builder
+	renderApprovalRequest(&b, "s1", pending[0])
+	require.Contains(t, b.String(), "  starter approve s1 c1 --digest "+now+"   |   starter deny s1 c1 --digest "+now+` --feedback "..."`)
+	b.Reset()
+	renderPending(&b, config{}, "s1", pending, false)
+	require.Contains(t, b.String(), "  or:      starter approve s1 c1 --digest "+now+"\n")
 }
 
 func TestApproveUnknownCallIsRefused(t *testing.T) {
