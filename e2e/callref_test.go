@@ -111,12 +111,25 @@ func TestReusedCallIDsDecideNothingUnseen(t *testing.T) {
 	}
 	require.ErrorContains(t, err, `call id "dup" names 3 calls (c1, c2, c3)`)
 
-	out, err = e.starter("deny", id, "c3", "--feedback", "not that")
+	// approve --digest: the digest a person read (here the benign
+	// command's, as pending lists it) sent with the hostile call's id is
+	// refused before anything is sent, showing the call that waits.
+	out, err = e.starter("pending", id)
 	require.NoError(t, err, out)
-	require.Contains(t, out, "denied c3 (shell)")
+	require.Contains(t, out, "or:      starter approve "+id+" c2 --digest "+callref.Short(p[0].Digest), "pending names the digest approve checks")
+	out, err = e.starter("approve", id, "c3", "--digest", callref.Short(p[0].Digest))
+	require.Equal(t, 1, exitCode(t, err), out)
+	require.Contains(t, out, "nothing sent: call c3 waits with other arguments than the ones you read (--digest "+callref.Short(p[0].Digest)+"; the call now has "+callref.Short(p[1].Digest)+")")
+	require.Contains(t, out, `arguments: {"command": "touch pwned.txt"}`)
+	require.Len(t, waitPending(t, id, 2), 2, "nothing was decided")
+
+	out, err = e.starter("deny", id, "c3", "--feedback", "not that", "--digest", callref.Short(p[1].Digest))
+	require.NoError(t, err, out)
+	require.Contains(t, out, "denied c3 (shell)\n  arguments: {\"command\": \"touch pwned.txt\"}\n  digest:    "+callref.Short(p[1].Digest)+"\n",
+		"deny prints the call it denied")
 	out, err = e.starter("approve", id, "--all")
 	require.NoError(t, err, out)
-	require.Contains(t, out, "approved c2 (shell)")
+	require.Contains(t, out, "approved c2 (shell)\n  arguments: {\"command\": \"echo seen > benign.txt\"}\n", "approve prints the call it approved")
 	require.NotContains(t, out, "c3")
 
 	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)

@@ -64,9 +64,15 @@ func TestWorkspaceRulesAndRemember(t *testing.T) {
 	r := result(t, id)
 	require.Equal(t, workflows.ResultCompleted, r.Status)
 	msgs := e.checkSession(id)
-	require.Equal(t, conversation.ReasonRan, resultFor(msgs, "c_echo").Reason)
-	require.Equal(t, conversation.ReasonBlocked, resultFor(msgs, "c_rm").Reason)
-	require.Equal(t, conversation.ReasonRan, resultFor(msgs, "c_mk2").Reason, "the remembered rule let the second mkdir run unasked")
+	// Each with the result's text: a call that failed says why (it
+	// failed once under load with only its reason to go on).
+	echo, rm, mk2 := resultFor(msgs, "c_echo"), resultFor(msgs, "c_rm"), resultFor(msgs, "c_mk2")
+	require.Equal(t, conversation.ReasonRan, echo.Reason, echo.Content)
+	require.Equal(t, conversation.ReasonBlocked, rm.Reason, rm.Content)
+	require.Equal(t, conversation.ReasonRan, mk2.Reason, "the remembered rule let the second mkdir run unasked: %s", mk2.Content)
+	// The worker's log carries what a call that did not run said, not
+	// only its reason.
+	require.Regexp(t, `msg="tool call" .*call_id=c_rm tool=shell reason=blocked detail=".*rm -rf /`, e.logs.String())
 	require.DirExists(t, filepath.Join(e.workspace, "build", "b"))
 	require.FileExists(t, filepath.Join(e.workspace, "hi.txt"))
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
+	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -24,7 +26,9 @@ type pickedCall struct {
 // of the arguments the CLI read in the same listing.
 func (p pickedCall) approval(proto workflows.Approval) workflows.Approval {
 	ap := proto
-	ap.Digest = p.Digest
+	if ap.Digest == "" { // --digest, already checked against p, goes as the person gave it
+		ap.Digest = p.Digest
+	}
 	if p.byModelID != "" {
 		ap.CallID = p.byModelID
 	} else {
@@ -122,4 +126,52 @@ func pendingList(pending []workflows.PendingApproval) string {
 		fmt.Fprintf(&b, "  %s  %s %s", showID(p.ID), oneLine(p.Tool), preview(p.Arguments, 60, "see all: "+progName+" pending --full SESSION"))
 	}
 	return b.String()
+}
+
+// checkDigestFlag checks --digest before anything is asked: it names one
+// call (an id, or the only waiting call), and is as long as surfaces
+// show it.
+func checkDigestFlag(digest string, ids []string, all bool) error {
+	if all || len(ids) > 1 {
+		return usagef("--digest names the arguments of one call: give one call id with it, not several or --all")
+	}
+	d := strings.TrimSpace(digest)
+	if len(d) < callref.ShortLen || strings.Trim(strings.ToLower(d), "0123456789abcdef") != "" {
+		return usagef("--digest %s is not a digest: give the %d or more hex digits that pending or the console print for the call", oneLine(digest), callref.ShortLen)
+	}
+	return nil
+}
+
+// digestMismatch refuses a decision whose --digest is not the arguments
+// of the call waiting now: the person read another call under that id
+// (the model can reuse ids, and a page can be stale). It shows the call
+// that waits, so the person can decide on what is there.
+func digestMismatch(session string, p pickedCall, digest, decision string) error {
+	if callref.DigestMatches(digest, p.Digest) {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "nothing sent: call %s waits with other arguments than the ones you read (--digest %s; the call now has %s). It waits with:\n",
+		showID(p.ID), oneLine(digest), callref.Short(p.Digest))
+	renderDecided(&b, session, p.PendingApproval, false)
+	fmt.Fprintf(&b, "If this is what you mean to %s, run: %s %s %s %s --digest %s",
+		decision, progName, decision, shellQuote(session), shellQuote(p.ID), callref.Short(p.Digest))
+	return errors.New(b.String())
+}
+
+// renderDecided shows the call a decision names, through the untrusted
+// renderer: the arguments on one line cut with where to see them whole
+// (or whole with full), and the digest the decision carries.
+func renderDecided(w io.Writer, session string, p workflows.PendingApproval, full bool) {
+	if full {
+		fmt.Fprintf(w, "%sarguments:\n", continuationSpace)
+		for _, l := range argLines(style{}, p.Arguments) {
+			fmt.Fprintln(w, continuationSpace+continuationSpace+l)
+		}
+	} else {
+		fmt.Fprintf(w, "%sarguments: %s\n", continuationSpace, preview(p.Arguments, maxArgsPreview, fullHint("show", session)))
+	}
+	if p.Digest != "" {
+		fmt.Fprintf(w, "%sdigest:    %s\n", continuationSpace, callref.Short(p.Digest))
+	}
 }

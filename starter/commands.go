@@ -14,9 +14,9 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/permission"
-
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -267,6 +267,10 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 		fs.BoolVar(&remember, "remember", false, "also allow this tool and pattern for the rest of the session")
 		fs.StringVar(&pattern, "pattern", "", "with --remember: a wider pattern to allow, a glob such as 'go test *' (default: exactly this call's command line or path, glob characters in it taken literally)")
 	}
+	var digest string
+	var full bool
+	fs.StringVar(&digest, "digest", "", "the digest of the arguments you read (pending, the console, watch): nothing is sent unless the call waiting now has exactly those arguments")
+	fs.BoolVar(&full, "full", false, "print the decided call's arguments whole instead of a cut preview")
 	session, ids, err := sessionArgs(fs, args)
 	if err != nil {
 		return err
@@ -277,12 +281,17 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 	if all && len(ids) > 0 {
 		return usagef("give call ids or --all, not both")
 	}
+	if digest != "" {
+		if err := checkDigestFlag(digest, ids, all); err != nil {
+			return err
+		}
+	}
 	c, err := a.connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	proto := workflows.Approval{Decision: decision, Feedback: feedback, Pattern: pattern}
+	proto := workflows.Approval{Decision: decision, Feedback: feedback, Pattern: pattern, Digest: digest}
 	if remember {
 		proto.Remember = workflows.RememberSession
 	}
@@ -314,12 +323,18 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 	if err != nil {
 		return a.explainNotWaiting(ctx, c, session, pending, ids, err)
 	}
+	if digest != "" {
+		if err := digestMismatch(session, picked[0], digest, decision); err != nil {
+			return err
+		}
+	}
 	type sent struct {
 		CallID   string `json:"call_id"`
 		ID       string `json:"id"`
 		Tool     string `json:"tool"`
 		Decision string `json:"decision"`
-		Via      string `json:"via,omitempty"` // "signal" when no worker took the update
+		Via      string `json:"via,omitempty"`    // "signal" when no worker took the update
+		Digest   string `json:"digest,omitempty"` // of the arguments decided on
 	}
 	var done []sent
 	noted := false
@@ -348,9 +363,12 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 				fmt.Fprintf(a.stdout, "the reply was lost, but the session's history shows it took the decision:\n")
 			}
 		}
-		done = append(done, sent{p.CallID, p.ID, p.Tool, decision, via})
+		done = append(done, sent{p.CallID, p.ID, p.Tool, decision, via, callref.Short(p.Digest)})
 		if !a.cfg.JSON && via == "" {
 			fmt.Fprintf(a.stdout, "%s %s (%s)\n", pastTense(decision), showID(p.ID), oneLine(p.Tool))
+		}
+		if !a.cfg.JSON {
+			renderDecided(a.stdout, session, p.PendingApproval, full)
 		}
 	}
 	if a.cfg.JSON {

@@ -141,7 +141,13 @@ func renderPending(w io.Writer, cfg config, session string, pending []workflows.
 		digest := callref.Short(p.Digest) // of the arguments listed above
 		fmt.Fprintf(w, "  approve: %s\n", signalCommand(cfg, session, workflows.Approval{ID: p.ID, Digest: digest, Decision: workflows.DecisionApprove}))
 		fmt.Fprintf(w, "  deny:    %s\n", signalCommand(cfg, session, workflows.Approval{ID: p.ID, Digest: digest, Decision: workflows.DecisionDeny, Feedback: "why"}))
-		fmt.Fprintf(w, "  or:      %s approve %s %s\n", progName, shellQuote(session), shellQuote(p.ID))
+		or := fmt.Sprintf("%s approve %s %s", progName, shellQuote(session), shellQuote(p.ID))
+		if digest != "" {
+			// The digest of what was listed: approve refuses it when the
+			// call waiting under that id by then has other arguments.
+			or += " --digest " + digest
+		}
+		fmt.Fprintf(w, "  or:      %s\n", or)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/untrusted"
 	"github.com/longrun/longrun/workflows"
@@ -247,6 +248,10 @@ func (st style) approvalRequest(w io.Writer, session string, p workflows.Pending
 		fmt.Fprintf(w, " (%s)", oneLine(p.Reason))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  %s approve %s %s   |   %s deny %s %s --feedback \"...\"\n",
-		progName, shellQuote(session), shellQuote(p.ID), progName, shellQuote(session), shellQuote(p.ID))
+	digest := "" // of the arguments announced: approve refuses it for others
+	if p.Digest != "" {
+		digest = " --digest " + callref.Short(p.Digest)
+	}
+	fmt.Fprintf(w, "  %s approve %s %s%s   |   %s deny %s %s%s --feedback \"...\"\n",
+		progName, shellQuote(session), shellQuote(p.ID), digest, progName, shellQuote(session), shellQuote(p.ID), digest)
 }

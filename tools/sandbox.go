@@ -631,14 +631,20 @@ func homeDir() string {
 }
 
 // readChildPID reads the JSON bwrap writes to --info-fd once the sandbox
-// is set up: {"child-pid": N, ...}. A deadline keeps a wedged bwrap from
-// hanging the tool before its timeout is even armed.
-func readChildPID(f *os.File) (int, error) {
-	_ = f.SetReadDeadline(time.Now().Add(sandboxProbeTimeout))
+// is set up: {"child-pid": N, ...}. A deadline (wait) keeps a wedged bwrap
+// from hanging the tool before its timeout is even armed. Past it the
+// error names the wait: on a loaded machine creating the namespaces can
+// be that slow, and bwrap then dies writing to the closed pipe, so the
+// command fails with nothing of its own to say why.
+func readChildPID(f *os.File, wait time.Duration) (int, error) {
+	_ = f.SetReadDeadline(time.Now().Add(wait))
 	var info struct {
 		ChildPID int `json:"child-pid"`
 	}
 	if err := json.NewDecoder(f).Decode(&info); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return 0, fmt.Errorf("bwrap did not report its sandbox set up within %s (the machine may be overloaded: creating namespaces is slow then): %w", wait, err)
+		}
 		return 0, fmt.Errorf("read bwrap info: %w", err)
 	}
 	if info.ChildPID <= 0 {

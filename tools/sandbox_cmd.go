@@ -315,7 +315,7 @@ func (x *sandboxExec) started() {
 // releases the command. On an error the sandbox is killed.
 func (x *sandboxExec) attach() error {
 	x.started()
-	pid, err := readChildPID(x.info)
+	pid, err := readChildPID(x.info, sandboxProbeTimeout)
 	x.info.Close()
 	x.info = nil
 	if err != nil {

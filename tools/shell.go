@@ -341,6 +341,9 @@ loop:
 	default:
 		res = Result{Content: content + footer(waitErr, elapsed, sb != nil)}
 		res.IsError = waitErr != nil
+		if waitErr != nil && proc.startErr != nil {
+			res.Content += fmt.Sprintf("\n[the sandbox did not start: %v]", proc.startErr)
+		}
 	}
 	return res, nil
 }

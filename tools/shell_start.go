@@ -20,6 +20,10 @@ type proc struct {
 	// setupErr is why the sandbox was killed before the command ran (its
 	// network could not be attached); set by group.
 	setupErr error
+	// startErr is why bwrap did not report that its sandbox was set up
+	// (its own message, if any, is in the output); set by group. The
+	// command then most likely did not run, and a failure says why.
+	startErr error
 }
 
 // startError is a command that could not be launched at all (bash or bwrap
@@ -119,6 +123,8 @@ func (p *proc) group() int {
 		if p.x.childPID > 0 {
 			pgid = p.x.childPID
 			p.setupErr = err
+		} else {
+			p.startErr = err
 		}
 	}
 	return pgid

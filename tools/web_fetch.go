@@ -12,12 +12,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 	"unicode/utf8"
 
-	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 )
@@ -126,11 +123,8 @@ func (f *WebFetch) Run(ctx context.Context, env Env, args json.RawMessage) (Resu
 	if kind == "" {
 		return refusedType(final, mediaType), nil
 	}
-	text, notes, err := toText(ctx, kind, body, resp.Header.Get("Content-Type"), final, 4*int(f.cfg.MaxBytes))
+	text, notes, err := toText(ctx, kind, body, resp.Header.Get("Content-Type"), final, 4*int(f.cfg.MaxBytes), f.cfg.Timeout)
 	if err != nil {
-		if ctx.Err() != nil {
-			return f.failure(ctx, u, ctx.Err()), nil
-		}
 		return Errorf("cannot convert %s to text: %v", final, err), nil
 	}
 	if resp.StatusCode >= 400 {
@@ -227,8 +221,11 @@ func classify(contentType string) (kind, mediaType string) {
 // toText decodes the body to UTF-8 (by its charset, or what the page
 // declares) and converts HTML to Markdown, links made absolute. The
 // conversion is bounded (boundHTML): it works on at most budget bytes of
-// estimated Markdown, and its notes say what was cut or simplified.
-func toText(ctx context.Context, kind string, body []byte, contentType string, final *url.URL, budget int) (string, []string, error) {
+// estimated Markdown, and its notes say what was cut or simplified. It
+// ends at ctx's deadline (the call's --web-timeout, which is timeout):
+// parsing stops with an error, converting stops between pieces
+// (convertPieces) and returns what it converted, with a note.
+func toText(ctx context.Context, kind string, body []byte, contentType string, final *url.URL, budget int, timeout time.Duration) (string, []string, error) {
 	r, err := charset.NewReader(bytes.NewReader(body), contentType)
 	if err != nil {
 		r = bytes.NewReader(body) // an unknown charset: read it as UTF-8
@@ -240,8 +237,11 @@ func toText(ctx context.Context, kind string, body []byte, contentType string, f
 		}
 		return strings.ToValidUTF8(string(b), "\uFFFD"), nil, nil
 	}
-	doc, err := html.Parse(r)
+	doc, err := html.Parse(ctxReader{ctx, r})
 	if err != nil {
+		if ctx.Err() != nil {
+			return "", nil, fmt.Errorf("parsing the page did not finish within %s (the worker's --web-timeout): %w", timeout, ctx.Err())
+		}
 		if strings.Contains(err.Error(), "open stack of elements") {
 			// x/net/html's own bound: nesting past 512 elements.
 			return "", nil, fmt.Errorf("the page nests elements more than 512 deep, which web_fetch does not convert (%w)", err)
@@ -250,19 +250,11 @@ func toText(ctx context.Context, kind string, body []byte, contentType string, f
 	}
 	title := pageTitle(doc) // before the conversion drops <head>
 	report := boundHTML(doc, final, budget)
-	conv := converter.NewConverter(converter.WithPlugins(
-		base.NewBasePlugin(), commonmark.NewCommonmarkPlugin(),
-		// Minimal padding: aligned cells pad every cell to its column's
-		// widest, output rows times the widest cell.
-		table.NewTablePlugin(table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal))))
-	md, err := conv.ConvertNode(doc, converter.WithContext(ctx), converter.WithDomain(final.String()))
+	conv, err := convertPieces(ctx, doc, final.String(), budget, timeout)
 	if err != nil {
 		return "", nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return "", nil, err // the deadline passed while converting
-	}
-	text := string(md)
+	text := conv.text
 	if title != "" && !strings.HasPrefix(text, "# ") {
 		text = "# " + title + "\n\n" + text
 	}
@@ -273,7 +265,11 @@ func toText(ctx context.Context, kind string, body []byte, contentType string, f
 		}
 		text, report.cut = text[:cut], true
 	}
-	return text, report.notes(), nil
+	notes := report.notes()
+	if conv.stopped {
+		notes = append([]string{conv.stopNote()}, notes...)
+	}
+	return text, notes, nil
 }
 
 // pageTitle is the text of the document's <title>, which the conversion

@@ -1,13 +1,16 @@
 package workflows
 
 import (
+	"fmt"
 	"sort"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/session"
 	tools "github.com/longrun/longrun/toolspec" // the tool contract; renamed in one go after issue 30's merges
+	"github.com/longrun/longrun/untrusted"
 )
 
 // Spec is the tool the model may call by name (session.Catalog): a hidden
@@ -85,6 +88,13 @@ func (s *driver) driveBatch(ctx workflow.Context) error {
 	for _, c := range s.batch.Calls {
 		r, _ := c.Result()
 		s.Messages = append(s.Messages, conversation.ToolMessage(r))
+		if r.Reason != conversation.ReasonRan && r.Content != "" {
+			// What failed, not only that it did: the log is often all an
+			// operator (or a failed test) has.
+			s.logger(ctx).Info("tool call", "id", c.Call.Ref, "call_id", c.Call.ID, "tool", c.Call.Name, "reason", r.Reason,
+				"detail", logDetail(r.Content))
+			continue
+		}
 		s.logger(ctx).Info("tool call", "id", c.Call.Ref, "call_id", c.Call.ID, "tool", c.Call.Name, "reason", r.Reason)
 	}
 	s.recordBatch()
@@ -94,4 +104,22 @@ func (s *driver) driveBatch(ctx workflow.Context) error {
 	}
 	s.setPhase(ctx, PhaseRunning)
 	return nil
+}
+
+// logDetailBytes is how much of a call's result that did not run cleanly
+// the worker's log line carries: its end, where a command's exit status
+// and the tool's own complaint are.
+const logDetailBytes = 400
+
+// logDetail is the end of a result on one line, made visible, saying how
+// much came before it.
+func logDetail(content string) string {
+	if len(content) <= logDetailBytes {
+		return untrusted.Line(content)
+	}
+	cut := len(content) - logDetailBytes
+	for cut < len(content) && !utf8.RuneStart(content[cut]) {
+		cut++
+	}
+	return fmt.Sprintf("(%d bytes before) %s", cut, untrusted.Line(content[cut:]))
 }
