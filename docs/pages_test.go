@@ -98,7 +98,6 @@ func TestLinksReachTheirHeadings(t *testing.T) {
 	t.Logf("%d links checked", n)
 }
 
-
 // oldNames finds the programs named by their source directories, not as
 // installed: the word starter anywhere (a path such as starter/ or
 // .longrun-bin/starter aside), and worker or devserver used as a command,
