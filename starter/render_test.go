@@ -152,7 +152,7 @@ func TestRenderStatus(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{"phase              waiting-approval", "turn               3/50", "model              m1",
 		"tokens             120 (prompt 100, completion 20)", "last error         model timed out",
-		"rejected signals:\n  approval \"cX\": unknown call id", "starter pending s1"} {
+		"rejected signals:\n  approval \"cX\": unknown call id", "longrun pending s1"} {
 		require.Contains(t, out, want)
 	}
 }
