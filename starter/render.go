@@ -139,9 +139,14 @@ func renderPending(w io.Writer, cfg config, session string, pending []workflows.
 			}
 		}
 		digest := callref.Short(p.Digest) // of the arguments listed above
-		fmt.Fprintf(w, "  approve: %s\n", signalCommand(cfg, session, workflows.Approval{ID: p.ID, Digest: digest, Decision: workflows.DecisionApprove}))
-		fmt.Fprintf(w, "  deny:    %s\n", signalCommand(cfg, session, workflows.Approval{ID: p.ID, Digest: digest, Decision: workflows.DecisionDeny, Feedback: "why"}))
-		fmt.Fprintf(w, "  or:      %s approve %s %s\n", progName, shellQuote(session), shellQuote(p.ID))
+		// Our own commands first (they check the call and say what
+		// happened); the signals are the fallback that needs neither a
+		// worker running nor longrun installed.
+		fmt.Fprintf(w, "  approve: %s approve %s %s\n", progName, shellQuote(session), shellQuote(p.ID))
+		fmt.Fprintf(w, "  deny:    %s deny %s %s --feedback 'why'\n", progName, shellQuote(session), shellQuote(p.ID))
+		fmt.Fprintf(w, "  as durable signals (the temporal CLI; no worker needed):\n")
+		fmt.Fprintf(w, "    %s\n", signalCommand(cfg, session, workflows.Approval{ID: p.ID, Digest: digest, Decision: workflows.DecisionApprove}))
+		fmt.Fprintf(w, "    %s\n", signalCommand(cfg, session, workflows.Approval{ID: p.ID, Digest: digest, Decision: workflows.DecisionDeny, Feedback: "why"}))
 	}
 }
 

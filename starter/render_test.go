@@ -135,6 +135,9 @@ func TestRenderPending(t *testing.T) {
 	require.Contains(t, out, `temporal workflow signal --workflow-id s1 --name approval --input '{"id":"c2","digest":"0123456789abcdef","decision":"approve"}'`)
 	require.Contains(t, out, `'{"id":"c2","digest":"0123456789abcdef","decision":"deny","feedback":"why"}'`)
 	require.NotContains(t, out, "m1", "the model's ids are not shown")
+	first, _, _ := strings.Cut(out[strings.Index(out, "\nc1 (shell):"):], "temporal workflow signal")
+	require.Contains(t, first, "  approve: "+progName+" approve s1 c1\n  deny:    "+progName+" deny s1 c1 --feedback 'why'\n",
+		"each call leads with the longrun commands, approve and deny, before the signals")
 
 	b.Reset()
 	renderPending(&b, config{}, "s1", nil, false)
