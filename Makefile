@@ -43,13 +43,34 @@ BINDIR ?= $(PREFIX)/bin
 endif
 BINDIR ?= $(or $(shell go env GOBIN),$(shell go env GOPATH)/bin)
 
-install:
+# Each program is announced before it builds, with how long that takes,
+# so a cold install is never minutes of silence. make install-cli skips
+# the embedded server (the slow one) for a person who already runs
+# Temporal. A build that fails says what a damaged Go build cache looks
+# like, since that shows as hundreds of errors in code nobody changed.
+BUILD_FAILED = { echo "make install: building $(1) failed. Errors in packages you did not change (the standard library, dependencies) usually mean a damaged Go build cache: run  go clean -cache  and make install again." >&2; exit 1; }
+PATH_NOTE = case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "$(BINDIR) is not on your PATH: add it with  export PATH=\"$(BINDIR):\$$PATH\"" ;; esac
+
+.PHONY: install-cli install-programs install-devserver
+install-programs:
 	@mkdir -p $(DESTDIR)$(BINDIR)
-	go build -o $(DESTDIR)$(BINDIR)/longrun ./starter
-	go build -o $(DESTDIR)$(BINDIR)/longrun-worker ./worker
-	go -C devserver build -o $(DESTDIR)$(BINDIR)/longrun-devserver .
+	@echo "longrun: building the CLI (1 to 3 minutes cold, seconds when cached)"
+	@go build -o $(DESTDIR)$(BINDIR)/longrun ./starter || $(call BUILD_FAILED,longrun)
+	@echo "longrun-worker: building the worker (under a minute after the CLI, which shares its packages)"
+	@go build -o $(DESTDIR)$(BINDIR)/longrun-worker ./worker || $(call BUILD_FAILED,longrun-worker)
+
+install-devserver:
+	@mkdir -p $(DESTDIR)$(BINDIR)
+	@echo "longrun-devserver: building the embedded Temporal server and Web UI (5 to 10 minutes cold on two cores, seconds when cached)"
+	@go -C devserver build -o $(DESTDIR)$(BINDIR)/longrun-devserver . || $(call BUILD_FAILED,longrun-devserver)
+
+install: install-programs install-devserver
 	@echo "installed longrun, longrun-worker and longrun-devserver in $(DESTDIR)$(BINDIR)"
-	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "$(BINDIR) is not on your PATH: add it with  export PATH=\"$(BINDIR):\$$PATH\"" ;; esac
+	@$(PATH_NOTE)
+
+install-cli: install-programs
+	@echo "installed longrun and longrun-worker in $(DESTDIR)$(BINDIR) (no longrun-devserver: point them at your Temporal with TEMPORAL_ADDRESS)"
+	@$(PATH_NOTE)
 
 # staticcheck runs in make vet (and so in make test and CI) and must stay
 # clean, with its default checks. v0.8.2 is the release for Go 1.26; it is

@@ -116,7 +116,7 @@ func TestReusedCallIDsDecideNothingUnseen(t *testing.T) {
 	// refused before anything is sent, showing the call that waits.
 	out, err = e.starter("pending", id)
 	require.NoError(t, err, out)
-	require.Contains(t, out, "or:      starter approve "+id+" c2 --digest "+callref.Short(p[0].Digest), "pending names the digest approve checks")
+	require.Contains(t, out, "approve: longrun approve "+id+" c2 --digest "+callref.Short(p[0].Digest), "pending names the digest approve checks")
 	out, err = e.starter("approve", id, "c3", "--digest", callref.Short(p[0].Digest))
 	require.Equal(t, 1, exitCode(t, err), out)
 	require.Contains(t, out, "nothing sent: call c3 waits with other arguments than the ones you read (--digest "+callref.Short(p[0].Digest)+"; the call now has "+callref.Short(p[1].Digest)+")")

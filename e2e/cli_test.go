@@ -73,6 +73,30 @@ func TestCancelOfAnEndedSessionSaysSo(t *testing.T) {
 	require.NotContains(t, out, "cancel requested")
 }
 
+// send and interrupt to a session that has ended say how and when it
+// ended, and that nothing was done, where the server says only "not
+// found"; a session that never was is still "not found".
+func TestSendAndInterruptToAnEndedSessionSaySo(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, sm.Text("done"))
+	id := e.start(workflows.SessionInput{Prompt: "say done"})
+	waitClosed(t, id)
+	for cmd, notDone := range map[string]string{"send": "nothing was sent", "interrupt": "nothing to interrupt"} {
+		args := []string{cmd, id}
+		if cmd == "send" {
+			args = append(args, "one more thing")
+		}
+		out, err := e.starter(args...)
+		require.Equal(t, 1, exitCode(t, err), out)
+		require.Contains(t, out, "session "+id+" has ended (completed at ", cmd)
+		require.Contains(t, out, notDone, cmd)
+		require.NotContains(t, out, "not found", cmd)
+	}
+	out, err := e.starter("send", "no-such-session", "hello")
+	require.Equal(t, 1, exitCode(t, err), out)
+	require.Contains(t, out, `session "no-such-session" not found`)
+}
+
 // watch prints the final text once: as the last message, not again under
 // the outcome.
 func TestWatchPrintsTheFinalTextOnce(t *testing.T) {

@@ -262,7 +262,7 @@ func TestTerminalShowsHostileTextVisibly(t *testing.T) {
 		}
 	}
 	// The cut previews: each says how much it hides and where the rest is.
-	hidden := regexp.MustCompile(`… [0-9,]+ more bytes hidden; see all: starter pending --full ` + regexp.QuoteMeta(id))
+	hidden := regexp.MustCompile(`… [0-9,]+ more bytes hidden; see all: longrun pending --full ` + regexp.QuoteMeta(id))
 
 	out := e.pty("pending", id)
 	check("pending", out, shellRef+" ")
@@ -273,7 +273,7 @@ func TestTerminalShowsHostileTextVisibly(t *testing.T) {
 	check("pending --full", out, shownArgs, "⟨21,000 spaces⟩"+tail, shellRef)
 
 	out = e.pty("show", id)
-	check("show", out, "MODEL-TEXT "+shownText, shellRef, "see all: starter show --full "+id)
+	check("show", out, "MODEL-TEXT "+shownText, shellRef, "see all: longrun show --full "+id)
 	out = e.pty("show", "--full", id)
 	check("show --full", out, "MODEL-TEXT "+shownText, shownArgs+"⟨21,000 spaces⟩"+tail, shellRef)
 

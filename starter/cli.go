@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/contrib/envconfig"
@@ -18,9 +19,11 @@ import (
 	"github.com/longrun/longrun/workflows"
 )
 
-// progName is how usage text and hints name this binary; main sets it from
-// os.Args[0] so the hints can be pasted as they are.
-var progName = "starter"
+// progName is how usage text and hints name this binary: longrun, the name
+// make install gives it, so the hints can be pasted as they are. main keeps
+// another name that starts with longrun (longrun-dev, say); a build under
+// its directory's name (.longrun-bin/starter) still says longrun.
+var progName = "longrun"
 
 // Exit codes. A session that ends in any way but "completed" is a failure for
 // scripts, so it shares code 1 with errors.
@@ -139,13 +142,13 @@ func (a *app) run(ctx context.Context, args []string) int {
 			a.usage(a.stdout)
 			return exitOK
 		}
-		fmt.Fprintf(a.stderr, "%s: %v\n", progName, err)
-		a.usage(a.stderr)
+		// One line, not the usage screen: help is for who asks for it.
+		fmt.Fprintf(a.stderr, "%s: %s %s help lists the commands and global flags\n", progName, hinted(flagHint(err.Error(), global), ""), progName)
 		return exitUsage
 	}
 	rest := global.Args()
 	if len(rest) == 0 {
-		a.usage(a.stderr)
+		fmt.Fprintf(a.stderr, "%s: name a command; %s help lists them\n", progName, progName)
 		return exitUsage
 	}
 	name := rest[0]
@@ -161,8 +164,12 @@ func (a *app) run(ctx context.Context, args []string) int {
 		}
 	}
 	if cmd == nil {
-		fmt.Fprintf(a.stderr, "%s: unknown command %q\n", progName, name)
-		a.usage(a.stderr)
+		var names []string
+		for _, c := range commands() {
+			names = append(names, c.name)
+		}
+		fmt.Fprintf(a.stderr, "%s: %s %s help lists the commands\n", progName,
+			hinted(fmt.Sprintf("unknown command %q", untrusted.Visible(name)), didYouMean(name, append(names, "help"))), progName)
 		return exitUsage
 	}
 
@@ -171,6 +178,33 @@ func (a *app) run(ctx context.Context, args []string) int {
 	a.globalFlags(fs)
 	err := cmd.run(a, ctx, fs, rest[1:])
 	return a.exitCode(cmd, fs, err)
+}
+
+// undefinedFlag is how package flag reports a flag it does not know.
+const undefinedFlag = "flag provided but not defined: -"
+
+// flagHint turns package flag's message for an unknown flag into one that
+// names the flag as it is written and the closest the FlagSet defines:
+// "unknown flag --alow, did you mean \"--allow\"?". Other messages pass as
+// they are.
+func flagHint(msg string, fs *flag.FlagSet) string {
+	name, ok := strings.CutPrefix(msg, undefinedFlag)
+	if !ok {
+		return msg
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
+	return "unknown flag --" + name + didYouMean("--"+name, names)
+}
+
+// hinted ends msg and its did-you-mean hint as a sentence before the next:
+// "unknown command \"stauts\", did you mean \"status\"?" or "... x;".
+func hinted(msg, hint string) string {
+	msg += hint
+	if strings.HasSuffix(msg, "?") {
+		return msg
+	}
+	return msg + ";"
 }
 
 // exitCode reports err the way its kind asks: usage errors show the
@@ -187,8 +221,10 @@ func (a *app) exitCode(cmd *command, fs *flag.FlagSet, err error) int {
 	// Messages may quote the model's ids and arguments (and the session's
 	// refusals do): they reach the terminal through the renderer too.
 	case errors.As(err, &ue):
-		fmt.Fprintf(a.stderr, "%s %s: %s\n", progName, cmd.name, untrusted.Visible(ue.msg))
-		a.commandUsage(a.stderr, cmd, fs)
+		// The reason, the synopsis and where the rest is: the flags and
+		// examples are for who asks (-h).
+		fmt.Fprintf(a.stderr, "%s %s: %s\n", progName, cmd.name, untrusted.Visible(flagHint(ue.msg, fs)))
+		fmt.Fprintf(a.stderr, "Usage: %s %s\n(%s %s -h shows its flags and examples)\n", progName, cmd.synopsis, progName, cmd.name)
 		return exitUsage
 	case errors.As(err, &ee):
 		if ee.msg != "" {
@@ -302,6 +338,12 @@ func (a *app) commandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
 	if ex := examples[cmd.name]; len(ex) > 0 {
 		fmt.Fprintf(w, "\nExamples:\n")
 		for _, e := range ex {
+			// A line that is a shell command of its own (source <(longrun
+			// completion bash)) is not a longrun command line.
+			if strings.HasPrefix(e, "source ") {
+				fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(e, "longrun", progName))
+				continue
+			}
 			fmt.Fprintf(w, "  %s %s\n", progName, e)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -220,6 +221,33 @@ func TestTLSFromEnvironment(t *testing.T) {
 	}
 }
 
+// A mistyped command or flag gets one line naming the closest one and
+// where help is, not the usage screen.
+func TestTyposGetADidYouMean(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"command, two letters swapped", []string{"stauts", "s1"}, `longrun: unknown command "stauts", did you mean "status"? longrun help lists the commands` + "\n"},
+		{"command, a letter missing", []string{"aprove", "s1"}, `did you mean "approve"?`},
+		{"command, nothing close", []string{"frobnicate"}, `longrun: unknown command "frobnicate"; longrun help lists the commands` + "\n"},
+		{"global flag", []string{"--adress", "h:1", "list"}, `longrun: unknown flag --adress, did you mean "--address"? longrun help lists the commands and global flags` + "\n"},
+		{"command flag", []string{"start", "--alow", "shell:x", "hi"}, `longrun start: unknown flag --alow, did you mean "--allow"?`},
+		{"subcommand flag", []string{"schedule", "create", "--evry", "1h", "n"}, `longrun schedule create: unknown flag --evry, did you mean "--every"?`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runFake(t, &fakeClient{}, tc.args...)
+			require.Equal(t, exitUsage, code)
+			require.Empty(t, stdout)
+			require.Contains(t, stderr, tc.want)
+			require.LessOrEqual(t, strings.Count(stderr, "\n"), 3, "a line or three, not the usage screen:\n%s", stderr)
+		})
+	}
+}
+
 func TestUsageExitCodes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -257,7 +285,9 @@ func TestUsageExitCodes(t *testing.T) {
 			require.Equal(t, tc.code, code, "stdout=%s stderr=%s", out.String(), errb.String())
 			if tc.code == exitUsage {
 				require.False(t, dialed, "usage errors are caught before dialing")
-				require.Contains(t, errb.String(), "Usage:")
+				require.Regexp(t, `Usage: |longrun help lists`, errb.String(), "it says where help is")
+				require.NotContains(t, errb.String(), "Flags:", "help only on request: no flag list")
+				require.NotContains(t, errb.String(), "Commands:", "help only on request: no command list")
 			}
 		})
 	}

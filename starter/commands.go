@@ -232,7 +232,7 @@ func (a *app) cmdSend(ctx context.Context, fs *flag.FlagSet, args []string) erro
 	defer c.Close()
 	err = c.SignalWorkflow(ctx, session, "", workflows.SignalUserMessage, workflows.UserMessage{Text: text})
 	if err != nil {
-		return sessionError(err, "signal "+workflows.SignalUserMessage, session, a.cfg.Namespace)
+		return a.signalError(ctx, c, err, workflows.SignalUserMessage, session, "nothing was sent")
 	}
 	if a.cfg.JSON {
 		return a.printJSON(map[string]string{"session_id": session, "sent": text})
@@ -601,7 +601,7 @@ func (a *app) cmdCancel(ctx context.Context, fs *flag.FlagSet, args []string) er
 func (a *app) cmdInterrupt(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
 		if err := c.SignalWorkflow(ctx, session, "", workflows.SignalInterrupt, struct{}{}); err != nil {
-			return sessionError(err, "signal "+workflows.SignalInterrupt, session, a.cfg.Namespace)
+			return a.signalError(ctx, c, err, workflows.SignalInterrupt, session, "nothing to interrupt")
 		}
 		if a.cfg.JSON {
 			return a.printJSON(map[string]string{"session_id": session, "interrupt": "sent"})
@@ -615,6 +615,28 @@ func (a *app) cmdResult(ctx context.Context, fs *flag.FlagSet, args []string) er
 	return a.onSession(ctx, fs, args, func(c sessionClient, session string) error {
 		return a.outcome(ctx, c, session, "", false, "")
 	})
+}
+
+// signalError explains a signal the server refused. The server answers a
+// signal to a session that has ended as it answers one to a session that
+// never was, "not found"; the person meant a session they know, so it
+// says how and when that one ended, and what was not done.
+func (a *app) signalError(ctx context.Context, c sessionClient, err error, signal, session, notDone string) error {
+	var nf *serviceerror.NotFound
+	if !errors.As(err, &nf) {
+		return sessionError(err, "signal "+signal, session, a.cfg.Namespace)
+	}
+	desc, derr := c.DescribeWorkflowExecution(ctx, session, "")
+	info := desc.GetWorkflowExecutionInfo()
+	if derr != nil || info == nil || isOpen(info.GetStatus()) {
+		return sessionError(err, "signal "+signal, session, a.cfg.Namespace)
+	}
+	how := statusName(info.GetStatus().String())
+	if e := a.ended(ctx, c, desc); e != nil {
+		how = e.How
+	}
+	return exitError{exitFailure, fmt.Sprintf("session %s has ended (%s at %s); %s",
+		session, how, info.GetCloseTime().AsTime().Local().Format(time.DateTime), notDone)}
 }
 
 // alreadyEnded returns an exitError naming how session ended when it is

@@ -188,10 +188,10 @@ func TestApproveDigest(t *testing.T) {
 	// What watch announces and pending lists carry that digest.
 	var b strings.Builder
 	renderApprovalRequest(&b, "s1", pending[0])
-	require.Contains(t, b.String(), "  starter approve s1 c1 --digest "+now+"   |   starter deny s1 c1 --digest "+now+` --feedback "..."`)
+	require.Contains(t, b.String(), "  longrun approve s1 c1 --digest "+now+"   |   longrun deny s1 c1 --digest "+now+` --feedback "..."`)
 	b.Reset()
 	renderPending(&b, config{}, "s1", pending, false)
-	require.Contains(t, b.String(), "  or:      starter approve s1 c1 --digest "+now+"\n")
+	require.Contains(t, b.String(), "  approve: longrun approve s1 c1 --digest "+now+"\n")
 }
 
 func TestApproveUnknownCallIsRefused(t *testing.T) {

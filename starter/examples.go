@@ -62,7 +62,7 @@ var examples = map[string][]string{
 	"schedule pause":   {`schedule pause nightly --note "release freeze"`},
 	"schedule unpause": {`schedule unpause nightly`},
 	"schedule trigger": {`schedule trigger nightly`, `schedule trigger nightly --overlap allow-all   # even while the last session runs`},
-	"completion":       {`completion bash > /etc/bash_completion.d/starter`, `source <(starter completion bash)`, `source <(starter completion zsh)`},
+	"completion":       {`completion bash > /etc/bash_completion.d/longrun`, `source <(longrun completion bash)`, `source <(longrun completion zsh)`},
 	"codec-server":     {`codec-server --encryption-keys /etc/longrun/keys --origin http://localhost:8233 --token-file /etc/longrun/codec-token`, `codec-server --encryption-keys keys --listen 127.0.0.1:8081 --no-token --origin http://localhost:8233`},
 	"console": {
 		`console                                   # http://127.0.0.1:8082; open the login URL it prints`,

@@ -159,7 +159,7 @@ func TestShowStatusAndLastMessages(t *testing.T) {
 	require.Regexp(t, `phase\s+waiting-approval`, stdout)
 	require.Regexp(t, `tokens\s+99 \(prompt 90, completion 9\)`, stdout)
 	require.Contains(t, stdout, "last 3 of 10 messages:\nuser: message 7\nuser: message 8\nuser: message 9\n")
-	require.Contains(t, stdout, "waiting for you: starter pending s1")
+	require.Contains(t, stdout, "waiting for you: longrun pending s1")
 
 	code, stdout, _ = runFake(t, f, "show", "s1", "--json")
 	require.Equal(t, exitOK, code)
@@ -218,8 +218,8 @@ func TestEveryCommandHasHelpWithExamples(t *testing.T) {
 			require.NotEmpty(t, examples[c.name], "no examples for %s", c.name)
 			code, stdout, stderr := runFake(t, &fakeClient{}, c.name, "--help")
 			require.Equal(t, exitOK, code, stderr)
-			require.Contains(t, stdout, "Usage: starter "+c.name)
-			require.Contains(t, stdout, "Examples:\n  starter "+c.name)
+			require.Contains(t, stdout, "Usage: longrun "+c.name)
+			require.Contains(t, stdout, "Examples:\n  longrun "+c.name)
 		})
 	}
 }
@@ -235,16 +235,16 @@ func TestCompletionBash(t *testing.T) {
 	}
 	require.Regexp(t, `approve\) flags="[^"]*--remember[^"]*"; session=1`, script)
 	require.Regexp(t, `list\) flags="[^"]*--waiting[^"]*"; session=0`, script)
-	require.Contains(t, script, "complete -F _starter_complete starter")
+	require.Contains(t, script, "complete -F _longrun_complete longrun")
 
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash to check the script with")
 	}
-	// Load it and complete "starter appr" (ap: approve and apply) and "starter list --wa".
+	// Load it and complete "longrun appr" (ap: approve and apply) and "longrun list --wa".
 	out, err := exec.Command(bash, "-c", script+`
-COMP_WORDS=(starter appr); COMP_CWORD=1; _starter_complete; echo "${COMPREPLY[*]}"
-COMP_WORDS=(starter --address h:1 list --wa); COMP_CWORD=4; _starter_complete; echo "${COMPREPLY[*]}"
+COMP_WORDS=(longrun appr); COMP_CWORD=1; _longrun_complete; echo "${COMPREPLY[*]}"
+COMP_WORDS=(longrun --address h:1 list --wa); COMP_CWORD=4; _longrun_complete; echo "${COMPREPLY[*]}"
 `).CombinedOutput()
 	require.NoError(t, err, string(out))
 	require.Equal(t, "approve\n--waiting\n", string(out))

@@ -75,13 +75,13 @@ func TestPromptAnswers(t *testing.T) {
 			"empty feedback asks again", "f\n\ny\n", []workflows.Approval{approve},
 			[]string{"no feedback given; nothing sent", "approved call_1"},
 		},
-		{"skip", "s\n", nil, []string{"skipped call_1 (shell); decide later with:", "starter approve s1 call_1"}},
+		{"skip", "s\n", nil, []string{"skipped call_1 (shell); decide later with:", "longrun approve s1 call_1"}},
 		{
 			"garbage then yes", "maybe\nyy\n\ny\n", []workflows.Approval{approve},
 			[]string{`answer y, n, f or s (not "maybe")`, `(not "yy")`, `(not "")`, "approved call_1 (shell)"},
 		},
 		{"y with words is not yes", "y please\ns\n", nil, []string{`(not "y please")`, "skipped call_1"}},
-		{"stdin ends", "", nil, []string{"no more answers (EOF); call_1 is left waiting:", "starter deny s1 call_1"}},
+		{"stdin ends", "", nil, []string{"no more answers (EOF); call_1 is left waiting:", "longrun deny s1 call_1"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -259,7 +259,7 @@ func TestPromptApprovesOnlyWhatWasSeen(t *testing.T) {
 	}
 	code, stdout, stderr := runUI(t, context.Background(), f, strings.NewReader("y\nv\ny\n"), false, "watch", "s1", "--interactive")
 	require.Equal(t, exitOK, code, stderr)
-	require.Contains(t, stdout, "  command: go test ./...⟨1,987 spaces⟩\n    … 26 more bytes hidden; [v]iew shows all; so does starter pending --full\n"+promptQuestionCut)
+	require.Contains(t, stdout, "  command: go test ./...⟨1,987 spaces⟩\n    … 26 more bytes hidden; [v]iew shows all; so does longrun pending --full\n"+promptQuestionCut)
 	require.Contains(t, stdout, "part of this call is hidden: view all of it (v) before approving")
 	require.Contains(t, stdout, "  command: go test ./...⟨2,000 spaces⟩; touch pwned\n"+promptQuestion)
 	require.Equal(t, []workflows.Approval{{ID: "c1", Decision: workflows.DecisionApprove}}, updates(f), "one approval, after the view")

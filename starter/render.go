@@ -139,15 +139,20 @@ func renderPending(w io.Writer, cfg config, session string, pending []workflows.
 			}
 		}
 		digest := callref.Short(p.Digest) // of the arguments listed above
-		fmt.Fprintf(w, "  approve: %s\n", signalCommand(cfg, session, workflows.Approval{ID: p.ID, Digest: digest, Decision: workflows.DecisionApprove}))
-		fmt.Fprintf(w, "  deny:    %s\n", signalCommand(cfg, session, workflows.Approval{ID: p.ID, Digest: digest, Decision: workflows.DecisionDeny, Feedback: "why"}))
-		or := fmt.Sprintf("%s approve %s %s", progName, shellQuote(session), shellQuote(p.ID))
+		// Our own commands first (they check the call and say what
+		// happened); the signals are the fallback that needs neither a
+		// worker running nor longrun installed. The digest is of what was
+		// listed: approve refuses it when the call waiting under that id
+		// by then has other arguments.
+		check := ""
 		if digest != "" {
-			// The digest of what was listed: approve refuses it when the
-			// call waiting under that id by then has other arguments.
-			or += " --digest " + digest
+			check = " --digest " + digest
 		}
-		fmt.Fprintf(w, "  or:      %s\n", or)
+		fmt.Fprintf(w, "  approve: %s approve %s %s%s\n", progName, shellQuote(session), shellQuote(p.ID), check)
+		fmt.Fprintf(w, "  deny:    %s deny %s %s%s --feedback 'why'\n", progName, shellQuote(session), shellQuote(p.ID), check)
+		fmt.Fprintf(w, "  as durable signals (the temporal CLI; no worker needed):\n")
+		fmt.Fprintf(w, "    %s\n", signalCommand(cfg, session, workflows.Approval{ID: p.ID, Digest: digest, Decision: workflows.DecisionApprove}))
+		fmt.Fprintf(w, "    %s\n", signalCommand(cfg, session, workflows.Approval{ID: p.ID, Digest: digest, Decision: workflows.DecisionDeny, Feedback: "why"}))
 	}
 }
 

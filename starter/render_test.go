@@ -135,6 +135,10 @@ func TestRenderPending(t *testing.T) {
 	require.Contains(t, out, `temporal workflow signal --workflow-id s1 --name approval --input '{"id":"c2","digest":"0123456789abcdef","decision":"approve"}'`)
 	require.Contains(t, out, `'{"id":"c2","digest":"0123456789abcdef","decision":"deny","feedback":"why"}'`)
 	require.NotContains(t, out, "m1", "the model's ids are not shown")
+	first, _, _ := strings.Cut(out[strings.Index(out, "\nc1 (shell):"):], "temporal workflow signal")
+	d1 := callref.Short(callref.Digest("shell", args))
+	require.Contains(t, first, "  approve: "+progName+" approve s1 c1 --digest "+d1+"\n  deny:    "+progName+" deny s1 c1 --digest "+d1+" --feedback 'why'\n",
+		"each call leads with the longrun commands, approve and deny, before the signals")
 
 	b.Reset()
 	renderPending(&b, config{}, "s1", nil, false)
@@ -152,7 +156,7 @@ func TestRenderStatus(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{"phase              waiting-approval", "turn               3/50", "model              m1",
 		"tokens             120 (prompt 100, completion 20)", "last error         model timed out",
-		"rejected signals:\n  approval \"cX\": unknown call id", "starter pending s1"} {
+		"rejected signals:\n  approval \"cX\": unknown call id", "longrun pending s1"} {
 		require.Contains(t, out, want)
 	}
 }

@@ -90,8 +90,8 @@ func TestScheduleCreateUsageErrors(t *testing.T) {
 			f := &fakeClient{}
 			code, _, stderr := runFake(t, f, append([]string{"schedule", "create"}, tc.args...)...)
 			require.Equal(t, exitUsage, code, stderr)
-			require.Contains(t, stderr, "starter schedule create: "+tc.want)
-			require.Contains(t, stderr, "Usage: starter schedule create NAME", "the subcommand's own usage")
+			require.Contains(t, stderr, "longrun schedule create: "+tc.want)
+			require.Contains(t, stderr, "Usage: longrun schedule create NAME", "the subcommand's synopsis")
 			require.Empty(t, f.schedules.created)
 		})
 	}
@@ -274,8 +274,8 @@ func TestScheduleHelpAndCompletion(t *testing.T) {
 	t.Parallel()
 	code, stdout, _ := runFake(t, &fakeClient{}, "schedule", "create", "--help")
 	require.Equal(t, exitOK, code)
-	require.Contains(t, stdout, "Usage: starter schedule create NAME --prompt TEXT")
-	require.Contains(t, stdout, "Examples:\n  starter schedule create nightly")
+	require.Contains(t, stdout, "Usage: longrun schedule create NAME --prompt TEXT")
+	require.Contains(t, stdout, "Examples:\n  longrun schedule create nightly")
 	require.Contains(t, stdout, "-jitter")
 	code, stdout, _ = runFake(t, &fakeClient{}, "schedule", "--help")
 	require.Equal(t, exitOK, code)
@@ -283,7 +283,7 @@ func TestScheduleHelpAndCompletion(t *testing.T) {
 	for _, c := range scheduleCommands() {
 		code, stdout, _ := runFake(t, &fakeClient{}, append(strings.Fields(c.name), "--help")...)
 		require.Equal(t, exitOK, code, c.name)
-		require.Contains(t, stdout, "Examples:\n  starter "+c.name, c.name)
+		require.Contains(t, stdout, "Examples:\n  longrun "+c.name, c.name)
 	}
 
 	code, script, stderr := runFake(t, &fakeClient{}, "completion", "bash")
@@ -293,10 +293,10 @@ func TestScheduleHelpAndCompletion(t *testing.T) {
 		t.Skip("no bash to check the script with")
 	}
 	out, err := exec.Command(bash, "-c", script+`
-COMP_WORDS=(starter sch); COMP_CWORD=1; _starter_complete; echo "${COMPREPLY[*]}"
-COMP_WORDS=(starter schedule un); COMP_CWORD=2; _starter_complete; echo "${COMPREPLY[*]}"
-COMP_WORDS=(starter schedule create nightly --prompt "x y" --jit); COMP_CWORD=6; _starter_complete; echo "${COMPREPLY[*]}"
-COMP_WORDS=(starter schedule pause --no); COMP_CWORD=3; _starter_complete; echo "${COMPREPLY[*]}"
+COMP_WORDS=(longrun sch); COMP_CWORD=1; _longrun_complete; echo "${COMPREPLY[*]}"
+COMP_WORDS=(longrun schedule un); COMP_CWORD=2; _longrun_complete; echo "${COMPREPLY[*]}"
+COMP_WORDS=(longrun schedule create nightly --prompt "x y" --jit); COMP_CWORD=6; _longrun_complete; echo "${COMPREPLY[*]}"
+COMP_WORDS=(longrun schedule pause --no); COMP_CWORD=3; _longrun_complete; echo "${COMPREPLY[*]}"
 `).CombinedOutput()
 	require.NoError(t, err, string(out))
 	require.Equal(t, "schedule\nunpause\n--jitter\n--note\n", string(out))

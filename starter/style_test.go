@@ -107,7 +107,7 @@ func TestRenderPlainUnchanged(t *testing.T) {
 	require.NotContains(t, out, "\x1b")
 	require.Contains(t, out, `← result [call_1] (ran): edited version.go ↵ --- a/version.go ↵ +++ b/version.go ↵ @@ -1,3 +1,3 @@`)
 	require.Contains(t, out, `⏸ approval needed [call_2] shell {"command":"rm -rf build && go test ./...","timeout":120} (runs a shell command)`+"\n")
-	require.Contains(t, out, "  starter approve s1 call_2   |   starter deny s1 call_2 --feedback \"...\"\n")
+	require.Contains(t, out, "  longrun approve s1 call_2   |   longrun deny s1 call_2 --feedback \"...\"\n")
 
 	// Colour off but blocks on (--no-color on a terminal): lines, no codes.
 	noColor := renderEvents(watchUI{style: style{blocks: true}, live: true}, evs)
@@ -125,7 +125,7 @@ func TestLongDiffIsCut(t *testing.T) {
 	lines := style{blocks: true}.message(conversation.ToolMessage(conversation.ToolResult{CallID: "c", Ref: "c", Content: diff.String(), Reason: conversation.ReasonRan}))
 	require.Equal(t, "← result [c] (ran):", lines[0], "a result that is only a diff has no preview after the colon")
 	require.Len(t, lines, 1+maxDiffLines+1)
-	require.Equal(t, "  … 23 more lines hidden; see all: starter conversation --full SESSION", lines[len(lines)-1])
+	require.Equal(t, "  … 23 more lines hidden; see all: longrun conversation --full SESSION", lines[len(lines)-1])
 }
 
 func TestPromptArgumentsShowPatchAsDiff(t *testing.T) {

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agnivade/levenshtein"
-
 	"github.com/longrun/longrun/mcp"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/tools"
@@ -87,7 +85,7 @@ func toolNameOK(name string, known []string) bool {
 func didYouMean(got string, candidates []string) string {
 	best, bestDist := "", 3
 	for _, c := range candidates {
-		if d := levenshtein.ComputeDistance(strings.ToLower(got), c); d < bestDist {
+		if d := editDistance(strings.ToLower(got), c); d < bestDist {
 			best, bestDist = c, d
 		}
 	}
@@ -95,6 +93,34 @@ func didYouMean(got string, candidates []string) string {
 		return ""
 	}
 	return fmt.Sprintf(", did you mean %q?", best)
+}
+
+// editDistance is the optimal string alignment distance: Levenshtein's, with
+// two neighbouring letters swapped counted as one edit, the commonest typo
+// ("stauts" is one edit from "status", two from "start").
+func editDistance(a, b string) int {
+	s, u := []rune(a), []rune(b)
+	d := make([][]int, len(s)+1)
+	for i := range d {
+		d[i] = make([]int, len(u)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(s); i++ {
+		for j := 1; j <= len(u); j++ {
+			cost := 1
+			if s[i-1] == u[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && s[i-1] == u[j-2] && s[i-2] == u[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(s)][len(u)]
 }
 
 // invalidInput is a start option the session would refuse: exit 2 with the

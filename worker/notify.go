@@ -28,7 +28,7 @@ func (c *notifyConfig) bind(fs *flag.FlagSet, getenv func(string) string) {
 	c.Secret = getenv("LONGRUN_NOTIFY_SECRET")
 	fs.Func("notify", "post a JSON notification to this webhook URL when a session waits for a person, completes, fails or stops on its budget; repeatable (env LONGRUN_NOTIFY, comma separated; signed with LONGRUN_NOTIFY_SECRET)", appender(&c.Webhooks))
 	fs.Func("notify-slack", "post the notifications to this Slack-compatible incoming webhook URL; repeatable (env LONGRUN_NOTIFY_SLACK, comma separated)", appender(&c.Slack))
-	fs.StringVar(&c.ConsoleURL, "console-url", getenv("LONGRUN_CONSOLE_URL"), "the approval inbox's URL (starter console), linked from every notification (env LONGRUN_CONSOLE_URL)")
+	fs.StringVar(&c.ConsoleURL, "console-url", getenv("LONGRUN_CONSOLE_URL"), "the approval inbox's URL (longrun console), linked from every notification (env LONGRUN_CONSOLE_URL)")
 }
 
 // appender is a repeatable flag's Set: the first use drops the
