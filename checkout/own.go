@@ -87,6 +87,9 @@ func createOwn(ctx context.Context, in Info) error {
 			return err
 		}
 	}
+	if err := controlDirs(tmp, in.Sub); err != nil {
+		return err
+	}
 	if err := os.RemoveAll(in.Dir); err != nil { // a directory without .git: nothing of a checkout
 		return err
 	}
@@ -162,6 +165,27 @@ func dropBaseRef(ctx context.Context, in Info) error {
 	}
 	if _, err := git(ctx, in.Repo, nil, "update-ref", "-d", BaseRef(in.Name)); err != nil && !strings.Contains(err.Error(), "not exist") {
 		return fmt.Errorf("remove %s: %w", BaseRef(in.Name), err)
+	}
+	return nil
+}
+
+// controlDirs makes the .longrun the checkout lacks, empty, at its top
+// and at the session's working directory: the sandbox binds a control
+// directory that exists read-only over itself, and cannot protect one
+// that does not (bwrap would create it on the host), so without it an
+// approved command could create .longrun/ with files in it. An empty
+// directory is nothing to git: no checkpoint or close records it.
+func controlDirs(top, sub string) error {
+	for _, d := range []string{top, filepath.Join(top, filepath.FromSlash(sub))} {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			continue // the working directory is not in the base: nothing to protect there
+		}
+		p := filepath.Join(d, ".longrun")
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			if err := os.Mkdir(p, 0o755); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -113,7 +113,7 @@ echo OWN; git show refs/longrun/checkpoints/a:mine.txt; git status --short; git 
 // can read and finds its own checkpoint, its own commit and the person's
 // history, and nothing of the other session's, checkpointed or committed;
 // nor can it write the checkout's .git (its alternates, config or
-// objects). Before, checkouts were worktrees sharing the person's object
+// objects), nor put files in a .longrun the base lacks. Before, checkouts were worktrees sharing the person's object
 // store: `git cat-file --batch-all-objects --batch` printed the other
 // session's checkpointed file.
 func TestOwnCheckoutSeesNoOtherSessionsObjects(t *testing.T) {
@@ -149,6 +149,7 @@ git cat-file --batch-all-objects --batch 2>&1 | grep -a -e b-ckpt- -e b-commit- 
 git log --all --format=%s 2>&1; git for-each-ref 2>&1
 echo x >> .git/objects/info/alternates 2>&1; echo y >> .git/config 2>&1; touch .git/objects/planted 2>&1
 git -c user.name=m -c user.email=m@x commit -q --allow-empty -m model 2>&1
+mkdir -p .longrun && echo '{"servers":{}}' > .longrun/mcp.json 2>&1
 echo END`})
 	got := res.Content
 	require.NotContains(t, got, "b-ckpt-"+mark)
@@ -165,4 +166,5 @@ echo END`})
 	cfg, err := os.ReadFile(filepath.Join(a.Dir, ".git", "config"))
 	require.NoError(t, err)
 	require.NotContains(t, string(cfg), "y\n")
+	require.NoFileExists(t, filepath.Join(a.Dir, ".longrun", "mcp.json"), "the checkout's empty .longrun is bound read-only: no command fills it")
 }
