@@ -1,9 +1,10 @@
 // Package checkout gives a session a checkout of its own: a repository of
 // its own on the branch longrun/<session>, under the worker's state
 // directory, from the base the person chose, borrowing the person's
-// objects (own.go) and brought into the person's repository at its close. Sessions then never edit the same files,
-// the person's own checkout is never where the agent writes, and what a
-// session changed is one branch (Diff, Apply, Discard). It is plain Go
+// objects and brought into the person's repository at its close
+// (own.go). Sessions then never edit the same files, the person's own
+// checkout is never where the agent writes, and what a session changed is
+// one branch (Diff, Apply, Discard). It is plain Go
 // over the git command: the worker's activities create and finish
 // checkouts, the starter's diff, apply and discard read them.
 package checkout
