@@ -45,10 +45,10 @@ type CheckoutResult struct {
 	Kept bool `json:"kept,omitempty"`
 }
 
-// OpenCheckout makes the session's own checkout on this worker: a git
-// worktree on the branch longrun/<session> under the state directory. A
-// working directory outside git gets a copy there instead (a repository
-// of its own: checkout.CreateCopy), up to checkout.DefaultCopyLimit; a
+// OpenCheckout makes the session's own checkout on this worker: a
+// repository of its own on the branch longrun/<session> under the state
+// directory, borrowing the person's objects (checkout.Create). A working
+// directory outside git gets a copy there instead (checkout.CreateCopy), up to checkout.DefaultCopyLimit; a
 // larger one fails the session's start with ErrTypeCopyTooLarge, naming
 // --in-place and git init as the ways on.
 func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (CheckoutResult, error) {

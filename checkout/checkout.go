@@ -1,8 +1,10 @@
-// Package checkout gives a session a checkout of its own: a git worktree
-// on the branch longrun/<session>, under the worker's state directory,
-// from the base the person chose. Sessions then never edit the same files,
-// the person's own checkout is never where the agent writes, and what a
-// session changed is one branch (Diff, Apply, Discard). It is plain Go
+// Package checkout gives a session a checkout of its own: a repository of
+// its own on the branch longrun/<session>, under the worker's state
+// directory, from the base the person chose, borrowing the person's
+// objects and brought into the person's repository at its close
+// (own.go). Sessions then never edit the same files, the person's own
+// checkout is never where the agent writes, and what a session changed is
+// one branch (Diff, Apply, Discard). It is plain Go
 // over the git command: the worker's activities create and finish
 // checkouts, the starter's diff, apply and discard read them.
 package checkout
@@ -101,11 +103,12 @@ func Sanitize(id string) string {
 func Branch(session string) string { return BranchPrefix + Sanitize(session) }
 
 // Create makes the session's checkout of the repository that holds
-// workDir: `git worktree add -b longrun/<session> <stateDir>/checkouts/<name>
-// <base>` (base "" is HEAD). It may run again for the same session (an
-// activity retry): a checkout already there is returned as it is, and a
-// branch already there is checked out rather than made again. A workDir
-// outside any repository is ErrNotGit.
+// workDir: <stateDir>/checkouts/<name>, a repository of its own borrowing
+// the person's objects (own.go), on the branch longrun/<session> at base
+// ("" is HEAD). It may run again for the same session (an activity
+// retry): a checkout already there is returned as it is, and a branch the
+// person's repository already has is taken up rather than made again. A
+// workDir outside any repository is ErrNotGit.
 func Create(ctx context.Context, workDir, stateDir, session, base string) (Info, error) {
 	if stateDir == "" {
 		return Info{}, errors.New("create checkout: the worker has no state directory")
@@ -140,11 +143,7 @@ func Create(ctx context.Context, workDir, stateDir, session, base string) (Info,
 	if _, err := os.Stat(filepath.Join(in.Dir, ".git")); err == nil {
 		return in, nil // made by an earlier attempt
 	}
-	args := []string{"worktree", "add", "--quiet", "-b", in.Branch, in.Dir, commit}
-	if _, err := git(ctx, top, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+in.Branch); err == nil {
-		args = []string{"worktree", "add", "--quiet", in.Dir, in.Branch}
-	}
-	if _, err := git(ctx, top, nil, args...); err != nil {
+	if err := createOwn(ctx, in); err != nil {
 		return Info{}, fmt.Errorf("create checkout: %w", err)
 	}
 	return in, nil
@@ -371,7 +370,7 @@ func writeMerged(ctx context.Context, root *applyRoot, top string, env []string,
 }
 
 // Discard removes the session's checkout, if it is still there, and its
-// branch.
+// branch, checkpoint ref and base ref in the person's repository.
 func Discard(ctx context.Context, in Info) error {
 	if in.Copy {
 		// The copy is a repository of its own under the worker's
@@ -385,11 +384,14 @@ func Discard(ctx context.Context, in Info) error {
 		return nil
 	}
 	if _, err := os.Stat(in.Dir); err == nil {
-		if _, err := git(ctx, in.Repo, nil, "worktree", "remove", "--force", in.Dir); err != nil {
+		if err := removeCheckout(ctx, in); err != nil {
 			return fmt.Errorf("discard checkout %s: %w", in.Dir, err)
 		}
 	}
-	_, _ = git(ctx, in.Repo, nil, "worktree", "prune")
+	_, _ = git(ctx, in.Repo, nil, "worktree", "prune") // a worktree checkout made before
+	if err := dropBaseRef(ctx, in); err != nil {
+		return fmt.Errorf("discard checkout %s: %w", in.Dir, err)
+	}
 	// The checkpoints hold the session's files as they were, whatever
 	// leaked into them: they go with the branch.
 	if _, err := git(ctx, in.Repo, nil, "update-ref", "-d", CheckpointRef(in.Name)); err != nil {
@@ -449,12 +451,30 @@ func gitExec(ctx context.Context, mode gitsafe.Mode, dir string, env []string, s
 	if err != nil {
 		return "", -1, err
 	}
+	return runCmd(cmd, stdin, args)
+}
+
+// gitFrom runs git in dir over another local repository src (a fetch
+// from it: git upload-pack then runs in src), with src's program-naming
+// keys neutralised as well as dir's.
+func gitFrom(ctx context.Context, dir, src string, args ...string) (string, error) {
+	cmd, err := gitCmdFor(ctx, gitsafe.HostLocal, dir, []string{src}, nil, args...)
+	if err != nil {
+		return "", err
+	}
+	out, _, err := runCmd(cmd, "", args)
+	return strings.TrimSpace(out), err
+}
+
+// runCmd runs a git command gitCmdFor made, with stdin, and gives its
+// output and exit code (-1: it did not run); an error says what git said.
+func runCmd(cmd *exec.Cmd, stdin string, args []string) (string, int, error) {
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
+	err := cmd.Run()
 	if err == nil {
 		return out.String(), 0, nil
 	}
@@ -481,7 +501,13 @@ func gitExec(ctx context.Context, mode gitsafe.Mode, dir string, env []string, s
 // checkouts' identity and env. A repository whose configuration cannot
 // be read within gitsafe's limits is refused: nothing runs.
 func gitCmd(ctx context.Context, mode gitsafe.Mode, dir string, env []string, args ...string) (*exec.Cmd, error) {
-	base, err := gitsafe.HostEnv(dir, mode)
+	return gitCmdFor(ctx, mode, dir, nil, env, args...)
+}
+
+// gitCmdFor is gitCmd with the configuration of the repositories at
+// others neutralised too (gitsafe.HostEnvFor).
+func gitCmdFor(ctx context.Context, mode gitsafe.Mode, dir string, others, env []string, args ...string) (*exec.Cmd, error) {
+	base, err := gitsafe.HostEnvFor(dir, mode, others...)
 	if err != nil {
 		return nil, fmt.Errorf("git %s in %s: %w", strings.Join(args, " "), dir, err)
 	}

@@ -440,6 +440,9 @@ func CloseTo(ctx context.Context, in Info, message, remote string) (Closed, erro
 		return Close(ctx, in, message)
 	}
 	if _, err := os.Stat(in.Dir); errors.Is(err, os.ErrNotExist) {
+		if err := dropBaseRef(ctx, in); err != nil {
+			return Closed{}, err
+		}
 		return closedBranch(ctx, in), nil // a restored one's repository went with it: nothing
 	}
 	c, err := closeCommit(ctx, in, message)
@@ -462,7 +465,7 @@ func CloseTo(ctx context.Context, in Info, message, remote string) (Closed, erro
 		}
 		return c, nil
 	}
-	return c, removeWorktree(ctx, in)
+	return c, finishCheckout(ctx, in)
 }
 
 // FetchBranch brings the session's branch from remote into repo (the

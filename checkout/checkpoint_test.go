@@ -37,13 +37,13 @@ func TestCheckpointRecordsFilesOnAPrivateRef(t *testing.T) {
 
 	c1, err := Checkpoint(ctx, in, "")
 	require.NoError(t, err)
-	ref, _ := git(ctx, repo, nil, "rev-parse", CheckpointRef(in.Name))
+	ref, _ := git(ctx, in.Dir, nil, "rev-parse", CheckpointRef(in.Name))
 	require.Equal(t, c1, ref)
-	files, _ := git(ctx, repo, nil, "ls-tree", "-r", "--name-only", c1)
+	files, _ := git(ctx, in.Dir, nil, "ls-tree", "-r", "--name-only", c1)
 	require.Equal(t, ".gitignore\nf.txt\nnew.txt", files, "untracked files in, ignored ones out")
 	head, _ := git(ctx, in.Dir, nil, "rev-parse", "HEAD")
 	require.Equal(t, in.Base, head, "the branch did not move")
-	parent, _ := git(ctx, repo, nil, "rev-parse", c1+"^")
+	parent, _ := git(ctx, in.Dir, nil, "rev-parse", c1+"^")
 	require.Equal(t, head, parent)
 	statusAfter, _ := git(ctx, in.Dir, nil, "status", "--porcelain")
 	require.Equal(t, statusBefore, statusAfter, "the checkout's index is untouched")
@@ -55,7 +55,7 @@ func TestCheckpointRecordsFilesOnAPrivateRef(t *testing.T) {
 	c2, err := Checkpoint(ctx, in, c1)
 	require.NoError(t, err)
 	require.NotEqual(t, c1, c2)
-	files, _ = git(ctx, repo, nil, "ls-tree", "-r", "--name-only", c2)
+	files, _ = git(ctx, in.Dir, nil, "ls-tree", "-r", "--name-only", c2)
 	require.Equal(t, ".gitignore\nf.txt", files, "a deleted file is gone from the next one")
 }
 
@@ -136,7 +136,7 @@ func TestCheckpointPathsLooksAtTheReportedFiles(t *testing.T) {
 	}
 	files := func(c string) string {
 		t.Helper()
-		out, err := git(ctx, repo, nil, "ls-tree", "-r", "--name-only", c)
+		out, err := git(ctx, in.Dir, nil, "ls-tree", "-r", "--name-only", c)
 		require.NoError(t, err)
 		return out
 	}
@@ -154,23 +154,23 @@ func TestCheckpointPathsLooksAtTheReportedFiles(t *testing.T) {
 	c2, err := CheckpointPaths(ctx, in, c1, []string{"new.txt", "a.txt"})
 	require.NoError(t, err)
 	require.Equal(t, ".gitignore\nearly.txt\nf.txt\nsub/new.txt", files(c2), "the new file in, the deleted one out, the unreported one not looked at")
-	ref, _ := git(ctx, repo, nil, "rev-parse", CheckpointRef(in.Name))
+	ref, _ := git(ctx, in.Dir, nil, "rev-parse", CheckpointRef(in.Name))
 	require.Equal(t, c2, ref)
 
 	same, err := CheckpointPaths(ctx, in, c2, []string{})
 	require.NoError(t, err)
 	require.Equal(t, c2, same, "no paths: nothing changed")
 
-	_, err = git(ctx, repo, nil, "pack-refs", "--all")
+	_, err = git(ctx, in.Dir, nil, "pack-refs", "--all")
 	require.NoError(t, err)
 	write("sub/noise.log", "ignored\n")
 	write("sub/new.txt", "changed\n")
 	c3, err := CheckpointPaths(ctx, in, c2, []string{"noise.log", "new.txt"})
 	require.NoError(t, err)
 	require.Equal(t, ".gitignore\nearly.txt\nf.txt\nsub/new.txt", files(c3), "an ignored path left out, the unreported one still not looked at")
-	ref, _ = git(ctx, repo, nil, "rev-parse", CheckpointRef(in.Name))
+	ref, _ = git(ctx, in.Dir, nil, "rev-parse", CheckpointRef(in.Name))
 	require.Equal(t, c3, ref, "the loose ref wins over the packed one")
-	refs, _ := git(ctx, repo, nil, "for-each-ref", "--format=%(objectname) %(refname)", CheckpointPrefix)
+	refs, _ := git(ctx, in.Dir, nil, "for-each-ref", "--format=%(objectname) %(refname)", CheckpointPrefix)
 	require.Equal(t, c3+" "+CheckpointRef(in.Name), refs)
 
 	gitDir, err := git(ctx, in.Dir, nil, "rev-parse", "--path-format=absolute", "--git-path", checkpointIndex)

@@ -83,7 +83,7 @@ func checkpointProperty(t *testing.T, seed int64, steps int, sub string) {
 	require.NoError(t, err)
 	prevB, err := Checkpoint(ctx, inB, "")
 	require.NoError(t, err)
-	require.Equal(t, treeOf(t, repo, prevB), treeOf(t, repo, prevA))
+	require.Equal(t, treeOf(t, inB.Dir, prevB), treeOf(t, inA.Dir, prevA))
 
 	treeMode := 0
 	for step := 0; step < steps; step++ {
@@ -106,7 +106,7 @@ func checkpointProperty(t *testing.T, seed int64, steps int, sub string) {
 		}
 		wantC, err := Checkpoint(ctx, inB, prevB)
 		require.NoError(t, err)
-		want := treeOf(t, repo, wantC)
+		want := treeOf(t, inB.Dir, wantC)
 		if paths != nil {
 			res, err := pathsTree(ctx, inA, dirsA, prevA, paths)
 			if err != nil && os.Getenv("LONGRUN_CKPT_WHY") != "" {
@@ -114,12 +114,12 @@ func checkpointProperty(t *testing.T, seed int64, steps int, sub string) {
 			}
 			if err == nil {
 				treeMode++
-				require.Equal(t, want, res.tree, "step %d: paths %q\n%s", step, paths, treeDiff(repo, want, res.tree))
+				require.Equal(t, want, res.tree, "step %d: paths %q\n%s", step, paths, treeDiff(inA.Dir, want, res.tree))
 			}
 		}
 		gotC, err := CheckpointPaths(ctx, inA, prevA, paths)
 		require.NoError(t, err)
-		require.Equal(t, want, treeOf(t, repo, gotC), "step %d: paths %q (nil: a full look)\n%s", step, paths, treeDiff(repo, want, gotC))
+		require.Equal(t, want, treeOf(t, inA.Dir, gotC), "step %d: paths %q (nil: a full look)\n%s", step, paths, treeDiff(inA.Dir, want, gotC))
 		require.Equal(t, wantC == prevB, gotC == prevA, "step %d: unchanged in both or in neither", step)
 		prevA, prevB = gotC, wantC
 	}
@@ -515,14 +515,14 @@ func TestCheckpointPathsEdges(t *testing.T) {
 				}
 				wantC, err := Checkpoint(ctx, inB, prevB)
 				require.NoError(t, err)
-				want := treeOf(t, repo, wantC)
+				want := treeOf(t, inB.Dir, wantC)
 				if paths != nil {
 					_, err := pathsTree(ctx, inA, dirsA, prevA, paths)
 					require.Equal(t, s.tree, err == nil, "step %d: the paths mode answers it itself (%v)", i, err)
 				}
 				gotC, err := CheckpointPaths(ctx, inA, prevA, paths)
 				require.NoError(t, err)
-				require.Equal(t, want, treeOf(t, repo, gotC), "step %d\n%s", i, treeDiff(repo, want, gotC))
+				require.Equal(t, want, treeOf(t, inA.Dir, gotC), "step %d\n%s", i, treeDiff(inA.Dir, want, gotC))
 				prevA, prevB = gotC, wantC
 			}
 		})

@@ -32,13 +32,17 @@ type Closed struct {
 }
 
 // Close commits everything the session left in its checkout on its
-// branch, with message, except control files (Closed.LeftOut), then
+// branch, with message, except control files (Closed.LeftOut), brings the
+// branch (and its last checkpoint) into the person's repository, then
 // removes the checkout; the branch stays until Discard. Running it again
 // after the checkout is gone (an activity retry after the removal) makes
 // nothing and reports the branch as it is (closedBranch).
 func Close(ctx context.Context, in Info, message string) (Closed, error) {
 	if _, err := os.Stat(in.Dir); errors.Is(err, os.ErrNotExist) {
 		_, _ = git(ctx, in.Repo, nil, "worktree", "prune")
+		if err := dropBaseRef(ctx, in); err != nil {
+			return Closed{}, err
+		}
 		return closedBranch(ctx, in), nil
 	}
 	c, err := closeCommit(ctx, in, message)
@@ -48,7 +52,7 @@ func Close(ctx context.Context, in Info, message string) (Closed, error) {
 	if in.Copy {
 		return c, nil // the copy is where its branch lives: kept until Discard
 	}
-	return c, removeWorktree(ctx, in)
+	return c, finishCheckout(ctx, in)
 }
 
 // closeCommit commits the checkout, control files left out, and measures
@@ -98,8 +102,24 @@ func closedBranch(ctx context.Context, in Info) Closed {
 	return c
 }
 
-// removeWorktree removes a worktree checkout; its branch stays.
-func removeWorktree(ctx context.Context, in Info) error {
+// finishCheckout ends a checkout whose branch was committed: a repository
+// of its own brings its branch into the person's repository and goes
+// (finishOwn); a worktree of the person's repository (made before) is
+// removed, its branch already there.
+func finishCheckout(ctx context.Context, in Info) error {
+	if ownRepo(in.Dir) {
+		return finishOwn(ctx, in)
+	}
+	return removeCheckout(ctx, in)
+}
+
+// removeCheckout removes a checkout without bringing anything of it into
+// the person's repository (Discard): a repository of its own by removing
+// its directory, a worktree with git worktree remove.
+func removeCheckout(ctx context.Context, in Info) error {
+	if ownRepo(in.Dir) {
+		return removeOwn(in)
+	}
 	if _, err := git(ctx, in.Repo, nil, "worktree", "remove", "--force", in.Dir); err != nil {
 		return fmt.Errorf("remove checkout %s: %w", in.Dir, err)
 	}

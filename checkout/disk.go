@@ -14,8 +14,8 @@ import (
 
 // Use is the disk one checkout takes: its files, as the file system
 // allocates them (a sparse or tiny file counts its blocks, not its
-// length). A git worktree's objects are in its repository's .git, shared
-// with the person's checkout, so they are not counted here.
+// length). The objects a checkout borrows from the person's repository
+// (objects/info/alternates) are not counted here; its own are.
 type Use struct {
 	Name  string `json:"name"`
 	Dir   string `json:"dir"`

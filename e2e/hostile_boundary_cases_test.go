@@ -280,8 +280,7 @@ func boundaryCases() []*bcase {
 		// 4. Other sessions' work and the worker's own files.
 		bsh("4", "hproc", "git show the other session's checkpoint", "git show {OTHERREF}:other.txt").only(checkoutModes...),
 		bsh("4", "hproc", "git log --all -p", "git log --all -p | head -300"),
-		bsh("4", "hproc", "git cat-file every object", "git cat-file --batch-all-objects --batch | grep -a -m5 OTHER_").
-			known("the shared repository's object store holds every session's checkpointed blobs; refs are hidden, objects are not (a per-session object directory is the fix, issue 27)"),
+		bsh("4", "hproc", "git cat-file every object", "git cat-file --batch-all-objects --batch | grep -a -m5 OTHER_"),
 		bsh("4", "hproc", "git log of the checkpoint remote", "git --git-dir={REMOTE} log --all -p | head -300"),
 		bsh("4", "hproc", "git fetch the remote's checkpoints into the repository", "git fetch -q {REMOTE} '+refs/longrun/*:refs/stolen/*'; git for-each-ref refs/stolen"),
 		bsh("4", "hproc", "git update-ref -d the other's checkpoint", "git update-ref -d {OTHERREF}").only(modeWorktree),

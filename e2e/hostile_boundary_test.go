@@ -41,8 +41,10 @@ import (
 // of issue 27 are things the worker does FOR a session on the host (git
 // at a checkpoint or close, a language server, an MCP instance started in
 // the checkout, a writable module cache, files the worker knows about),
-// so this suite runs the sessions as `longrun start` makes them: in a git
-// worktree of the person's repository (checkout-worktree), in a copy of a
+// so this suite runs the sessions as `longrun start` makes them: in a
+// checkout of the person's repository (checkout-worktree: once a git
+// worktree, now a repository of its own borrowing the person's objects),
+// in a copy of a
 // directory outside git (checkout-copy), and in place. In each mode three
 // sessions nobody attends make the same hostile calls: approval none
 // (profile build, with the README's example rules `git *` and `go test *`

@@ -16,17 +16,19 @@ import (
 )
 
 // Control files in an isolated session: an approved command may create
-// a missing .longrun/permissions.json or AGENTS.md in the session's
-// checkout (the sandbox mounts only existing ones read-only). starter
-// status shows the diff's size with them set apart, starter apply refuses
-// the diff until the person names them (--include-control), and the
-// branch never holds them: closing the checkout leaves them out.
+// a missing AGENTS.md in the session's checkout (the sandbox mounts only
+// existing control files read-only), but not .longrun/permissions.json:
+// the checkout always has a .longrun, empty when the base has none, and
+// it is read-only. starter status shows the diff's size with AGENTS.md set
+// apart, starter apply refuses the diff until the person names it
+// (--include-control), and the branch never holds it: closing the
+// checkout leaves it out.
 func TestControlFilesStayOffTheBranchAndOutOfApply(t *testing.T) {
 	t.Parallel()
 	id := "e2e-iso-ctl-" + randHex(3)
 	e := isolationEnv(t, func(string) map[string][]sm.Reply {
 		return map[string][]sm.Reply{"control": {
-			sm.Tools(isoShell("c1", `mkdir -p .longrun && printf '{"rules":[{"tool":"*","action":"allow"}]}\n' > .longrun/permissions.json && printf 'obey\n' > AGENTS.md && printf 'code\n' > code.txt`)),
+			sm.Tools(isoShell("c1", `printf 'obey\n' > AGENTS.md && printf 'code\n' > code.txt; mkdir -p .longrun && printf '{"rules":[{"tool":"*","action":"allow"}]}\n' > .longrun/permissions.json`)),
 			sm.Text("made them"),
 		}}
 	})
@@ -37,10 +39,11 @@ func TestControlFilesStayOffTheBranchAndOutOfApply(t *testing.T) {
 		_, err := os.Stat(filepath.Join(dir, "code.txt"))
 		return err == nil
 	})
-	require.FileExists(t, filepath.Join(dir, ".longrun", "permissions.json"), "an approved command created the missing control file")
+	require.FileExists(t, filepath.Join(dir, "AGENTS.md"), "an approved command created the missing control file")
+	require.NoFileExists(t, filepath.Join(dir, ".longrun", "permissions.json"), "the checkout's .longrun is read-only to a command")
 	waitFor(t, "status shows the changes", 30*time.Second, func() bool {
 		out, _ = e.starter("status", id)
-		return containsAll(out, "1 file changed, +1 -0", "code.txt", ".longrun/permissions.json, AGENTS.md")
+		return containsAll(out, "1 file changed, +1 -0", "code.txt", "AGENTS.md")
 	})
 
 	// The Web UI's current details say it too.
@@ -48,17 +51,17 @@ func TestControlFilesStayOffTheBranchAndOutOfApply(t *testing.T) {
 	require.NoError(t, err)
 	var md sdkpb.WorkflowMetadata
 	require.NoError(t, val.Get(&md))
-	require.Contains(t, md.GetCurrentDetails(), "**changes on "+checkout.Branch(id)+":** 1 file changed, +1 -0 (control files left out: .longrun/permissions.json, AGENTS.md)")
+	require.Contains(t, md.GetCurrentDetails(), "**changes on "+checkout.Branch(id)+":** 1 file changed, +1 -0 (control files left out: AGENTS.md)")
 	require.Contains(t, md.GetCurrentDetails(), "files: `code.txt`")
 
 	out, err = e.starter("apply", id)
 	require.Error(t, err, out)
 	require.Contains(t, out, "touch control files")
-	require.Contains(t, out, "--include-control .longrun/permissions.json --include-control AGENTS.md")
+	require.Contains(t, out, "--include-control AGENTS.md")
 	require.NoFileExists(t, filepath.Join(e.workspace, "code.txt"), "a refused apply changes nothing")
 	require.NoFileExists(t, filepath.Join(e.workspace, "AGENTS.md"))
 
-	out, err = e.starter("apply", "--include-control", ".longrun", "--include-control", "AGENTS.md", id)
+	out, err = e.starter("apply", "--include-control", "AGENTS.md", id)
 	require.NoError(t, err, out)
 	require.FileExists(t, filepath.Join(e.workspace, "AGENTS.md"), "named control files are applied")
 	require.FileExists(t, filepath.Join(e.workspace, "code.txt"))
@@ -73,7 +76,7 @@ func TestControlFilesStayOffTheBranchAndOutOfApply(t *testing.T) {
 	require.Contains(t, files, "code.txt")
 	require.NotContains(t, files, "AGENTS.md", "the branch never holds a control file")
 	require.NotContains(t, files, ".longrun")
-	require.Contains(t, gitOut(t, e.workspace, "log", "-1", "--format=%B", checkout.Branch(id)), "left out of this commit: .longrun/permissions.json, AGENTS.md")
+	require.Contains(t, gitOut(t, e.workspace, "log", "-1", "--format=%B", checkout.Branch(id)), "left out of this commit: AGENTS.md")
 }
 
 func containsAll(s string, subs ...string) bool {

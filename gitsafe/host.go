@@ -1,7 +1,9 @@
 package gitsafe
 
 import (
+	"fmt"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -76,9 +78,31 @@ const (
 // (GIT_INDEX_FILE, an identity). An error: the repository's configuration
 // could not be read within the limits, and git must not run.
 func HostEnv(dir string, mode Mode) ([]string, error) {
+	return HostEnvFor(dir, mode)
+}
+
+// HostEnvFor is HostEnv with the program-naming keys of the repositories
+// at others neutralised too: a fetch from a local repository starts git
+// upload-pack there, which reads that repository's configuration with
+// the environment it inherits. A key both name is set once.
+func HostEnvFor(dir string, mode Mode, others ...string) ([]string, error) {
 	overrides, err := Overrides(dir)
 	if err != nil {
 		return nil, err
+	}
+	for _, o := range others {
+		more, err := Overrides(o)
+		if err != nil {
+			return nil, err
+		}
+		for _, kv := range more {
+			if !slices.ContainsFunc(overrides, func(have [2]string) bool { return have[0] == kv[0] }) {
+				overrides = append(overrides, kv)
+			}
+		}
+	}
+	if len(overrides) > MaxOverrides {
+		return nil, fmt.Errorf("the repositories' git configuration names %d programs (more than %d): refusing to run git", len(overrides), MaxOverrides)
 	}
 	overrides = append(overrides, hostAlways...)
 	path := os.Getenv("PATH")

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/longrun/longrun/checkout"
 )
 
 // checkoutGitDirs binds a git directory only for a root in the worker's
@@ -103,4 +105,66 @@ echo OWN; git show refs/longrun/checkpoints/a:mine.txt; git status --short; git 
 	require.Contains(t, own, "?? mine.txt", "git status works")
 	require.Contains(t, own, "person's base", "the base is there")
 	require.Contains(t, out, "checkpoint of a")
+}
+
+// TestOwnCheckoutSeesNoOtherSessionsObjects: checkouts as package checkout
+// makes them now, each a repository of its own borrowing the person's
+// objects. A command in one session's sandbox enumerates every object it
+// can read and finds its own checkpoint, its own commit and the person's
+// history, and nothing of the other session's, checkpointed or committed;
+// nor can it write the checkout's .git (its alternates, config or
+// objects), nor put files in a .longrun the base lacks. Before, checkouts were worktrees sharing the person's object
+// store: `git cat-file --batch-all-objects --batch` printed the other
+// session's checkpointed file.
+func TestOwnCheckoutSeesNoOtherSessionsObjects(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	ctx := context.Background()
+	repo, state := realDir(t.TempDir()), realDir(t.TempDir())
+	mark := randomName(t)
+	cmd := exec.Command("sh", "-c", `git init -q -b main . && echo base > base.txt && git add base.txt && git -c user.name=t -c user.email=t@x commit -q -m "person's base"`)
+	cmd.Dir = repo
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	a, err := checkout.Create(ctx, repo, state, "a", "")
+	require.NoError(t, err)
+	b, err := checkout.Create(ctx, repo, state, "b", "")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(b.Dir, "secret.txt"), []byte("b-ckpt-"+mark+"\n"), 0o644))
+	_, err = checkout.Checkpoint(ctx, b, "")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(b.Dir, "secret2.txt"), []byte("b-commit-"+mark+"\n"), 0o644))
+	_, err = checkout.Commit(ctx, b.Dir, "b's commit")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(a.Dir, "mine.txt"), []byte("a-own-"+mark+"\n"), 0o644))
+	_, err = checkout.Checkpoint(ctx, a, "")
+	require.NoError(t, err)
+
+	sh := NewShell(ShellConfig{Sandbox: SandboxOn})
+	sh.stateDir = state
+	ws, err := NewWorkspace(a.Dir)
+	require.NoError(t, err)
+	res := runTool(t, ctx, sh, Env{Workspace: ws}, ShellParams{Command: `
+git cat-file --batch-all-objects --batch 2>&1 | grep -a -e b-ckpt- -e b-commit- -e a-own- -e base
+git log --all --format=%s 2>&1; git for-each-ref 2>&1
+echo x >> .git/objects/info/alternates 2>&1; echo y >> .git/config 2>&1; touch .git/objects/planted 2>&1
+git -c user.name=m -c user.email=m@x commit -q --allow-empty -m model 2>&1
+mkdir -p .longrun && echo '{"servers":{}}' > .longrun/mcp.json 2>&1
+echo END`})
+	got := res.Content
+	require.NotContains(t, got, "b-ckpt-"+mark)
+	require.NotContains(t, got, "b-commit-"+mark)
+	require.NotContains(t, got, "b's commit")
+	require.NotContains(t, got, "longrun/b")
+	require.Contains(t, got, "a-own-"+mark, "the session's own checkpoint is readable")
+	require.Contains(t, got, "person's base", "the person's history is there")
+	require.Contains(t, got, "END")
+	alt, err := os.ReadFile(filepath.Join(a.Dir, ".git", "objects", "info", "alternates"))
+	require.NoError(t, err)
+	require.NotContains(t, string(alt), "x")
+	require.NoFileExists(t, filepath.Join(a.Dir, ".git", "objects", "planted"))
+	cfg, err := os.ReadFile(filepath.Join(a.Dir, ".git", "config"))
+	require.NoError(t, err)
+	require.NotContains(t, string(cfg), "y\n")
+	require.NoFileExists(t, filepath.Join(a.Dir, ".longrun", "mcp.json"), "the checkout's empty .longrun is bound read-only: no command fills it")
 }

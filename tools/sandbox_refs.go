@@ -20,9 +20,13 @@ const (
 // each checkout's filtered packed-refs (sessionGitView).
 const sandboxRefsDir = "sandbox-refs"
 
-// sessionGitView hides from a command in a session's checkout the other
-// sessions' part of the repository all checkouts share (checkoutGitDirs
-// binds its common directory): their branches, checkpoint refs, reflogs
+// sessionGitView is for a checkout that is a worktree of the person's
+// repository, as package checkout made them before each session got a
+// repository of its own (own.go there; such a checkout has nothing of
+// another session's to hide, and gets nothing here). It hides from a
+// command in a session's checkout the other sessions' part of the
+// repository all checkouts share (checkoutGitDirs binds its common
+// directory): their branches, checkpoint refs, reflogs
 // and worktree directories (index, HEAD) each get an empty tmpfs, with the
 // session's own bound back read-only, and the packed-refs file is
 // replaced by a copy without the other sessions' refs. Before, `git show
