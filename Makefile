@@ -5,7 +5,7 @@
 BIN      := $(CURDIR)/.longrun-bin
 DEVSERVER := $(BIN)/devserver
 
-.PHONY: all build devserver temporal-cli gopls lsp-node test demo vet fuzz clean record-histories install
+.PHONY: all build cli devserver temporal-cli gopls lsp-node test demo vet fuzz clean record-histories install
 
 # Every parser and matcher has a fuzz target; CI runs each for a bounded
 # number of executions (package:target:count). Counts, not durations: a
@@ -28,7 +28,11 @@ devserver:
 	@mkdir -p $(BIN)
 	go -C devserver build -o $(DEVSERVER) .
 
-build: devserver
+build: devserver cli
+
+# The worker and the CLI alone: quick, once the Go build cache is warm.
+cli:
+	@mkdir -p $(BIN)
 	go build -o $(BIN)/worker ./worker
 	go build -o $(BIN)/starter ./starter
 
@@ -210,8 +214,11 @@ BENCH_FILES ?= 10000
 bench-checkouts:
 	LONGRUN_BENCH_FILES=$(BENCH_FILES) go test -run '^$$' -bench BenchmarkCheckouts -benchtime 5x -timeout 60m ./checkout
 
-demo: build
-	./scripts/demo.sh
+# make demo uses the embedded server LONGRUN_DEVSERVER names when it is
+# set, as the e2e tests do (TestDemoScript runs make demo in a fresh
+# clone with the server built once), and builds its own otherwise.
+demo: cli $(if $(LONGRUN_DEVSERVER),,devserver)
+	DEVSERVER=$(or $(LONGRUN_DEVSERVER),$(DEVSERVER)) ./scripts/demo.sh
 
 clean:
 	rm -rf $(BIN)

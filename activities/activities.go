@@ -72,6 +72,9 @@ type Activities struct {
 	guardian GuardianConfig
 	// stateDir holds sessions' own checkouts (SetCheckouts); "": none.
 	stateDir string
+	// inPlace runs every session in place, with no checkout of its own
+	// (SetInPlace).
+	inPlace bool
 	// lsp holds the worker's language servers (SetLSP); nil: none.
 	lsp *lsp.Manager
 	// checkpointRemote is where checkpoints are pushed

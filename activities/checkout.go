@@ -16,11 +16,28 @@ import (
 // repository: retrying cannot help, the person must name another.
 const ErrTypeBadBase = "BadCheckoutBase"
 
+// ErrTypeNoCommit and ErrTypeNotInBase fail a session at its start, once,
+// when its checkout could not hold its working directory: the repository
+// has no commit yet (checkout.ErrNoCommit), or its base does not hold the
+// directory, which git ignores or which is not committed
+// (checkout.ErrNotInBase). Retrying cannot help, and a session let run
+// there would find every call failing on a directory that does not exist.
+const (
+	ErrTypeNoCommit  = "NoFirstCommit"
+	ErrTypeNotInBase = "WorkDirNotInBase"
+)
+
 // SetCheckouts gives the activities the worker's state directory, under
 // which sessions' own checkouts live (checkout.Dir). Without it a session
 // runs in place. A function, not a method: every exported method of
 // Activities is registered as an activity.
 func SetCheckouts(a *Activities, stateDir string) { a.stateDir = stateDir }
+
+// SetInPlace makes every session of this worker run in place, in the
+// worker's workspace, as one started --in-place does (longrun-worker
+// --in-place): for a workspace a checkout cannot hold. Checkouts made
+// before stay this worker's to close.
+func SetInPlace(a *Activities, inPlace bool) { a.inPlace = inPlace }
 
 // CheckoutRequest asks for the session's own checkout of the repository
 // holding WorkDir (relative to the worker's workspace root), from Base
@@ -55,6 +72,9 @@ func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (Che
 	if a.stateDir == "" || a.workspace == nil {
 		return CheckoutResult{Note: "this worker keeps no state directory, so the session runs in place, in the worker's workspace"}, nil
 	}
+	if a.inPlace {
+		return CheckoutResult{Note: "this worker runs every session in place, in its workspace (longrun-worker --in-place)"}, nil
+	}
 	ws, err := a.workspace.Sub(req.WorkDir)
 	if err != nil {
 		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
@@ -65,6 +85,14 @@ func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (Che
 	}
 	in, err := checkout.Create(ctx, ws.Root(), a.stateDir, sessionID(ctx), req.Base)
 	switch {
+	case errors.Is(err, checkout.ErrNoCommit):
+		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%v, and a session's own checkout starts from a commit: make a first commit (git add, git commit) or start the session --in-place to work in the directory itself", err),
+			ErrTypeNoCommit, nil)
+	case errors.Is(err, checkout.ErrNotInBase):
+		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%v: the session's checkout would have none of its files. Commit the directory (git add, git commit; an ignored one out of .gitignore first), make it a repository of its own (git init, then a first commit), or start the session --in-place to work in the directory itself", err),
+			ErrTypeNotInBase, nil)
 	case errors.Is(err, checkout.ErrNotGit) && req.Base != "":
 		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("--base %s: %s is not in a git repository, so it has no commits to start from (without --base the session gets a copy of it)", req.Base, ws.Root()), ErrTypeBadBase, nil)

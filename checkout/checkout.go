@@ -108,34 +108,32 @@ func Branch(session string) string { return BranchPrefix + Sanitize(session) }
 // ("" is HEAD). It may run again for the same session (an activity
 // retry): a checkout already there is returned as it is, and a branch the
 // person's repository already has is taken up rather than made again. A
-// workDir outside any repository is ErrNotGit.
+// workDir outside any repository is ErrNotGit; a repository with no
+// commit is ErrNoCommit, and a workDir the base does not hold (ignored,
+// not committed) ErrNotInBase, both found before anything is made.
 func Create(ctx context.Context, workDir, stateDir, session, base string) (Info, error) {
 	if stateDir == "" {
 		return Info{}, errors.New("create checkout: the worker has no state directory")
 	}
-	top, err := git(ctx, workDir, nil, "rev-parse", "--show-toplevel")
+	top, prefix, err := locate(ctx, workDir)
 	if err != nil {
-		if _, statErr := os.Stat(workDir); statErr != nil {
-			return Info{}, fmt.Errorf("create checkout: working directory %s: %w", workDir, statErr)
-		}
-		return Info{}, fmt.Errorf("%s: %w", workDir, ErrNotGit)
-	}
-	prefix, err := git(ctx, workDir, nil, "rev-parse", "--show-prefix")
-	if err != nil {
-		return Info{}, fmt.Errorf("create checkout: %w", err)
+		return Info{}, err
 	}
 	ref := base
 	if ref == "" {
 		ref = "HEAD"
 	}
-	commit, err := git(ctx, top, nil, "rev-parse", "--verify", "--end-of-options", ref+"^{commit}")
+	commit, err := resolveBase(ctx, top, ref)
 	if err != nil {
-		return Info{}, fmt.Errorf("base %q is not a commit of %s (a repository needs a first commit to be isolated): %w", ref, top, err)
+		return Info{}, err
+	}
+	if err := inBase(ctx, top, prefix, ref, commit); err != nil {
+		return Info{}, err
 	}
 	name := Sanitize(session)
 	in := Info{
 		Repo: top, Name: name, Branch: BranchPrefix + name, Base: commit, BaseRef: ref,
-		Dir: filepath.Join(stateDir, Dir, name), Sub: strings.TrimSuffix(prefix, "/"),
+		Dir: filepath.Join(stateDir, Dir, name), Sub: prefix,
 	}
 	if err := os.MkdirAll(filepath.Dir(in.Dir), 0o700); err != nil {
 		return Info{}, fmt.Errorf("create checkout: %w", err)

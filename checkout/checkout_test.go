@@ -131,14 +131,24 @@ func TestCreateFromABaseAndASubdirectory(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Join(repo, "pkg"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(repo, "pkg", "g.txt"), []byte("g\n"), 0o644))
-	_, err = Commit(ctx, repo, "second")
+	second, err := Commit(ctx, repo, "second")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "pkg", "h.txt"), []byte("h\n"), 0o644))
+	_, err = Commit(ctx, repo, "third")
 	require.NoError(t, err)
 
-	in, err := Create(ctx, filepath.Join(repo, "pkg"), t.TempDir(), "s", first)
+	in, err := Create(ctx, filepath.Join(repo, "pkg"), t.TempDir(), "s", second)
 	require.NoError(t, err)
-	require.Equal(t, first, in.Base)
+	require.Equal(t, second, in.Base)
 	require.Equal(t, "pkg", in.Sub)
-	require.NoFileExists(t, filepath.Join(in.Dir, "pkg", "g.txt"), "the checkout is at the base, not HEAD")
+	require.FileExists(t, filepath.Join(in.Dir, "pkg", "g.txt"))
+	require.NoFileExists(t, filepath.Join(in.Dir, "pkg", "h.txt"), "the checkout is at the base, not HEAD")
+
+	// A base older than the working directory: the checkout would not
+	// hold it, and the session would find no files.
+	_, err = Create(ctx, filepath.Join(repo, "pkg"), t.TempDir(), "s2", first)
+	require.ErrorIs(t, err, ErrNotInBase)
+	require.ErrorContains(t, err, "is committed only after the base")
 }
 
 // Two sessions change the same line: the first applies, the second then

@@ -52,6 +52,10 @@ type Main struct {
 	// permissions.json, prices.json, trusted.json): --config,
 	// LONGRUN_CONFIG_DIR, else $XDG_CONFIG_HOME/longrun or ~/.config/longrun.
 	ConfigDir string
+	// InPlace runs every session in the workspace itself, as longrun
+	// start --in-place does, with no checkout of its own: for a workspace
+	// a checkout cannot hold (checkRoot).
+	InPlace bool
 	// TrustWorkspace counts the workspace's .longrun/permissions.json and
 	// .longrun/mcp.json as if it were listed in trusted.json.
 	TrustWorkspace bool
@@ -103,6 +107,11 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	if err != nil {
 		return nil, fmt.Errorf("LONGRUN_TRUST_WORKSPACE: %w", err)
 	}
+	inPlace, err := parseOnOff(or(getenv("LONGRUN_IN_PLACE"), "off"))
+	if err != nil {
+		return nil, fmt.Errorf("LONGRUN_IN_PLACE: %w", err)
+	}
+	fs.BoolVar(&m.InPlace, "in-place", inPlace, "run every session in the workspace itself, as longrun start --in-place does, instead of in a checkout of its own (a git worktree on branch longrun/<session>); for a workspace git ignores or that is not committed, which a checkout cannot hold (env LONGRUN_IN_PLACE=1)")
 	fs.BoolVar(&m.TrustWorkspace, "trust-workspace", trust, "trust the workspace: its .longrun/permissions.json, .longrun/mcp.json and .longrun/skills count, as for one listed in the config directory's trusted.json (env LONGRUN_TRUST_WORKSPACE=1)")
 	fs.StringVar(&m.SkillsDirs, "skills-dirs", or(getenv("LONGRUN_SKILLS_DIRS"), defaultSkillsDirs(getenv)), "the user's skill directories (folders <name>/SKILL.md), separated by "+string(filepath.ListSeparator)+", after the config directory's skills/; off for none (default ~/.agents/skills; env LONGRUN_SKILLS_DIRS)")
 	maxSpill := int64(tools.DefaultMaxSpillBytes)
@@ -242,6 +251,9 @@ func (m *Main) Run() error {
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
+	if err := checkRoot(ws.Root(), m.InPlace, logger); err != nil {
+		return err
+	}
 	cfg, err := m.prepare(ws.Root(), logger)
 	if err != nil {
 		return err
@@ -356,6 +368,7 @@ func (m *Main) Run() error {
 	activities.SetJobs(acts, jobs, own)
 	activities.SetShell(acts, m.Tools.Shell)
 	activities.SetCheckouts(acts, m.StateDir)
+	activities.SetInPlace(acts, m.InPlace)
 	if m.Tools.LSP != nil {
 		activities.SetLSP(acts, m.Tools.LSP)
 	}
