@@ -28,9 +28,19 @@ const pollerWait = 5 * time.Second
 // has polled it lately (or the server cannot tell: then the call that
 // needs a worker finds out). It needs no worker: the server answers.
 func noPoller(ctx context.Context, c sessionClient, tq string) string {
-	resp, err := c.DescribeTaskQueue(ctx, tq, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	why, err := pollerState(ctx, c, tq)
 	if err != nil {
 		return ""
+	}
+	return why
+}
+
+// pollerState is noPoller that tells a server that could not answer
+// apart: start must not route a session on a guess.
+func pollerState(ctx context.Context, c sessionClient, tq string) (string, error) {
+	resp, err := c.DescribeTaskQueue(ctx, tq, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil {
+		return "", fmt.Errorf("describe task queue %s: %w", tq, err)
 	}
 	var newest time.Time
 	for _, p := range resp.GetPollers() {
@@ -40,11 +50,11 @@ func noPoller(ctx context.Context, c sessionClient, tq string) string {
 	}
 	switch {
 	case newest.IsZero():
-		return fmt.Sprintf("no worker polls task queue %s", tq)
+		return fmt.Sprintf("no worker polls task queue %s", tq), nil
 	case time.Since(newest) > staleAfter:
-		return fmt.Sprintf("no worker has polled task queue %s for %s", tq, time.Since(newest).Round(time.Second))
+		return fmt.Sprintf("no worker has polled task queue %s for %s", tq, time.Since(newest).Round(time.Second)), nil
 	}
-	return ""
+	return "", nil
 }
 
 // nobodyListens is the sentence start, watch, status and pending say at
@@ -130,7 +140,11 @@ func (a *app) place(ctx context.Context, c sessionClient, in *startOptions, work
 	for _, spelling := range spellings(dir) {
 		for root := spelling; ; root = filepath.Dir(root) {
 			q := workflows.RootQueue(shared, root)
-			if noPoller(ctx, c, q) == "" {
+			why, err := pollerState(ctx, c, q)
+			if err != nil {
+				return placement{}, fmt.Errorf("cannot tell which worker serves %s: %w", dir, err)
+			}
+			if why == "" {
 				in.input.Dir, in.input.Root, in.input.WorkDir = spelling, root, relDir(root, spelling)
 				return placement{queue: q}, nil
 			}
@@ -139,10 +153,11 @@ func (a *app) place(ctx context.Context, c sessionClient, in *startOptions, work
 			}
 		}
 	}
-	if ctx.Err() != nil {
-		return placement{}, fmt.Errorf("look for a worker serving %s: %w", dir, ctx.Err())
+	why, err := pollerState(ctx, c, shared)
+	if err != nil {
+		return placement{}, fmt.Errorf("cannot tell which worker serves %s: %w", dir, err)
 	}
-	if why := noPoller(ctx, c, shared); why == "" {
+	if why == "" {
 		return placement{}, exitError{exitFailure, fmt.Sprintf(
 			"no worker serves %s: start %s --workspace %s (or a parent; --workspace may be given more than once), or pass --workdir DIR to work in the workspace of the worker on task queue %s",
 			dir, workerProg, shellQuote(repoOf(ctx, dir)), shared)}
