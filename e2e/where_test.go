@@ -115,7 +115,7 @@ func TestStartWorksWhereThePersonIs(t *testing.T) {
 func TestStartRefusesADirectoryNoWorkerServes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, sm.Text("never"))
-	waitPoller(t, tc, e.taskQueue)
+	waitPoller(t, tc, e.taskQueue) // a worker listens, but not for outside
 	outside := realDir(t)
 	e.starterDir = outside
 	id := "e2e-nowhere-" + randHex(4)
@@ -198,7 +198,9 @@ func TestWatchAcrossAServerRestartAsksAgain(t *testing.T) {
 		sm.Text("done"),
 	)
 	e.starterEnv = []string{"TEMPORAL_ADDRESS=" + addr}
-	waitPoller(t, c, e.taskQueue)
+	ws, err := filepath.EvalSymlinks(e.workspace)
+	require.NoError(t, err)
+	waitPoller(t, c, workflows.RootQueue(e.taskQueue, ws))
 	id := "e2e-outage-" + randHex(4)
 	out, err := e.starter("start", "--id", id, "--in-place", "write the answer")
 	require.NoError(t, err, out)

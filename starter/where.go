@@ -137,27 +137,28 @@ func (a *app) place(ctx context.Context, c sessionClient, in *startOptions, work
 	if err != nil {
 		return placement{}, fmt.Errorf("the current directory: %w (or pass --workdir to work in the worker's workspace)", err)
 	}
-	for _, spelling := range spellings(dir) {
-		for root := spelling; ; root = filepath.Dir(root) {
-			q := workflows.RootQueue(shared, root)
-			why, err := pollerState(ctx, c, q)
-			if err != nil {
-				return placement{}, fmt.Errorf("cannot tell which worker serves %s: %w", dir, err)
-			}
-			if why == "" {
-				in.input.Dir, in.input.Root, in.input.WorkDir = spelling, root, relDir(root, spelling)
-				return placement{queue: q}, nil
-			}
-			if filepath.Dir(root) == root {
-				break
-			}
+	for attempt := 0; ; attempt++ {
+		p, found, err := a.findRoot(ctx, c, in, dir)
+		if err != nil || found {
+			return p, err
 		}
-	}
-	why, err := pollerState(ctx, c, shared)
-	if err != nil {
-		return placement{}, fmt.Errorf("cannot tell which worker serves %s: %w", dir, err)
-	}
-	if why == "" {
+		why, err := pollerState(ctx, c, shared)
+		if err != nil {
+			return placement{}, fmt.Errorf("cannot tell which worker serves %s: %w", dir, err)
+		}
+		if why != "" {
+			break // nobody at all
+		}
+		if attempt == 0 {
+			// A worker polls the shared queue: one that is just starting
+			// may not poll its roots' queues yet. Look once more.
+			select {
+			case <-ctx.Done():
+				return placement{}, fmt.Errorf("cannot tell which worker serves %s: %w", dir, ctx.Err())
+			case <-time.After(time.Second):
+			}
+			continue
+		}
 		return placement{}, exitError{exitFailure, fmt.Sprintf(
 			"no worker serves %s: start %s --workspace %s (or a parent; --workspace may be given more than once), or pass --workdir DIR to work in the workspace of the worker on task queue %s",
 			dir, workerProg, shellQuote(repoOf(ctx, dir)), shared)}
@@ -169,6 +170,28 @@ func (a *app) place(ctx context.Context, c sessionClient, in *startOptions, work
 	q := workflows.RootQueue(shared, root)
 	return placement{queue: q, warning: fmt.Sprintf("%s --workspace %s; session %s waits (durably) on task queue %s until one does",
 		a.nobodyListens(shared), shellQuote(root), in.id, q)}, nil
+}
+
+// findRoot looks for the nearest of dir and its parents, under either
+// spelling, whose root queue has a worker, and points in at it.
+func (a *app) findRoot(ctx context.Context, c sessionClient, in *startOptions, dir string) (placement, bool, error) {
+	for _, spelling := range spellings(dir) {
+		for root := spelling; ; root = filepath.Dir(root) {
+			q := workflows.RootQueue(a.cfg.TaskQueue, root)
+			why, err := pollerState(ctx, c, q)
+			if err != nil {
+				return placement{}, false, fmt.Errorf("cannot tell which worker serves %s: %w", dir, err)
+			}
+			if why == "" {
+				in.input.Dir, in.input.Root, in.input.WorkDir = spelling, root, relDir(root, spelling)
+				return placement{queue: q}, true, nil
+			}
+			if filepath.Dir(root) == root {
+				break
+			}
+		}
+	}
+	return placement{}, false, nil
 }
 
 // spellings are dir as the shell names it and its real path, each once.
