@@ -52,9 +52,16 @@ else
   "$BIN/worker" --workspace "$WORKSPACE" --state-dir "$WORKER_STATE" 2>"$LOGS/worker.log" &
 fi
 pids+=($!)
+# start checks for a worker: wait until this one polls, so it does not
+# warn that nobody listens.
+for _ in $(seq 1 120); do
+  grep -q "worker started" "$LOGS/worker.log" 2>/dev/null && break
+  kill -0 "${pids[1]}" 2>/dev/null || { echo "worker exited; see $LOGS/worker.log" >&2; tail -5 "$LOGS/worker.log" >&2; exit 1; }
+  sleep 0.5
+done
 
 [[ -f "$WORKSPACE/README.md" ]] || printf '# Demo workspace\n\nLongrun'"'"'s demo session works here.\n' >"$WORKSPACE/README.md"
-ID=$("$BIN/starter" start "List the workspace, write NOTES.md about it, then check it with the shell.")
+ID=$("$BIN/starter" start --workdir . "List the workspace, write NOTES.md about it, then check it with the shell.")
 echo "Session $ID started."
 echo "Web UI: http://127.0.0.1:$UI_PORT/namespaces/default/workflows/$ID"
 
@@ -79,7 +86,9 @@ echo
 # repository; in one it would be a branch): what it changed comes back
 # with starter apply.
 echo "What the session changed, in its own copy: $BIN/starter diff $ID"
-"$BIN/starter" apply "$ID" || true
+# From the workspace: apply refuses to run from inside another repository
+# (this clone), which the person most likely did not mean.
+(cd "$WORKSPACE" && "$BIN/starter" apply "$ID") || true
 echo
 echo "NOTES.md in $WORKSPACE:"
 cat "$WORKSPACE/NOTES.md" 2>/dev/null || echo "(not written)"
