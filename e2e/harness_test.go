@@ -140,6 +140,8 @@ type env struct {
 	workerEnv []string // extra environment for every worker this env starts
 	// starterEnv is extra environment for the starter CLI.
 	starterEnv []string
+	// starterDir is where the starter CLI runs; "" is the workspace.
+	starterDir string
 
 	// workerArgs are extra flags for every worker this env starts.
 	workerArgs []string
@@ -280,6 +282,12 @@ func (e *env) startIsolated(in workflows.SessionInput) string {
 func (e *env) starter(args ...string) (string, error) {
 	cmd := exec.Command(filepath.Join(binDir, "starter"), args...)
 	cmd.Env = append(append(os.Environ(), "TEMPORAL_ADDRESS="+temporalAddr, "LONGRUN_TASK_QUEUE="+e.taskQueue), e.starterEnv...)
+	// Run where a person would: in the workspace (start works on the
+	// directory it runs in; starterDir picks another).
+	cmd.Dir = e.workspace
+	if e.starterDir != "" {
+		cmd.Dir = e.starterDir
+	}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

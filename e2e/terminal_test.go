@@ -95,7 +95,11 @@ func (e *env) startPty(args ...string) *ptyRun {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env, "TEMPORAL_ADDRESS="+temporalAddr, "LONGRUN_TASK_QUEUE="+e.taskQueue, "TERM=xterm-256color")
+	cmd.Env = append(append(env, "TEMPORAL_ADDRESS="+temporalAddr, "LONGRUN_TASK_QUEUE="+e.taskQueue, "TERM=xterm-256color"), e.starterEnv...)
+	cmd.Dir = e.workspace
+	if e.starterDir != "" {
+		cmd.Dir = e.starterDir
+	}
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 120})
 	if errors.Is(err, pty.ErrUnsupported) {
 		e.t.Skip("SKIPPED LOUDLY: no pseudo-terminals on this system, so the terminal test cannot run")

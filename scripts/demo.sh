@@ -100,11 +100,16 @@ else
 fi
 "$BIN/worker" "${worker_args[@]}" 2>"$LOGS/worker.log" &
 pids+=($!)
-sleep 0.5
-if ! kill -0 "${pids[1]}" 2>/dev/null; then
-  tail -5 "$LOGS/worker.log" >&2
-  fail "the worker did not start; see $LOGS/worker.log"
-fi
+# start checks for a worker: wait until this one polls, so it does not
+# warn that nobody listens.
+for _ in $(seq 1 120); do
+  grep -q "worker started" "$LOGS/worker.log" 2>/dev/null && break
+  if ! kill -0 "${pids[1]}" 2>/dev/null; then
+    tail -5 "$LOGS/worker.log" >&2
+    fail "the worker did not start; see $LOGS/worker.log"
+  fi
+  sleep 0.5
+done
 
 # Started from the workspace: the session works where it is started.
 ID=$(cd "$WORKSPACE" && "$LONGRUN" start ${base_args[@]+"${base_args[@]}"} "List the workspace, write NOTES.md about it, then check it with the shell.") ||
@@ -148,7 +153,7 @@ if ! grep -q '^+++ b/NOTES.md$' <<<"$diff"; then
 fi
 echo
 echo "The demo worked: the session wrote NOTES.md on its own branch, after your approval."
-echo "  bring it into $WORKSPACE:  $LONGRUN apply $ID     or drop it:  $LONGRUN discard $ID"
+echo "  bring it into $WORKSPACE:  (cd $WORKSPACE && $LONGRUN apply $ID)     or drop it:  $LONGRUN discard $ID"
 if [[ "${DEMO_EXIT:-}" == "1" ]]; then exit 0; fi
 echo
 echo "The Temporal Web UI stays up at http://127.0.0.1:$UI_PORT (state in $STATE/temporal.db). Ctrl-C to stop."

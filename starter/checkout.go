@@ -69,6 +69,16 @@ func (a *app) cmdApply(ctx context.Context, fs *flag.FlagSet, args []string) err
 	var include stringList
 	fs.Var(&include, "include-control", "apply this control file (.longrun/..., AGENTS.md) or directory of them too; without it a diff that touches one is refused (repeatable)")
 	return a.onSession(ctx, fs, args, func(c sessionClient, id string) error {
+		if *to == "" {
+			// Run from the command line inside another repository, the
+			// person most likely means that one: refuse rather than write
+			// into the session's (the console has no directory to compare).
+			if in, err := a.sessionCheckout(ctx, c, id); err == nil {
+				if err := elsewhere(ctx, id, in.Repo); err != nil {
+					return err
+				}
+			}
+		}
 		msg, err := a.applySession(ctx, c, id, *to, include)
 		if err != nil {
 			return err
@@ -240,4 +250,31 @@ func short(commit string) string {
 		return commit[:12]
 	}
 	return commit
+}
+
+// elsewhere refuses an apply run inside another git repository than the
+// session's own: the person most likely means the one they are in, and
+// the changes would land in repo instead. Outside any repository (a
+// script, another directory) apply goes to the session's repository.
+func elsewhere(ctx context.Context, id, repo string) error {
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil
+	}
+	top, err := gitOut(ctx, dir, "rev-parse", "--show-toplevel")
+	if err != nil || top == "" || samePath(top, repo) {
+		return nil
+	}
+	return exitError{exitFailure, fmt.Sprintf("you are in the repository %s, but session %s works on %s: nothing was applied.\nRun apply there (cd %s), or apply here anyway with --to %s",
+		top, id, repo, shellQuote(repo), shellQuote(top))}
+}
+
+// samePath reports whether a and b name the same directory.
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }

@@ -169,8 +169,16 @@ func (a *app) cmdStart(ctx context.Context, fs *flag.FlagSet, args []string) err
 		return err
 	}
 	defer c.Close()
+	workdirSet := false
+	fs.Visit(func(f *flag.Flag) { workdirSet = workdirSet || f.Name == "workdir" })
+	p, err := a.place(ctx, c, &o, workdirSet)
+	if err != nil {
+		return err
+	}
+	opts := a.startWorkflowOptions(o)
+	opts.TaskQueue = p.queue
 	// By name, not by function: the starter does not link the workflow code.
-	run, err := c.ExecuteWorkflow(ctx, a.startWorkflowOptions(o), workflows.WorkflowType, o.input)
+	run, err := c.ExecuteWorkflow(ctx, opts, workflows.WorkflowType, o.input)
 	if err != nil {
 		return sessionError(err, "start", o.id, a.cfg.Namespace)
 	}
@@ -186,6 +194,7 @@ func (a *app) cmdStart(ctx context.Context, fs *flag.FlagSet, args []string) err
 	} else {
 		fmt.Fprintln(a.stdout, run.GetID())
 	}
+	a.describeStart(ctx, run.GetID(), o, p)
 	if !o.wait {
 		return nil
 	}
@@ -493,6 +502,9 @@ func (a *app) cmdPending(ctx context.Context, fs *flag.FlagSet, args []string) e
 		return err
 	}
 	defer c.Close()
+	if err := a.requireListener(ctx, c, session); err != nil {
+		return err
+	}
 	pending, err := a.queryPending(ctx, c, session)
 	if err != nil {
 		return err
@@ -514,6 +526,11 @@ func (a *app) cmdStatus(ctx context.Context, fs *flag.FlagSet, args []string) er
 		var e *ending
 		if desc, err := c.DescribeWorkflowExecution(ctx, session, ""); err == nil {
 			e = a.ended(ctx, c, desc)
+		}
+		if e == nil {
+			if err := a.requireListener(ctx, c, session); err != nil {
+				return err
+			}
 		}
 		st, err := a.queryStatus(ctx, c, session)
 		if err != nil {

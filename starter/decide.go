@@ -47,23 +47,7 @@ func (a *app) workerGone(ctx context.Context, c sessionClient, session string) (
 	if tq == "" {
 		tq = a.cfg.TaskQueue
 	}
-	resp, err := c.DescribeTaskQueue(ctx, tq, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
-	if err != nil {
-		return "", nil // cannot tell: let the update try
-	}
-	var newest time.Time
-	for _, p := range resp.GetPollers() {
-		if t := p.GetLastAccessTime().AsTime(); t.After(newest) {
-			newest = t
-		}
-	}
-	switch {
-	case newest.IsZero():
-		return fmt.Sprintf("no worker polls task queue %s", tq), nil
-	case time.Since(newest) > staleAfter:
-		return fmt.Sprintf("no worker has polled task queue %s for %s", tq, time.Since(newest).Round(time.Second)), nil
-	}
-	return "", nil
+	return noPoller(ctx, c, tq), nil // "" also when the server cannot tell: let the update try
 }
 
 // noWorker reports whether err means no worker answered a query or an

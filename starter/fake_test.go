@@ -42,6 +42,9 @@ type fakeClient struct {
 	events []*historypb.HistoryEvent
 
 	schedules fakeSchedules
+	// polled, when set, says which task queues have a worker polling
+	// (nil: every queue has one).
+	polled func(tq string) bool
 }
 
 type startCall struct {
@@ -149,7 +152,10 @@ func (f *fakeClient) DescribeWorkflowExecution(_ context.Context, id, _ string) 
 }
 
 // DescribeTaskQueue answers that the queue has a worker polling now.
-func (f *fakeClient) DescribeTaskQueue(context.Context, string, enumspb.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error) {
+func (f *fakeClient) DescribeTaskQueue(_ context.Context, tq string, _ enumspb.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error) {
+	if f.polled != nil && !f.polled(tq) {
+		return &workflowservice.DescribeTaskQueueResponse{}, nil
+	}
 	return &workflowservice.DescribeTaskQueueResponse{Pollers: []*taskqueuepb.PollerInfo{{LastAccessTime: timestamppb.Now()}}}, nil
 }
 

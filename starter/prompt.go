@@ -118,6 +118,10 @@ func parseAnswer(s string) (a answer, feedback string, wantFeedback, ok bool) {
 // only announces calls, as it does without a terminal.
 var errStopPrompting = errors.New("no more answers on stdin")
 
+// errNotRecorded is returned by prompt when the server did not answer the
+// decision, so it was not recorded: watch asks again once it is back.
+var errNotRecorded = errors.New("decision not recorded: the server does not answer")
+
 // prompt shows one pending call, asks until it gets a usable answer, and
 // sends the decision with the same approve update as `approve`/`deny`. A
 // refused decision (someone else decided first, the call is gone) is
@@ -167,9 +171,9 @@ func (a *app) prompt(ctx context.Context, c sessionClient, session string, p wor
 			a.laterHint(session, p)
 			return nil
 		case answerApprove:
-			a.promptDecision(ctx, c, session, p, workflows.Approval{ID: p.ID, Digest: p.Digest, Decision: workflows.DecisionApprove})
+			return a.promptDecision(ctx, c, session, p, workflows.Approval{ID: p.ID, Digest: p.Digest, Decision: workflows.DecisionApprove})
 		case answerDeny:
-			a.promptDecision(ctx, c, session, p, workflows.Approval{ID: p.ID, Digest: p.Digest, Decision: workflows.DecisionDeny, Feedback: feedback})
+			return a.promptDecision(ctx, c, session, p, workflows.Approval{ID: p.ID, Digest: p.Digest, Decision: workflows.DecisionDeny, Feedback: feedback})
 		}
 		return nil
 	}
@@ -193,22 +197,33 @@ func (a *app) endPrompt(ctx context.Context, err error, session string, p workfl
 // history first (sendDecision): taken, it is reported as taken; not
 // taken, it goes as the durable approval signal. A ✗ is only ever the
 // session's refusal or a decision that could not be sent at all.
-func (a *app) promptDecision(ctx context.Context, c sessionClient, session string, p workflows.PendingApproval, ap workflows.Approval) {
+//
+// When the server itself does not answer (an outage), the decision is
+// reported as not recorded and errNotRecorded returned: watch asks about
+// the call again once the server is back, so an answer is never lost
+// without a word.
+func (a *app) promptDecision(ctx context.Context, c sessionClient, session string, p workflows.PendingApproval, ap workflows.Approval) error {
 	st := a.ui.style
 	out, err := a.sendDecision(ctx, c, session, p.ID, ap)
 	if err == nil && out == notTaken {
 		a.fallbackNote(session, fmt.Sprintf("no worker took the update within %s", decisionWait))
 		err = a.signalDecision(ctx, c, session, ap)
 		if err == nil {
-			return
+			return nil
 		}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return
+			return nil
+		}
+		if unreachable(err) {
+			fmt.Fprintf(a.stdout, "%s %s\n", st.paint("✗", sgrBold, sgrRed), st.paint(fmt.Sprintf(
+				"the %s of %s was NOT recorded: the server at %s does not answer (%s); watch asks again once it is back",
+				ap.Decision, showID(p.ID), a.cfg.Address, oneLine(shortErr(err))), sgrBold, sgrRed))
+			return errNotRecorded
 		}
 		fmt.Fprintf(a.stdout, "%s %v\n", st.paint("✗", sgrBold, sgrRed), st.paint(untrusted.Visible(err.Error()), sgrRed))
-		return
+		return nil
 	}
 	verb, code := "approved", sgrGreen
 	if ap.Decision == workflows.DecisionDeny {
@@ -219,6 +234,7 @@ func (a *app) promptDecision(ctx context.Context, c sessionClient, session strin
 		note = " — the reply was lost; the session's history shows it took the decision"
 	}
 	fmt.Fprintf(a.stdout, "%s %s (%s)%s\n", st.paint(verb, sgrBold, code), showID(p.ID), oneLine(p.Tool), note)
+	return nil
 }
 
 // laterHint names the commands that decide a call from another terminal.

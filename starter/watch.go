@@ -65,7 +65,19 @@ type watchState struct {
 	lastText string
 	// shownGuardian are the guardian decisions shown, by turn/call id.
 	shownGuardian map[string]bool
+	// lostSince is when the server stopped answering; zero while it
+	// answers. Once it is back every call still pending is asked again.
+	lostSince time.Time
+	// backoff is the pause between tries while the server is lost.
+	backoff time.Duration
+	// idle is set while no worker polls the session's queue: queries
+	// are not sent (they would only time out).
+	idle bool
 }
+
+// maxWatchBackoff is the longest pause between tries while the server is
+// lost: a restart is noticed within this.
+const maxWatchBackoff = 5 * time.Second
 
 // warn reports a transient failure once, not every half second.
 func (a *app) warn(w *watchState, err error) {
@@ -95,11 +107,15 @@ func (a *app) watch(ctx context.Context, c sessionClient, session string, interv
 			if errors.As(err, &nf) {
 				return sessionError(err, "describe", session, a.cfg.Namespace)
 			}
-			a.warn(w, fmt.Errorf("describe %s: %w", session, err))
+			a.lost(w, err, interval)
 		default:
+			a.regained(w)
 			info := desc.GetWorkflowExecutionInfo()
 			st := info.GetStatus()
 			open := st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || st == enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
+			if open && a.noListener(ctx, c, w, desc.GetExecutionConfig().GetTaskQueue().GetName()) {
+				break // no worker to answer a query: said once, asked again next round
+			}
 			// Poll after describing: once closed, this last round (answered
 			// by replay) shows the final messages before the outcome.
 			a.poll(ctx, c, w)
@@ -108,11 +124,66 @@ func (a *app) watch(ctx context.Context, c sessionClient, session string, interv
 				return a.outcome(ctx, c, session, info.GetExecution().GetRunId(), true, w.lastText)
 			}
 		}
-		if !a.pause(ctx, w, interval) {
+		wait := interval
+		if !w.lostSince.IsZero() {
+			wait = w.backoff
+		}
+		if !a.pause(ctx, w, wait) {
 			a.clearSpin(w)
 			return a.interrupted(session)
 		}
 	}
+}
+
+// lost notes that the server did not answer: said once, with the
+// address, then tried again with a growing pause.
+func (a *app) lost(w *watchState, err error, interval time.Duration) {
+	if w.lostSince.IsZero() {
+		w.lostSince, w.backoff = time.Now(), interval
+		a.clearSpin(w)
+		w.lastWarn = ""
+		fmt.Fprintf(a.stderr, "%s watch: lost the server at %s (%s); trying again until it is back\n", progName, a.cfg.Address, oneLine(shortErr(err)))
+		return
+	}
+	w.backoff = min(2*w.backoff, maxWatchBackoff)
+}
+
+// regained notes that the server answers again after it was lost, and
+// forgets which calls were asked: every call still pending is asked
+// again, since an answer typed meanwhile may not have been recorded.
+func (a *app) regained(w *watchState) {
+	if w.lostSince.IsZero() {
+		return
+	}
+	a.clearSpin(w)
+	fmt.Fprintf(a.stderr, "%s watch: the server at %s is back (after %s); asking again about every call still pending\n",
+		progName, a.cfg.Address, time.Since(w.lostSince).Round(time.Second))
+	w.lostSince, w.lastWarn = time.Time{}, ""
+	w.shownApp = map[string]bool{}
+}
+
+// noListener reports whether no worker polls the session's queue tq,
+// saying so once: queries would only time out.
+func (a *app) noListener(ctx context.Context, c sessionClient, w *watchState, tq string) bool {
+	if tq == "" {
+		tq = a.cfg.TaskQueue
+	}
+	pctx, cancel := context.WithTimeout(ctx, watchPollTimeout)
+	defer cancel()
+	if noPoller(pctx, c, tq) == "" {
+		if w.idle {
+			w.idle = false
+			a.clearSpin(w)
+			fmt.Fprintf(a.stderr, "%s watch: a worker polls task queue %s again\n", progName, tq)
+		}
+		return false
+	}
+	if !w.idle {
+		w.idle = true
+		a.clearSpin(w)
+		fmt.Fprintf(a.stderr, "%s watch: %s; the session waits (durably), and so does watch\n", progName, a.nobodyListens(tq))
+	}
+	return true
 }
 
 func (a *app) interrupted(session string) error {
@@ -190,6 +261,9 @@ func (a *app) poll(ctx context.Context, c sessionClient, w *watchState) {
 		switch err := a.prompt(ctx, c, w.session, p); {
 		case errors.Is(err, errStopPrompting):
 			w.noPrompt = true
+		case errors.Is(err, errNotRecorded):
+			delete(w.shownApp, p.ID+"@"+p.Digest) // asked again once the server answers
+			return
 		case err != nil:
 			return // watching stops; the loop reports it
 		}

@@ -31,10 +31,11 @@ type Main struct {
 	Temporal  temporalConfig
 	Observe   observability
 	TaskQueue string
-	Workspace string
-	Model     activities.ModelConfig
-	Scripted  string // "demo": serve the scripted demo model in-process
-	Tools     tools.Config
+	// Workspaces are the --workspace roots; the first is the default.
+	Workspaces rootList
+	Model      activities.ModelConfig
+	Scripted   string // "demo": serve the scripted demo model in-process
+	Tools      tools.Config
 	// Transcript is the transcript store: a directory ("" is
 	// <state>/transcript), an s3:// URL (see transcript.ParseS3URL), or
 	// "off" for none.
@@ -98,7 +99,8 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	m.bundles.bind(fs, getenv)
 	m.bounds.bind(fs, getenv)
 	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
-	fs.StringVar(&m.Workspace, "workspace", or(getenv("LONGRUN_WORKSPACE"), "."), "workspace root every tool is confined to (env LONGRUN_WORKSPACE)")
+	m.Workspaces.dirs = []string{or(getenv("LONGRUN_WORKSPACE"), ".")}
+	fs.Var(&m.Workspaces, "workspace", "workspace root every tool is confined to; give it more than once to serve several: `longrun start` run under a root gets a session there, and the first root is where sessions started without a directory work (default .; env LONGRUN_WORKSPACE)")
 	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
 	fs.StringVar(&m.StateDir, "state-dir", getenv("LONGRUN_STATE_DIR"), "directory of the worker's own state (transcripts, job logs, spilled output), outside every workspace; made 0700 (default $XDG_STATE_HOME/longrun or ~/.local/state/longrun; env LONGRUN_STATE_DIR)")
 	fs.StringVar(&m.CheckpointRemote, "checkpoint-remote", getenv("LONGRUN_CHECKPOINT_REMOTE"), "git repository every worker reaches (a URL, or the path of a shared bare repository) where each session's checkpoints and, at its end, its branch longrun/<session> are pushed; a session whose worker is lost is restored from there on another worker. Without it checkpoints stay in the session's repository and a lost worker's session waits for a person (env LONGRUN_CHECKPOINT_REMOTE)")
@@ -247,17 +249,24 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 // Run dials Temporal and serves until SIGINT or SIGTERM.
 func (m *Main) Run() error {
 	logger := m.Observe.logger(os.Stderr)
-	ws, err := tools.NewWorkspace(m.Workspace)
-	if err != nil {
-		return fmt.Errorf("workspace: %w", err)
-	}
-	if err := checkRoot(ws.Root(), m.InPlace, logger); err != nil {
-		return err
-	}
-	cfg, err := m.prepare(ws.Root(), logger)
+	roots, err := openRoots(m.Workspaces.dirs)
 	if err != nil {
 		return err
 	}
+	for _, r := range roots {
+		if err := checkRoot(r.ws.Root(), m.InPlace, logger); err != nil {
+			return err
+		}
+	}
+	for i := range roots {
+		cfg, err := m.prepare(roots[i].ws.Root(), logger)
+		if err != nil {
+			return err
+		}
+		roots[i].cfg = cfg
+		roots[i].tools.HidePaths, roots[i].tools.Skills = m.Tools.HidePaths, m.Tools.Skills
+	}
+	cfg := roots[0].cfg // what is the same for every root: the config directory's
 	// Said at start-up so an operator knows what a command can reach;
 	// mode on refuses to start rather than run commands unconfined.
 	switch sandboxed, why, err := tools.CheckSandbox(m.Tools.Shell); {
@@ -325,10 +334,7 @@ func (m *Main) Run() error {
 		defer languageServers.Close()
 		m.Tools.LSP = languageServers
 	}
-	acts := activities.New(m.Model, tools.NewRegistry(tools.Builtin(m.Tools)...), ws)
-	activities.SetWorkerConfig(acts, activities.WorkerConfig{Rules: cfg.Rules, TrustWorkspace: cfg.Trusted, Notes: cfg.Notes, Skills: m.Tools.Skills.Locations})
 	m.Guardian.Prompt = cfg.GuardianPrompt
-	activities.SetGuardian(acts, m.Guardian)
 	prompt := "built-in"
 	if cfg.GuardianPrompt != "" {
 		prompt = filepath.Join(m.ConfigDir, configGuardian)
@@ -341,7 +347,6 @@ func (m *Main) Run() error {
 	}
 	sessions := &workflows.Sessions{Address: opts.HostPort, Namespace: opts.Namespace}
 	if store != nil {
-		activities.SetTranscript(acts, store)
 		// The conversation query resolves the session's references
 		// through the same cache the model calls fill.
 		sessions.Transcript = store
@@ -354,36 +359,14 @@ func (m *Main) Run() error {
 		return err
 	}
 	if sender != nil {
-		activities.SetNotify(acts, sender)
 		// Counted, never listed: a webhook URL may hold a token.
 		logger.Info("notifications", "webhooks", len(m.Notify.Webhooks), "slack", len(m.Notify.Slack),
 			"signed", sender.Secret != nil, "inbox", m.Notify.ConsoleURL)
 	}
-	own := ownQueue(m.TaskQueue)
 	checkouts, unlock, note := checkoutQueue(m.TaskQueue, m.StateDir)
 	defer unlock()
 	if note != "" {
 		logger.Warn(note)
-	}
-	activities.SetJobs(acts, jobs, own)
-	activities.SetShell(acts, m.Tools.Shell)
-	activities.SetCheckouts(acts, m.StateDir)
-	activities.SetInPlace(acts, m.InPlace)
-	if m.Tools.LSP != nil {
-		activities.SetLSP(acts, m.Tools.LSP)
-	}
-	activities.SetCheckpointRemote(acts, m.CheckpointRemote)
-	m.bundles.apply(acts, m.CheckpointRemote, m.Transcript, logger)
-	activities.SetCheckoutQueue(acts, checkouts)
-	m.checkouts.apply(acts, m.StateDir, logger)
-	servers, err := openMCP(cfg.MCP, ws.Root(), logger, m.Tools)
-	if err != nil {
-		return err
-	}
-	if servers != nil {
-		defer servers.Close()
-		activities.SetMCP(acts, servers)
-		logger.Info("MCP servers (connected on first use)", "config", cfg.MCPFiles, "servers", servers.Servers())
 	}
 
 	// Heartbeats carry the live output of tools and the partial text of a
@@ -391,24 +374,80 @@ func (m *Main) Run() error {
 	// 80% of the heartbeat timeout, 8 s), so the Web UI shows progress
 	// every couple of seconds instead.
 	wopts := worker.Options{MaxHeartbeatThrottleInterval: 2 * time.Second}
-	w := worker.New(c, m.TaskQueue, wopts)
-	w.RegisterWorkflowWithOptions(sessions.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
-	w.RegisterActivity(acts)
-	ow := worker.New(c, own, wopts)
-	ow.RegisterActivity(acts)
-	if err := ow.Start(); err != nil {
-		return fmt.Errorf("start the worker's own queue %s: %w", own, err)
+	// Each root has activities of its own, confined to it, on queues of
+	// its own: the root's queues (sessions started under it run there,
+	// their first activity makes the checkout there), the worker's own
+	// queue for its jobs, and the queue its checkouts are pinned to. The
+	// shared queue runs sessions started without a directory, in the
+	// first root.
+	var shared worker.Worker
+	for i, r := range roots {
+		tcfg := m.Tools
+		tcfg.HidePaths, tcfg.Skills = r.tools.HidePaths, r.tools.Skills
+		acts := activities.New(m.Model, tools.NewRegistry(tools.Builtin(tcfg)...), r.ws)
+		activities.SetWorkerConfig(acts, activities.WorkerConfig{Rules: r.cfg.Rules, TrustWorkspace: r.cfg.Trusted, Notes: r.cfg.Notes, Skills: tcfg.Skills.Locations})
+		activities.SetGuardian(acts, m.Guardian)
+		if store != nil {
+			activities.SetTranscript(acts, store)
+		}
+		if sender != nil {
+			activities.SetNotify(acts, sender)
+		}
+		own := ownQueue(m.TaskQueue)
+		activities.SetJobs(acts, jobs, own)
+		activities.SetShell(acts, tcfg.Shell)
+		activities.SetCheckouts(acts, m.StateDir)
+		activities.SetInPlace(acts, m.InPlace)
+		if tcfg.LSP != nil {
+			activities.SetLSP(acts, tcfg.LSP)
+		}
+		activities.SetCheckpointRemote(acts, m.CheckpointRemote)
+		pinned := rootCheckoutQueue(checkouts, i, r)
+		activities.SetCheckoutQueue(acts, pinned)
+		if i == 0 {
+			m.bundles.apply(acts, m.CheckpointRemote, m.Transcript, logger)
+			m.checkouts.apply(acts, m.StateDir, logger)
+		} else {
+			m.bundles.apply(acts, m.CheckpointRemote, m.Transcript, slog.New(slog.DiscardHandler))
+			activities.SetCheckoutLimit(acts, m.checkouts.max)
+		}
+		servers, err := openMCP(r.cfg.MCP, r.ws.Root(), logger, tcfg)
+		if err != nil {
+			return err
+		}
+		if servers != nil {
+			defer servers.Close()
+			activities.SetMCP(acts, servers)
+			logger.Info("MCP servers (connected on first use)", "workspace", r.ws.Root(), "config", r.cfg.MCPFiles, "servers", servers.Servers())
+		}
+		if i == 0 {
+			shared = worker.New(c, m.TaskQueue, wopts)
+			shared.RegisterWorkflowWithOptions(sessions.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
+			shared.RegisterActivity(acts)
+		}
+		for _, q := range r.queues(m.TaskQueue) {
+			rw := worker.New(c, q, wopts)
+			rw.RegisterWorkflowWithOptions(sessions.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
+			rw.RegisterActivity(acts)
+			if err := rw.Start(); err != nil {
+				return fmt.Errorf("start the queue of the workspace root %s: %w", r.ws.Root(), err)
+			}
+			defer rw.Stop()
+		}
+		for _, q := range []string{own, pinned} {
+			qw := worker.New(c, q, wopts)
+			qw.RegisterActivity(acts)
+			if err := qw.Start(); err != nil {
+				return fmt.Errorf("start the worker's queue %s: %w", q, err)
+			}
+			defer qw.Stop()
+		}
+		logger.Info("workspace root served", "workspace", r.ws.Root(), "default", i == 0,
+			"root_task_queues", r.queues(m.TaskQueue), "own_task_queue", own, "checkouts_task_queue", pinned)
 	}
-	defer ow.Stop()
-	cw := worker.New(c, checkouts, wopts)
-	cw.RegisterActivity(acts)
-	if err := cw.Start(); err != nil {
-		return fmt.Errorf("start the queue of the worker's checkouts %s: %w", checkouts, err)
-	}
-	defer cw.Stop()
 	logger.Info("worker started", "address", opts.HostPort, "namespace", opts.Namespace, "task_queue", m.TaskQueue,
-		"own_task_queue", own, "checkouts_task_queue", checkouts, "workspace", ws.Root())
-	return w.Run(worker.InterruptCh())
+		"workspace", roots[0].ws.Root(), "roots", len(roots))
+	return shared.Run(worker.InterruptCh())
 }
 
 // prepare makes the state directory and reads the config directory for
@@ -447,7 +486,7 @@ func (m *Main) prepare(root string, logger *slog.Logger) (workerConfig, error) {
 	if m.Model.Prices == nil && cfg.Prices != nil {
 		m.Model.Prices = cfg.Prices
 	}
-	logger.Info("worker directories", "state", state, "config", m.ConfigDir, "worker_rules", len(cfg.Rules),
+	logger.Info("worker directories", "workspace", root, "state", state, "config", m.ConfigDir, "worker_rules", len(cfg.Rules),
 		"hidden_in_sandbox", m.Tools.HidePaths)
 	if cfg.Trusted {
 		logger.Info("workspace trusted: its .longrun/permissions.json, .longrun/mcp.json and .longrun/skills count", "by", cfg.TrustedBy)

@@ -66,6 +66,15 @@ type SessionInput struct {
 	MaxTurns     int    `json:"max_turns,omitempty"` // model calls; 0 = DefaultMaxTurns
 	// WorkDir is relative to the worker's workspace root; empty = the root.
 	WorkDir string `json:"workdir,omitempty"`
+	// Dir is the absolute directory `longrun start` ran in, when it
+	// started the session there: the session then runs on the task queue
+	// of the workspace root holding Dir (RootQueue), and WorkDir is Dir
+	// relative to that root. Kept so every surface can say where the
+	// session was asked to work; empty for a session started without one
+	// (scripts, schedules), which works in the worker's first --workspace.
+	Dir string `json:"dir,omitempty"`
+	// Root is the workspace root Dir lies under, as the starter found it.
+	Root string `json:"root,omitempty"`
 	// IdleTimeout is how long to wait for another user message once the
 	// model stops calling tools; 0 completes the session then, "forever"
 	// (or any negative duration) waits until a message or a cancel. A
