@@ -416,6 +416,15 @@ func git(ctx context.Context, dir string, env []string, args ...string) (string,
 	return strings.TrimSpace(out), err
 }
 
+// Git runs a git query in dir (rev-parse and the like) through the one
+// door every host git goes through (gitCmd: the repository's program-
+// running configuration neutralised), for callers outside this package:
+// the CLI reads the person's repository with it when a session starts or
+// is applied there. Its output is trimmed.
+func Git(ctx context.Context, dir string, args ...string) (string, error) {
+	return git(ctx, dir, nil, args...)
+}
+
 func gitRaw(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	return run(ctx, dir, env, "", args...)
 }

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -221,11 +219,10 @@ func repoOf(ctx context.Context, dir string) string {
 	return dir
 }
 
-// gitOut runs git in dir and returns its trimmed output.
+// gitOut runs git in dir and returns its trimmed output, through
+// checkout's door: a repository's configuration runs no program for it.
 func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	out, err := cmd.Output()
-	return strings.TrimSpace(string(out)), err
+	return checkout.Git(ctx, dir, args...)
 }
 
 // describeStart tells the person, on stderr (stdout is the id alone, for

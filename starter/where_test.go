@@ -31,7 +31,7 @@ func TestStartPlacesTheSessionWhereItRuns(t *testing.T) {
 	require.Equal(t, cwd, in.Dir)
 	require.Equal(t, parent, in.Root)
 	require.Equal(t, filepath.Base(cwd), in.WorkDir)
-	require.Contains(t, stderr, "next:      starter watch s1")
+	require.Contains(t, stderr, "next:      longrun watch s1")
 	require.NotContains(t, stderr, "WARNING")
 
 	f = &fakeClient{polled: func(tq string) bool { return tq == "longrun" }}
