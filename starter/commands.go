@@ -57,7 +57,7 @@ func bindSessionFlags(fs *flag.FlagSet) *sessionFlags {
 	fs.IntVar(&sf.in.MaxTurns, "max-turns", 0, fmt.Sprintf("most model calls before the session stops (0 = %d)", workflows.DefaultMaxTurns))
 	fs.StringVar(&sf.in.WorkDir, "workdir", "", "directory relative to the worker's workspace root")
 	fs.StringVar(&sf.in.Base, "base", "", "commit, branch or tag the session's own checkout starts from (default: the repository's HEAD)")
-	fs.BoolVar(&sf.in.InPlace, "in-place", false, "work in the worker's workspace itself instead of a checkout of the session's own (a git worktree on branch longrun/<session>)")
+	fs.BoolVar(&sf.in.InPlace, "in-place", false, "work in the worker's workspace itself instead of a checkout of the session's own (a repository of its own on branch longrun/<session>)")
 	fs.Func("idle-timeout", `how long to wait for another message once the model stops, e.g. 10m, 72h or "forever" (default 0: end then)`, func(v string) error {
 		if strings.EqualFold(strings.TrimSpace(v), "forever") {
 			sf.idle = time.Duration(workflows.Forever)

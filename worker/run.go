@@ -113,7 +113,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	if err != nil {
 		return nil, fmt.Errorf("LONGRUN_IN_PLACE: %w", err)
 	}
-	fs.BoolVar(&m.InPlace, "in-place", inPlace, "run every session in the workspace itself, as longrun start --in-place does, instead of in a checkout of its own (a git worktree on branch longrun/<session>); for a workspace git ignores or that is not committed, which a checkout cannot hold (env LONGRUN_IN_PLACE=1)")
+	fs.BoolVar(&m.InPlace, "in-place", inPlace, "run every session in the workspace itself, as longrun start --in-place does, instead of in a checkout of its own (a repository of its own on branch longrun/<session>); for a workspace git ignores or that is not committed, which a checkout cannot hold (env LONGRUN_IN_PLACE=1)")
 	fs.BoolVar(&m.TrustWorkspace, "trust-workspace", trust, "trust the workspace: its .longrun/permissions.json, .longrun/mcp.json and .longrun/skills count, as for one listed in the config directory's trusted.json (env LONGRUN_TRUST_WORKSPACE=1)")
 	fs.StringVar(&m.SkillsDirs, "skills-dirs", or(getenv("LONGRUN_SKILLS_DIRS"), defaultSkillsDirs(getenv)), "the user's skill directories (folders <name>/SKILL.md), separated by "+string(filepath.ListSeparator)+", after the config directory's skills/; off for none (default ~/.agents/skills; env LONGRUN_SKILLS_DIRS)")
 	maxSpill := int64(tools.DefaultMaxSpillBytes)

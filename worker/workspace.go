@@ -15,7 +15,7 @@ const checkRootTimeout = 30 * time.Second
 
 // checkRoot refuses a workspace root sessions' own checkouts cannot hold:
 // a directory git ignores, or one not committed, under a repository. A
-// session's checkout is a worktree of the repository's HEAD, so a session
+// session's checkout starts from the repository's HEAD, so a session
 // there would find none of the root's files and every call would fail;
 // better the worker says so at once, with the ways on. A repository with
 // no commit yet only gets a warning: sessions there are refused until its
@@ -36,7 +36,7 @@ func checkRoot(root string, inPlace bool, logger *slog.Logger) error {
 		logger.Warn(fmt.Sprintf("workspace %s: %v: sessions are refused until a first commit (git add, git commit), except those started --in-place", root, err))
 		return nil
 	case errors.Is(err, checkout.ErrNotInBase):
-		return fmt.Errorf("workspace: %w: each session works in a checkout of its own, a git worktree of that commit, and would find none of its files. "+
+		return fmt.Errorf("workspace: %w: each session works in a checkout of its own, a repository of its own at that commit, and would find none of its files. "+
 			"Either commit the directory (git add, git commit; an ignored one out of .gitignore first), "+
 			"make it a repository of its own (git init, then a first commit), "+
 			"or start the worker with --in-place so that every session works in the directory itself", err)
