@@ -2,14 +2,10 @@ package e2e
 
 import (
 	"context"
-	"net"
-	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 )
 
 // TestChaosServerRestart restarts the Temporal server under a running
@@ -22,26 +18,8 @@ import (
 // worker kills. It uses a devserver of its own, not the shared one.
 func TestChaosServerRestart(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "temporal.db")
-	logPath := filepath.Join(dir, "devserver.log")
-	srv, addr, err := startDevserver(db, 0, logPath)
-	require.NoError(t, err)
-	defer func() {
-		if srv != nil { // nil when a restart failed
-			srv.stop()
-		}
-		if t.Failed() {
-			t.Logf("devserver log (tail):\n%s", tailFile(logPath, 6000))
-		}
-	}()
-	_, portText, err := net.SplitHostPort(addr)
-	require.NoError(t, err)
-	port, err := strconv.Atoi(portText)
-	require.NoError(t, err)
-	c, err := client.Dial(client.Options{HostPort: addr})
-	require.NoError(t, err)
-	defer c.Close()
+	srv := startOwnServer(t)
+	addr, c := srv.addr, srv.c
 
 	plan := chaosPlan{Name: "r00", Steps: []string{stepAuto, stepAsk, stepMixed}, Slow: map[int]bool{0: true}}
 	s := &chaosSession{t: t, plan: plan, addr: addr, c: c, timeout: 4 * time.Minute}
@@ -55,14 +33,9 @@ func TestChaosServerRestart(t *testing.T) {
 
 	restart := func(crash bool) {
 		t.Helper()
-		if crash {
-			srv.kill()
-		} else {
-			srv.stop()
-		}
+		srv.down(crash)
 		s.counts.ServerRestarts++
-		srv, _, err = startDevserver(db, port, logPath)
-		require.NoError(t, err, "restart the devserver on port %d", port)
+		srv.up()
 	}
 
 	runningID := plan.callID(0, 0)

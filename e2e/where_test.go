@@ -2,11 +2,9 @@ package e2e
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,26 +170,8 @@ func TestNoWorkerListeningIsSaidAtOnce(t *testing.T) {
 // again; the answer given then is recorded and the session completes.
 func TestWatchAcrossAServerRestartAsksAgain(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "temporal.db")
-	logPath := filepath.Join(dir, "devserver.log")
-	srv, addr, err := startDevserver(db, 0, logPath)
-	require.NoError(t, err)
-	defer func() {
-		if srv != nil {
-			srv.stop()
-		}
-		if t.Failed() {
-			t.Logf("devserver log (tail):\n%s", tailFile(logPath, 4000))
-		}
-	}()
-	_, portText, err := net.SplitHostPort(addr)
-	require.NoError(t, err)
-	port, err := strconv.Atoi(portText)
-	require.NoError(t, err)
-	c, err := client.Dial(client.Options{HostPort: addr})
-	require.NoError(t, err)
-	defer c.Close()
+	srv := startOwnServer(t)
+	addr, c := srv.addr, srv.c
 
 	e := newEnvWorkerEnv(t, []string{"TEMPORAL_ADDRESS=" + addr},
 		sm.Tools(sm.Call{ID: "w1", Name: "write", Arguments: `{"path": "answer.txt", "content": "recorded\n"}`}),
@@ -213,15 +193,13 @@ func TestWatchAcrossAServerRestartAsksAgain(t *testing.T) {
 	}()
 	r.waitFor("approve? [y]es")
 
-	srv.stop()
-	srv = nil
+	srv.down(false)
 	r.typeLine("y") // while the server is down
 	r.waitFor("NOT recorded")
 	r.waitFor("lost the server at " + addr)
 	require.NoFileExists(t, filepath.Join(e.workspace, "answer.txt"))
 
-	srv, _, err = startDevserver(db, port, logPath)
-	require.NoError(t, err, "restart the devserver on port %d", port)
+	srv.up()
 	r.waitFor("is back")
 	waitFor(t, "watch to ask about the call again", 90*time.Second, func() bool {
 		return strings.Count(r.String(), "approve? [y]es") >= 2
