@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -172,4 +175,88 @@ func TestDrainSecondSignalStopsAtOnce(t *testing.T) {
 	require.Less(t, time.Since(second), 15*time.Second)
 	require.Contains(t, e.logs.String(), "drain: second signal, stopping at once")
 	require.NoError(t, tc.TerminateWorkflow(context.Background(), id, "", "test over"))
+}
+
+// jobLog is the background job's log in the worker's state directory.
+func jobLog(t *testing.T, stateDir string) string {
+	t.Helper()
+	var logs []string
+	_ = filepath.WalkDir(filepath.Join(stateDir, "sessions"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, "job-1.log") {
+			logs = append(logs, p)
+		}
+		return nil
+	})
+	require.Len(t, logs, 1)
+	return readFile(t, logs[0])
+}
+
+// startJobSession starts a session whose one call starts command as a
+// background job, and waits until the session waits for its person with
+// the job running.
+func startJobSession(t *testing.T, e *env) string {
+	t.Helper()
+	id := e.start(workflows.SessionInput{Prompt: "start the job", Profile: "auto", IdleTimeout: workflows.Duration(10 * time.Minute)})
+	waitFor(t, "the session to wait with its job running", 60*time.Second, func() bool {
+		return query[workflows.Status](t, id, workflows.QueryStatus).Phase == workflows.PhaseWaitingInput
+	})
+	t.Cleanup(func() { _ = tc.TerminateWorkflow(context.Background(), id, "", "test over") })
+	return id
+}
+
+func backgroundCall(command string) sm.Call {
+	args, _ := json.Marshal(map[string]any{"command": command, "background": true})
+	return sm.Call{ID: "c_job", Name: "shell", Arguments: string(args)}
+}
+
+// A background job that ends within the drain timeout is let finish: its
+// whole output is in its log, and the worker exits after it.
+func TestDrainWaitsForBackgroundJobs(t *testing.T) {
+	t.Parallel()
+	marker := "longrun-drain-" + randHex(6)
+	e := newEnv(t, sm.Tools(backgroundCall("sleep 8; echo job-done # "+marker)), sm.Text("started it"))
+	a := e.worker
+	id := startJobSession(t, e)
+	require.NotEmpty(t, processesWith(marker))
+
+	signalled := time.Now()
+	require.NoError(t, a.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited(a):
+		require.NoError(t, err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the worker did not exit after its job ended")
+	}
+	require.Greater(t, time.Since(signalled), 3*time.Second, "the worker waited for the job")
+	require.Contains(t, jobLog(t, e.stateDir), "job-done", "the job ran to its end")
+	logs := e.logs.String()
+	require.Contains(t, logs, "drain: waiting for a background job")
+	require.Contains(t, logs, id)
+	require.Contains(t, logs, "drain: a background job ended")
+	require.Contains(t, logs, "drain: done, nothing was cut off")
+}
+
+// A background job still running at the drain timeout is killed, as
+// before drains existed: no job outlives the worker that alone can stop
+// it.
+func TestDrainKillsBackgroundJobsAtTheTimeout(t *testing.T) {
+	t.Parallel()
+	marker := "longrun-drain-" + randHex(6)
+	e := newEnvWorkerEnv(t, []string{"LONGRUN_DRAIN_TIMEOUT=2s"}, sm.Tools(backgroundCall("sleep 300; echo never # "+marker)), sm.Text("started it"))
+	a := e.worker
+	startJobSession(t, e)
+	require.NotEmpty(t, processesWith(marker))
+
+	signalled := time.Now()
+	require.NoError(t, a.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited(a):
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker did not exit at the drain timeout")
+	}
+	require.Greater(t, time.Since(signalled), 2*time.Second, "the worker drained for the timeout")
+	require.Contains(t, e.logs.String(), "drain: timeout reached; stopping what still runs")
+	waitFor(t, "the job's processes to be gone", 20*time.Second, func() bool { return len(processesWith(marker)) == 0 })
+	require.NotContains(t, jobLog(t, e.stateDir), "never")
 }
