@@ -7,13 +7,16 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -85,6 +88,8 @@ type Main struct {
 	bundles   checkpointBundles
 	// bounds bound what one session holds here (bounds.go).
 	bounds bounds
+	// drain is --drain-timeout (drain.go).
+	drain drainFlag
 }
 
 // ParseFlags reads flags, falling back to the environment (getenv) and
@@ -98,6 +103,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	m.checkouts.bind(fs, getenv)
 	m.bundles.bind(fs, getenv)
 	m.bounds.bind(fs, getenv)
+	if err := m.drain.bind(fs, getenv); err != nil {
+		return nil, err
+	}
 	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
 	m.Workspaces.dirs = []string{or(getenv("LONGRUN_WORKSPACE"), ".")}
 	fs.Var(&m.Workspaces, "workspace", "workspace root every tool is confined to; give it more than once to serve several: a session longrun start starts under a root gets a session there, and the first root is where sessions started without a directory work (default .; env LONGRUN_WORKSPACE)")
@@ -185,6 +193,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 		return nil, err
 	}
 	if err := m.bounds.parse(&m.Tools.Shell); err != nil {
+		return nil, err
+	}
+	if err := m.drain.parse(); err != nil {
 		return nil, err
 	}
 	if m.Guardian.Timeout <= 0 {
@@ -374,13 +385,19 @@ func (m *Main) Run() error {
 	// 80% of the heartbeat timeout, 8 s), so the Web UI shows progress
 	// every couple of seconds instead.
 	wopts := worker.Options{MaxHeartbeatThrottleInterval: 2 * time.Second}
+	// On SIGTERM every worker stops polling, and what runs may finish
+	// for up to the drain timeout before its context is cancelled;
+	// held says in the log what the drain waits for.
+	wopts.WorkerStopTimeout = m.drain.timeout
+	calls := newHeld(logger)
+	wopts.Interceptors = []interceptor.WorkerInterceptor{calls}
+	var workers []worker.Worker
 	// Each root has activities of its own, confined to it, on queues of
 	// its own: the root's queues (sessions started under it run there,
 	// their first activity makes the checkout there), the worker's own
 	// queue for its jobs, and the queue its checkouts are pinned to. The
 	// shared queue runs sessions started without a directory, in the
 	// first root.
-	var shared worker.Worker
 	for i, r := range roots {
 		tcfg := m.Tools
 		tcfg.HidePaths, tcfg.Skills = r.tools.HidePaths, r.tools.Skills
@@ -421,33 +438,34 @@ func (m *Main) Run() error {
 			logger.Info("MCP servers (connected on first use)", "workspace", r.ws.Root(), "config", r.cfg.MCPFiles, "servers", servers.Servers())
 		}
 		if i == 0 {
-			shared = worker.New(c, m.TaskQueue, wopts)
+			shared := worker.New(c, m.TaskQueue, wopts)
 			shared.RegisterWorkflowWithOptions(sessions.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
 			shared.RegisterActivity(acts)
+			workers = append(workers, shared)
 		}
 		for _, q := range r.queues(m.TaskQueue) {
 			rw := worker.New(c, q, wopts)
 			rw.RegisterWorkflowWithOptions(sessions.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
 			rw.RegisterActivity(acts)
-			if err := rw.Start(); err != nil {
-				return fmt.Errorf("start the queue of the workspace root %s: %w", r.ws.Root(), err)
-			}
-			defer rw.Stop()
+			workers = append(workers, rw)
 		}
 		for _, q := range []string{own, pinned} {
 			qw := worker.New(c, q, wopts)
 			qw.RegisterActivity(acts)
-			if err := qw.Start(); err != nil {
-				return fmt.Errorf("start the worker's queue %s: %w", q, err)
-			}
-			defer qw.Stop()
+			workers = append(workers, qw)
 		}
 		logger.Info("workspace root served", "workspace", r.ws.Root(), "default", i == 0,
 			"root_task_queues", r.queues(m.TaskQueue), "own_task_queue", own, "checkouts_task_queue", pinned)
 	}
 	logger.Info("worker started", "address", opts.HostPort, "namespace", opts.Namespace, "task_queue", m.TaskQueue,
 		"workspace", roots[0].ws.Root(), "roots", len(roots))
-	return shared.Run(worker.InterruptCh())
+	// Two signals are caught: the first drains, the second stops at once.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	// Background jobs still running after the drain die with the worker
+	// (jobs.Close, deferred above).
+	return serve(workers, sig, m.drain.timeout, calls, jobs, logger)
 }
 
 // prepare makes the state directory and reads the config directory for
