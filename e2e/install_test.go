@@ -31,7 +31,7 @@ func TestMakeInstallPutsLongrunOnThePath(t *testing.T) {
 	require.NoError(t, err, string(help))
 	require.True(t, strings.HasPrefix(string(help), "Usage: longrun [global flags] COMMAND"), string(help))
 	help, _ = exec.Command(filepath.Join(bin, "longrun-worker"), "--help").CombinedOutput()
-	require.Contains(t, string(help), "-workspace string")
+	require.Contains(t, string(help), "-workspace dir", "the installed longrun-worker is the one with --workspace")
 
 	// Without PREFIX it installs where go install would: $GOBIN here,
 	// and says so when that is not on the PATH.

@@ -108,7 +108,7 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	}
 	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
 	m.Workspaces.dirs = []string{or(getenv("LONGRUN_WORKSPACE"), ".")}
-	fs.Var(&m.Workspaces, "workspace", "workspace root every tool is confined to; give it more than once to serve several: a longrun start run under a root gets its session there, and the first root is where sessions started without a directory work (default .; env LONGRUN_WORKSPACE)")
+	fs.Var(&m.Workspaces, "workspace", "a workspace root every tool is confined to; give it more than once to serve several: a longrun start run under a `dir` gets its session there, and the first root is where sessions started without a directory work (default .; env LONGRUN_WORKSPACE)")
 	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
 	fs.StringVar(&m.StateDir, "state-dir", getenv("LONGRUN_STATE_DIR"), "directory of the worker's own state (transcripts, job logs, spilled output), outside every workspace; made 0700 (default $XDG_STATE_HOME/longrun or ~/.local/state/longrun; env LONGRUN_STATE_DIR)")
 	fs.StringVar(&m.CheckpointRemote, "checkpoint-remote", getenv("LONGRUN_CHECKPOINT_REMOTE"), "git repository every worker reaches (a URL, or the path of a shared bare repository) where each session's checkpoints and, at its end, its branch longrun/<session> are pushed; a session whose worker is lost is restored from there on another worker. Without it checkpoints stay in the session's repository and a lost worker's session waits for a person (env LONGRUN_CHECKPOINT_REMOTE)")
