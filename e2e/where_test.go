@@ -120,7 +120,7 @@ func TestStartRefusesADirectoryNoWorkerServes(t *testing.T) {
 	out, err := e.starter("start", "--id", id, "hello")
 	require.Equal(t, 1, exitCode(t, err), out)
 	require.Contains(t, out, "no worker serves "+outside+": start longrun-worker --workspace "+outside)
-	_, err = tc.DescribeWorkflowExecution(context.Background(), id, "")
+	_, err = describeRun(context.Background(), tc, id, "")
 	require.Error(t, err, "no session was started")
 }
 

@@ -72,7 +72,7 @@ func failedAtOnce(t *testing.T, e *env, id string, says ...string) {
 	for _, s := range says {
 		require.Contains(t, err.Error(), s)
 	}
-	desc, derr := tc.DescribeWorkflowExecution(ctx, id, "")
+	desc, derr := describeRun(ctx, tc, id, "")
 	require.NoError(t, derr)
 	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, desc.GetWorkflowExecutionInfo().GetStatus())
 	require.Empty(t, e.model.Requests(), "the model was asked although the session could not work")
