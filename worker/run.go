@@ -7,23 +7,16 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/interceptor"
-	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/codec"
-	"github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/tools"
 	"github.com/longrun/longrun/transcript"
 	"github.com/longrun/longrun/workflows"
@@ -257,215 +250,49 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	return m, nil
 }
 
-// Run dials Temporal and serves until SIGINT or SIGTERM.
+// Run dials Temporal and serves until SIGINT or SIGTERM. It reads as the
+// steps the worker takes, in order, each a function in start.go; what a
+// step opens is closed, the last first, when Run returns.
 func (m *Main) Run() error {
-	logger := m.Observe.logger(os.Stderr)
-	roots, err := openRoots(m.Workspaces.dirs)
+	s := &started{logger: m.Observe.logger(os.Stderr)}
+	defer s.close()
+	roots, err := m.openRoots(s.logger)
 	if err != nil {
 		return err
 	}
-	for _, r := range roots {
-		if err := checkRoot(r.ws.Root(), m.InPlace, logger); err != nil {
-			return err
-		}
-	}
-	for i := range roots {
-		cfg, err := m.prepare(roots[i].ws.Root(), logger)
-		if err != nil {
-			return err
-		}
-		roots[i].cfg = cfg
-		roots[i].tools.HidePaths, roots[i].tools.Skills = m.Tools.HidePaths, m.Tools.Skills
-	}
-	cfg := roots[0].cfg // what is the same for every root: the config directory's
-	// Said at start-up so an operator knows what a command can reach;
-	// mode on refuses to start rather than run commands unconfined.
-	switch sandboxed, why, err := tools.CheckSandbox(m.Tools.Shell); {
-	case err != nil:
-		return fmt.Errorf("--sandbox: %w", err)
-	case sandboxed:
-		logger.Info("shell commands run sandboxed (bubblewrap): a command nobody approved runs read-only " +
-			"(working directory read-only, no network, private /tmp, empty home, no host sockets); " +
-			"an approved one may write its session's working directory except .git, .longrun and AGENTS.md")
-		if ok, why := tools.CheckSandboxNetwork(m.Tools.Shell); ok {
-			logger.Info("sessions that allow the network get it through pasta: the outside is reachable, this host's loopback services are not")
-		} else {
-			logger.Warn("commands of sessions that allow the network are refused: no network that keeps them from this host's loopback services", "reason", why)
-		}
-	default:
-		logger.Warn("no sandbox: no shell command runs without a person's approval (or a rule a person wrote), approved commands run unconfined, and profile auto sessions refuse to start", "reason", why)
-	}
-	logWeb(logger, m.Tools.Web)
-	if m.Scripted == "demo" {
-		srv := scriptedmodel.NewResponder(scriptedmodel.Demo())
-		defer srv.Close()
-		m.Model.BaseURL, m.Model.APIKey = srv.URL(), "scripted"
-		if m.Model.DefaultModel == "" {
-			m.Model.DefaultModel = "scripted-demo"
-		}
-		logger.Info("using the scripted demo model, not a live one", "url", srv.URL())
-	}
-	opts, err := m.Temporal.clientOptions()
-	if err != nil {
+	if err := m.reportSandbox(s.logger); err != nil {
 		return err
 	}
-	opts.Logger = sdklog.NewStructuredLogger(logger)
-	if m.Keys != nil {
-		// Every payload, the conversation and tool results included,
-		// reaches Temporal's database encrypted.
-		opts.DataConverter = codec.DataConverter(m.Keys)
-		logger.Info("payloads and transcripts encrypted (AES-256-GCM)", "key", m.Keys.Current(), "keys", m.Keys.IDs())
-	}
-	metrics, stopMetrics, err := m.Observe.startMetrics(logger)
-	if err != nil {
+	logWeb(s.logger, m.Tools.Web)
+	m.startScriptedModel(s)
+	if err := m.dial(s); err != nil {
 		return err
 	}
-	defer stopMetrics()
-	opts.MetricsHandler = metrics
-	c, err := client.Dial(opts)
-	if err != nil {
-		return fmt.Errorf("cannot reach Temporal at %s: %w", opts.HostPort, err)
-	}
-	defer c.Close()
-
-	// Background jobs are processes of this worker: they die with it, and
-	// calls about them come to a task queue only this worker polls.
-	jobs := tools.NewJobs()
-	defer jobs.Close()
-	m.Tools.Jobs = jobs
-	m.Tools.Files = tools.NewSessionFiles(m.StateDir, m.Tools.Shell.SessionQuotaBytes)
-	reapCtx, stopReaper := context.WithCancel(context.Background())
-	defer stopReaper()
-	go (&reaper{temporal: c, jobs: jobs, files: m.Tools.Files, every: m.bounds.reapEvery, logger: logger}).run(reapCtx)
-	languageServers, err := openLSP(m.ConfigDir, logger, m.Tools)
-	if err != nil {
+	m.startJobs(s)
+	if err := m.openLanguageServers(s); err != nil {
 		return err
 	}
-	if languageServers != nil {
-		defer languageServers.Close()
-		m.Tools.LSP = languageServers
-	}
-	m.Guardian.Prompt = cfg.GuardianPrompt
-	prompt := "built-in"
-	if cfg.GuardianPrompt != "" {
-		prompt = filepath.Join(m.ConfigDir, configGuardian)
-	}
-	logger.Info("guardian for sessions with approval guardian", "model", or(m.Guardian.Model, "the session's"),
-		"prompt", prompt, "timeout", m.Guardian.Timeout)
-	store, where, err := openTranscript(m.Transcript, m.StateDir, m.Keys)
-	if err != nil {
+	m.logGuardian(roots[0].cfg, s.logger)
+	if err := m.openTranscriptStore(s); err != nil {
 		return err
 	}
-	sessions := &workflows.Sessions{Address: opts.HostPort, Namespace: opts.Namespace}
-	if store != nil {
-		// The conversation query resolves the session's references
-		// through the same cache the model calls fill.
-		sessions.Transcript = store
-		logger.Info("transcript store", "store", where)
-	} else {
-		logger.Warn("no transcript store (--transcript off): every model call carries the whole conversation through history")
-	}
-	sender, err := m.Notify.sender(m.StateDir, opts.HostPort, opts.Namespace)
-	if err != nil {
+	if err := m.openNotify(s); err != nil {
 		return err
 	}
-	if sender != nil {
-		// Counted, never listed: a webhook URL may hold a token.
-		logger.Info("notifications", "webhooks", len(m.Notify.Webhooks), "slack", len(m.Notify.Slack),
-			"signed", sender.Secret != nil, "inbox", m.Notify.ConsoleURL)
-	}
-	checkouts, unlock, note := checkoutQueue(m.TaskQueue, m.StateDir)
-	defer unlock()
-	if note != "" {
-		logger.Warn(note)
-	}
-
-	// Heartbeats carry the live output of tools and the partial text of a
-	// streaming model; the SDK forwards them at most this often (by default
-	// 80% of the heartbeat timeout, 8 s), so the Web UI shows progress
-	// every couple of seconds instead.
-	wopts := worker.Options{MaxHeartbeatThrottleInterval: 2 * time.Second}
-	// On SIGTERM every worker stops polling, and what runs may finish
-	// for up to the drain timeout before its context is cancelled;
-	// held says in the log what the drain waits for.
-	wopts.WorkerStopTimeout = m.drain.timeout
-	calls := newHeld(logger)
-	wopts.Interceptors = []interceptor.WorkerInterceptor{calls}
+	m.lockCheckoutQueue(s)
+	m.workerOptions(s)
 	var workers []worker.Worker
-	// Each root has activities of its own, confined to it, on queues of
-	// its own: the root's queues (sessions started under it run there,
-	// their first activity makes the checkout there), the worker's own
-	// queue for its jobs, and the queue its checkouts are pinned to. The
-	// shared queue runs sessions started without a directory, in the
-	// first root.
 	for i, r := range roots {
-		tcfg := m.Tools
-		tcfg.HidePaths, tcfg.Skills = r.tools.HidePaths, r.tools.Skills
-		acts := activities.New(m.Model, tools.NewRegistry(tools.Builtin(tcfg)...), r.ws)
-		activities.SetWorkerConfig(acts, activities.WorkerConfig{Rules: r.cfg.Rules, TrustWorkspace: r.cfg.Trusted, Notes: r.cfg.Notes, Skills: tcfg.Skills.Locations})
-		activities.SetGuardian(acts, m.Guardian)
-		if store != nil {
-			activities.SetTranscript(acts, store)
-		}
-		if sender != nil {
-			activities.SetNotify(acts, sender)
-		}
-		own := ownQueue(m.TaskQueue)
-		activities.SetJobs(acts, jobs, own)
-		activities.SetShell(acts, tcfg.Shell)
-		activities.SetCheckouts(acts, m.StateDir)
-		activities.SetInPlace(acts, m.InPlace)
-		if tcfg.LSP != nil {
-			activities.SetLSP(acts, tcfg.LSP)
-		}
-		activities.SetCheckpointRemote(acts, m.CheckpointRemote)
-		pinned := rootCheckoutQueue(checkouts, i, r)
-		activities.SetCheckoutQueue(acts, pinned)
-		if i == 0 {
-			m.bundles.apply(acts, m.CheckpointRemote, m.Transcript, logger)
-			m.checkouts.apply(acts, m.StateDir, logger)
-		} else {
-			m.bundles.apply(acts, m.CheckpointRemote, m.Transcript, slog.New(slog.DiscardHandler))
-			activities.SetCheckoutLimit(acts, m.checkouts.max)
-		}
-		servers, err := openMCP(r.cfg.MCP, r.ws.Root(), logger, tcfg)
+		q := m.rootQueues(s, i, r)
+		acts, err := m.buildActivities(s, i, r, q)
 		if err != nil {
 			return err
 		}
-		if servers != nil {
-			defer servers.Close()
-			activities.SetMCP(acts, servers)
-			logger.Info("MCP servers (connected on first use)", "workspace", r.ws.Root(), "config", r.cfg.MCPFiles, "servers", servers.Servers())
-		}
-		if i == 0 {
-			shared := worker.New(c, m.TaskQueue, wopts)
-			shared.RegisterWorkflowWithOptions(sessions.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
-			shared.RegisterActivity(acts)
-			workers = append(workers, shared)
-		}
-		for _, q := range r.queues(m.TaskQueue) {
-			rw := worker.New(c, q, wopts)
-			rw.RegisterWorkflowWithOptions(sessions.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
-			rw.RegisterActivity(acts)
-			workers = append(workers, rw)
-		}
-		for _, q := range []string{own, pinned} {
-			qw := worker.New(c, q, wopts)
-			qw.RegisterActivity(acts)
-			workers = append(workers, qw)
-		}
-		logger.Info("workspace root served", "workspace", r.ws.Root(), "default", i == 0,
-			"root_task_queues", r.queues(m.TaskQueue), "own_task_queue", own, "checkouts_task_queue", pinned)
+		workers = append(workers, m.rootWorkers(s, i, r, q, acts)...)
 	}
-	logger.Info("worker started", "address", opts.HostPort, "namespace", opts.Namespace, "task_queue", m.TaskQueue,
+	s.logger.Info("worker started", "address", s.opts.HostPort, "namespace", s.opts.Namespace, "task_queue", m.TaskQueue,
 		"workspace", roots[0].ws.Root(), "roots", len(roots))
-	// Two signals are caught: the first drains, the second stops at once.
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	// Background jobs still running after the drain die with the worker
-	// (jobs.Close, deferred above).
-	return serve(workers, sig, m.drain.timeout, calls, jobs, logger)
+	return m.serve(s, workers)
 }
 
 // prepare makes the state directory and reads the config directory for
