@@ -46,54 +46,95 @@ type ModelConfig struct {
 	PromptCacheKey string
 }
 
-// Activities holds the dependencies of every activity.
-type Activities struct {
-	model     ModelConfig
-	client    openai.Client
-	registry  *tools.Registry
-	workspace *tools.Workspace
-	// jobs and workerQueue serve background jobs (SetJobs).
-	jobs        JobKiller
-	workerQueue string
-	// transcript holds conversations by reference (SetTranscript); nil:
-	// this worker keeps none and takes whole conversations only.
-	transcript transcript.Store
-	// mcp holds the worker's MCP servers (SetMCP); nil: none.
-	mcp *mcp.Manager
-	// worker is the worker's own configuration (SetWorkerConfig).
-	worker WorkerConfig
-	// shell is how this worker runs shell commands (SetShell); nil: not
-	// said, taken as no sandbox.
-	shell *tools.ShellConfig
-	// notify posts notifications to the worker's sinks (SetNotify); nil:
-	// none.
-	notify *notify.Sender
-	// guardian is the worker's reviewer model (SetGuardian).
-	guardian GuardianConfig
-	// stateDir holds sessions' own checkouts (SetCheckouts); "": none.
-	stateDir string
-	// inPlace runs every session in place, with no checkout of its own
-	// (SetInPlace).
-	inPlace bool
-	// lsp holds the worker's language servers (SetLSP); nil: none.
-	lsp *lsp.Manager
-	// checkpointRemote is where checkpoints are pushed
-	// (SetCheckpointRemote); "": they stay in the repository.
-	checkpointRemote string
-	// maxBundleBytes bounds a checkpoint stored in the transcript store
-	// as a bundle (SetCheckpointBundles); 0: none are.
-	maxBundleBytes int64
-	// maxCheckoutBytes bounds the disk the checkouts take
-	// (SetCheckoutLimit); 0: no bound.
-	maxCheckoutBytes int64
-	// checkoutQueue is where calls pinned to a checkout go
-	// (SetCheckoutQueue); "": workerQueue.
-	checkoutQueue string
+// Config is every dependency of the activities, given once to New. Each
+// zero value is a worker without that part, and says below what that
+// means; nothing is set after New.
+type Config struct {
+	// Model is how the model is reached.
+	Model ModelConfig
+	// Registry holds the built-in tools; nil: ListTools fails.
+	Registry *tools.Registry
+	// Workspace is the root every tool is confined to (a --workspace
+	// root); nil only in tests of the model call.
+	Workspace *tools.Workspace
+	// Worker is the worker's own configuration. Zero: no workspace is
+	// trusted and there are no worker rules.
+	Worker WorkerConfig
+	// Guardian is the worker's reviewer model.
+	Guardian GuardianConfig
+	// Transcript holds conversations by reference: CallModel then takes a
+	// conversation by reference (ModelRequest.Head) and stores what it was
+	// sent, and Compact can run. Nil: this worker keeps none and takes
+	// whole conversations only.
+	Transcript transcript.Store
+	// Notify posts to the worker's notification sinks. Nil (or no sink):
+	// sessions are told the worker has none (WorkspaceConfig.Notify) and
+	// schedule no notification.
+	Notify *notify.Sender
+	// Jobs is the worker's job manager and WorkerQueue the task queue only
+	// this worker polls. Background jobs live in this process: the session
+	// sends every call about a job, and the kill at its end, to that queue.
+	Jobs        JobKiller
+	WorkerQueue string
+	// Shell is how this worker runs shell commands, so LoadWorkspaceConfig
+	// can tell a session whether a sandbox stands behind its approvals
+	// (WorkspaceConfig.NoSandbox). Nil: not said, taken as no sandbox
+	// (fail closed).
+	Shell *tools.ShellConfig
+	// StateDir is the worker's state directory, under which sessions' own
+	// checkouts live (checkout.Dir). "": none, a session runs in place.
+	StateDir string
+	// InPlace makes every session run in place, in the worker's
+	// workspace, as one started --in-place does (longrun-worker
+	// --in-place): for a workspace a checkout cannot hold. Checkouts made
+	// before stay this worker's to close.
+	InPlace bool
+	// LSP holds the worker's language servers: edits then report the
+	// changed files' diagnostics, and a session's servers stop with its
+	// checkout. Nil: none.
+	LSP *lsp.Manager
+	// MCP holds the worker's MCP servers: ListTools adds their tools after
+	// the built-ins and RunTool sends calls for them to the Manager. The
+	// connections live in this worker process, so every worker of a task
+	// queue needs the same MCP configuration. Nil: none.
+	MCP *mcp.Manager
+	// CheckpointRemote is where each checkpoint and, at the end, the
+	// session's branch are pushed (any git URL, or the path of a bare
+	// repository every worker reaches), and whence a lost worker's
+	// checkout is restored. "": a checkpoint stays in the session's
+	// repository, and restoring it works only on a worker that shares
+	// that repository and state directory (in practice: the same machine).
+	CheckpointRemote string
+	// MaxBundleBytes has each checkpoint, when there is no
+	// CheckpointRemote, stored in the transcript store as a git bundle of
+	// at most this many bytes; at a session's end the branch of a checkout
+	// restored on this worker is stored the same way, so the person's
+	// repository can fetch it (starter diff) once the checkout is removed.
+	// 0: none are.
+	MaxBundleBytes int64
+	// MaxCheckoutBytes bounds the disk all of the worker's checkouts take
+	// together: OpenCheckout refuses a new one that would go past it. 0:
+	// no bound.
+	MaxCheckoutBytes int64
+	// CheckoutQueue is the task queue of the worker's checkouts: it polls
+	// it for as long as it keeps its state directory, across restarts,
+	// unlike WorkerQueue, whose jobs die with the process. "": WorkerQueue.
+	CheckoutQueue string
 }
 
-// New returns activities that call the model described by mc and run the
-// registry's tools confined to workspace.
-func New(mc ModelConfig, registry *tools.Registry, workspace *tools.Workspace) *Activities {
+// Activities holds the dependencies of every activity, complete when New
+// returns. Its exported methods are the activities the worker registers,
+// so it has no exported setters.
+type Activities struct {
+	cfg    Config
+	client openai.Client
+}
+
+// New returns activities with every dependency cfg names: they call the
+// model cfg.Model describes and run cfg.Registry's tools confined to
+// cfg.Workspace.
+func New(cfg Config) *Activities {
+	mc := cfg.Model
 	opts := []option.RequestOption{
 		// Temporal's retry policy owns retries; a client retrying on its own
 		// would multiply attempts and hide faults from the history.
@@ -108,12 +149,7 @@ func New(mc ModelConfig, registry *tools.Registry, workspace *tools.Workspace) *
 	if mc.RequestTimeout > 0 {
 		opts = append(opts, option.WithRequestTimeout(mc.RequestTimeout))
 	}
-	return &Activities{
-		model:     mc,
-		client:    openai.NewClient(opts...),
-		registry:  registry,
-		workspace: workspace,
-	}
+	return &Activities{cfg: cfg, client: openai.NewClient(opts...)}
 }
 
 // Catalog is the tool catalog a session works with, recorded in history at
@@ -129,10 +165,10 @@ type Catalog struct {
 // tools of its MCP servers, each part sorted by name. A server that is
 // down is left out (and logged by the Manager), not a failed catalog.
 func (a *Activities) ListTools(ctx context.Context) (Catalog, error) {
-	if a.registry == nil {
+	if a.cfg.Registry == nil {
 		return Catalog{}, fmt.Errorf("list tools: worker has no tool registry")
 	}
-	specs := a.registry.Specs()
+	specs := a.cfg.Registry.Specs()
 	specs = append(specs, a.mcpSpecs(ctx, len(specs))...)
-	return Catalog{Tools: specs, DefaultModel: a.model.DefaultModel}, nil
+	return Catalog{Tools: specs, DefaultModel: a.cfg.Model.DefaultModel}, nil
 }

@@ -26,7 +26,7 @@ func newActs(t *testing.T, model *sm.Server) (*Activities, string) {
 	if model != nil {
 		url = model.URL()
 	}
-	return New(ModelConfig{BaseURL: url, APIKey: "sk-unit", DefaultModel: "m"}, reg, ws), root
+	return New(Config{Model: ModelConfig{BaseURL: url, APIKey: "sk-unit", DefaultModel: "m"}, Registry: reg, Workspace: ws}), root
 }
 
 func TestCallModelRoundTrip(t *testing.T) {
@@ -98,7 +98,7 @@ func TestCallModelFaults(t *testing.T) {
 func TestLoadWorkspaceConfig(t *testing.T) {
 	t.Parallel()
 	a, root := newActs(t, nil)
-	SetWorkerConfig(a, WorkerConfig{TrustWorkspace: true})
+	a = a.with(func(c *Config) { c.Worker = WorkerConfig{TrustWorkspace: true} })
 	wc, err := a.LoadWorkspaceConfig(context.Background(), "")
 	require.NoError(t, err)
 	require.Empty(t, wc.Rules)
@@ -132,7 +132,7 @@ func TestLoadWorkspaceConfigSaysWhetherSandboxed(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, wc.NoSandbox, "not told: fail closed")
 
-	SetShell(a, tools.ShellConfig{Sandbox: tools.SandboxOff})
+	a = a.with(func(c *Config) { sh := tools.ShellConfig{Sandbox: tools.SandboxOff}; c.Shell = &sh })
 	wc, err = a.LoadWorkspaceConfig(context.Background(), "")
 	require.NoError(t, err)
 	require.True(t, wc.NoSandbox, "--sandbox off")
@@ -141,7 +141,7 @@ func TestLoadWorkspaceConfigSaysWhetherSandboxed(t *testing.T) {
 	if ok, why, _ := tools.CheckSandbox(cfg); !ok {
 		t.Skipf("the sandboxed half needs bwrap: %s (install the bubblewrap package; .ci/run does)", why)
 	}
-	SetShell(a, cfg)
+	a = a.with(func(c *Config) { c.Shell = &cfg })
 	wc, err = a.LoadWorkspaceConfig(context.Background(), "")
 	require.NoError(t, err)
 	require.False(t, wc.NoSandbox)
@@ -156,7 +156,7 @@ func TestModelReplyTooLargeFailsOnce(t *testing.T) {
 		srv := sm.New(sm.Text(strings.Repeat("x", 3<<20)))
 		defer srv.Close()
 		a, _ := newActs(t, srv)
-		a.model.NoStream = !stream
+		a.cfg.Model.NoStream = !stream
 		_, err := a.CallModel(context.Background(), ModelRequest{Messages: []conversation.Message{{Role: conversation.RoleUser, Content: "hi"}}})
 		var appErr *temporal.ApplicationError
 		require.True(t, errors.As(err, &appErr), "%v", err)
@@ -171,4 +171,12 @@ func TestModelReplyTooLargeFailsOnce(t *testing.T) {
 	a, _ := newActs(t, srv)
 	_, err := a.CallModel(context.Background(), ModelRequest{Messages: []conversation.Message{{Role: conversation.RoleUser, Content: "hi"}}})
 	require.NoError(t, err)
+}
+
+// with returns new activities whose Config is a's as change leaves it:
+// what a test of the worker's wiring would pass to New.
+func (a *Activities) with(change func(*Config)) *Activities {
+	cfg := a.cfg
+	change(&cfg)
+	return New(cfg)
 }

@@ -27,18 +27,6 @@ const (
 	ErrTypeNotInBase = "WorkDirNotInBase"
 )
 
-// SetCheckouts gives the activities the worker's state directory, under
-// which sessions' own checkouts live (checkout.Dir). Without it a session
-// runs in place. A function, not a method: every exported method of
-// Activities is registered as an activity.
-func SetCheckouts(a *Activities, stateDir string) { a.stateDir = stateDir }
-
-// SetInPlace makes every session of this worker run in place, in the
-// worker's workspace, as one started --in-place does (longrun-worker
-// --in-place): for a workspace a checkout cannot hold. Checkouts made
-// before stay this worker's to close.
-func SetInPlace(a *Activities, inPlace bool) { a.inPlace = inPlace }
-
 // CheckoutRequest asks for the session's own checkout of the repository
 // holding WorkDir (relative to the worker's workspace root), from Base
 // ("" is the repository's HEAD).
@@ -69,13 +57,13 @@ type CheckoutResult struct {
 // larger one fails the session's start with ErrTypeCopyTooLarge, naming
 // --in-place and git init as the ways on.
 func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (CheckoutResult, error) {
-	if a.stateDir == "" || a.workspace == nil {
+	if a.cfg.StateDir == "" || a.cfg.Workspace == nil {
 		return CheckoutResult{Note: "this worker keeps no state directory, so the session runs in place, in the worker's workspace"}, nil
 	}
-	if a.inPlace {
+	if a.cfg.InPlace {
 		return CheckoutResult{Note: "this worker runs every session in place, in its workspace (longrun-worker --in-place)"}, nil
 	}
-	ws, err := a.workspace.Sub(req.WorkDir)
+	ws, err := a.cfg.Workspace.Sub(req.WorkDir)
 	if err != nil {
 		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("working directory %q: %v", req.WorkDir, err), ErrTypeBadBase, nil)
@@ -83,7 +71,7 @@ func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (Che
 	if err := a.checkDiskBound(ctx, ws.Root(), req.Base); err != nil {
 		return CheckoutResult{}, err
 	}
-	in, err := checkout.Create(ctx, ws.Root(), a.stateDir, sessionID(ctx), req.Base)
+	in, err := checkout.Create(ctx, ws.Root(), a.cfg.StateDir, sessionID(ctx), req.Base)
 	switch {
 	case errors.Is(err, checkout.ErrNoCommit):
 		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
@@ -109,10 +97,10 @@ func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (Che
 // pinQueue is the queue a session's checkout calls go to: the one that
 // outlives a restart of this worker on its state directory.
 func (a *Activities) pinQueue() string {
-	if a.checkoutQueue != "" {
-		return a.checkoutQueue
+	if a.cfg.CheckoutQueue != "" {
+		return a.cfg.CheckoutQueue
 	}
-	return a.workerQueue
+	return a.cfg.WorkerQueue
 }
 
 // CloseCheckoutRequest ends a session's checkout: its changes are
@@ -138,7 +126,7 @@ func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest
 	req.Checkout.Dir = in
 	a.stopServers(in)
 	a.stopMCP(in)
-	c, err := checkout.CloseTo(ctx, req.Checkout, req.Message, a.checkpointRemote)
+	c, err := checkout.CloseTo(ctx, req.Checkout, req.Message, a.cfg.CheckpointRemote)
 	if err == nil {
 		err = a.storeBranch(ctx, req.Checkout, &c)
 	}
@@ -149,13 +137,13 @@ func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest
 // workflow sends, so it must be one Sanitize would make (no separator, no
 // "..") before it is joined to the state directory.
 func (a *Activities) ownCheckout(name string) (string, error) {
-	if a.stateDir == "" {
+	if a.cfg.StateDir == "" {
 		return "", errors.New("this worker keeps no checkouts (no state directory)")
 	}
 	if name == "" || checkout.Sanitize(name) != name {
 		return "", fmt.Errorf("checkout %q: not a checkout name", name)
 	}
-	return filepath.Join(a.stateDir, checkout.Dir, name), nil
+	return filepath.Join(a.cfg.StateDir, checkout.Dir, name), nil
 }
 
 // checkoutWorkspace is the session's working directory in its checkout.

@@ -15,7 +15,7 @@ import (
 )
 
 // ErrTypeCheckoutDiskFull fails a session whose checkout would take the
-// worker's checkouts past their bound (SetCheckoutLimit). It is not
+// worker's checkouts past their bound (Config.MaxCheckoutBytes). It is not
 // retried: the disk frees only when other sessions end (their checkouts
 // are removed then) or a person raises the bound, and a session that
 // failed to start says so at once, where waiting would look like a hang.
@@ -25,23 +25,18 @@ const ErrTypeCheckoutDiskFull = "CheckoutDiskFull"
 // checkouts take, for messages.
 const CheckoutLimitSetting = "--max-checkout-bytes (LONGRUN_MAX_CHECKOUT_BYTES)"
 
-// SetCheckoutLimit bounds the disk all of the worker's checkouts take
-// together: OpenCheckout refuses a new one that would go past max bytes.
-// 0 is no bound.
-func SetCheckoutLimit(a *Activities, max int64) { a.maxCheckoutBytes = max }
-
 // checkDiskBound refuses a new checkout when the checkouts there already
 // are, plus the files of the base it would check out, exceed the bound. A
 // checkout already made for this session (an activity retry) is never
 // refused.
 func (a *Activities) checkDiskBound(ctx context.Context, workDir, base string) error {
-	if a.maxCheckoutBytes <= 0 {
+	if a.cfg.MaxCheckoutBytes <= 0 {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(a.stateDir, checkout.Dir, checkout.Sanitize(sessionID(ctx)))); err == nil {
+	if _, err := os.Stat(filepath.Join(a.cfg.StateDir, checkout.Dir, checkout.Sanitize(sessionID(ctx)))); err == nil {
 		return nil
 	}
-	uses, used, err := checkout.DiskUse(a.stateDir)
+	uses, used, err := checkout.DiskUse(a.cfg.StateDir)
 	if err != nil {
 		return fmt.Errorf("open checkout: %w", err)
 	}
@@ -51,16 +46,16 @@ func (a *Activities) checkDiskBound(ctx context.Context, workDir, base string) e
 		// says so).
 		_, need, _ = checkout.MeasureCopy(workDir, checkout.DefaultCopyLimit)
 	}
-	if used+need <= a.maxCheckoutBytes {
+	if used+need <= a.cfg.MaxCheckoutBytes {
 		if activity.IsActivity(ctx) {
 			activity.GetLogger(ctx).Info("checkouts' disk", "checkouts", len(uses), "used", checkout.Size(used),
-				"new_checkout_about", checkout.Size(need), "bound", checkout.Size(a.maxCheckoutBytes))
+				"new_checkout_about", checkout.Size(need), "bound", checkout.Size(a.cfg.MaxCheckoutBytes))
 		}
 		return nil
 	}
 	msg := fmt.Sprintf("this worker's checkouts would take more disk than its bound, %s: %d checkouts use %s under %s and this session's checkout needs about %s. "+
 		"The session does not start. Wait for other sessions to end (their checkouts are removed then), start this one elsewhere or --in-place, or raise %s",
-		checkout.Size(a.maxCheckoutBytes), len(uses), checkout.Size(used), filepath.Join(a.stateDir, checkout.Dir), checkout.Size(need), CheckoutLimitSetting)
+		checkout.Size(a.cfg.MaxCheckoutBytes), len(uses), checkout.Size(used), filepath.Join(a.cfg.StateDir, checkout.Dir), checkout.Size(need), CheckoutLimitSetting)
 	return temporal.NewNonRetryableApplicationError(msg, ErrTypeCheckoutDiskFull, nil)
 }
 
@@ -71,7 +66,7 @@ const ErrTypeCopyTooLarge = "CopyTooLarge"
 
 // openCopy gives a session outside git a copy of its directory.
 func (a *Activities) openCopy(ctx context.Context, dir string) (CheckoutResult, error) {
-	in, err := checkout.CreateCopy(ctx, dir, a.stateDir, sessionID(ctx), checkout.DefaultCopyLimit)
+	in, err := checkout.CreateCopy(ctx, dir, a.cfg.StateDir, sessionID(ctx), checkout.DefaultCopyLimit)
 	switch {
 	case errors.Is(err, checkout.ErrTooLarge):
 		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
@@ -90,9 +85,3 @@ func (a *Activities) openCopy(ctx context.Context, dir string) (CheckoutResult, 
 	}
 	return CheckoutResult{Checkout: &in, Note: note, WorkerQueue: a.pinQueue()}, nil
 }
-
-// SetCheckoutQueue names the task queue of the worker's checkouts: it
-// polls it for as long as it keeps its state directory, across restarts,
-// unlike its own queue (SetJobs), whose jobs die with the process. ""
-// uses the own queue.
-func SetCheckoutQueue(a *Activities, queue string) { a.checkoutQueue = queue }

@@ -24,7 +24,7 @@ func TestOpenCheckoutRefusesPastTheDiskBound(t *testing.T) {
 	ctx := context.Background()
 	a, root := newActs(t, nil)
 	state := t.TempDir()
-	SetCheckouts(a, state)
+	a = a.with(func(c *Config) { c.StateDir = state })
 	require.NoError(t, os.WriteFile(filepath.Join(root, "big.txt"), []byte(strings.Repeat("x\n", 100_000)), 0o644))
 	for _, args := range [][]string{{"init", "-q", "."}, {"add", "big.txt"}, {"-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", "first"}} {
 		out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput()
@@ -36,7 +36,7 @@ func TestOpenCheckoutRefusesPastTheDiskBound(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, used, int64(200_000), "the other checkout's files count")
 
-	SetCheckoutLimit(a, used+1000) // room for the other one, not for a second
+	a = a.with(func(c *Config) { c.MaxCheckoutBytes = used + 1000 }) // room for the other one, not for a second
 	_, err = a.OpenCheckout(ctx, CheckoutRequest{})
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(err, &appErr), "%v", err)
@@ -45,7 +45,7 @@ func TestOpenCheckoutRefusesPastTheDiskBound(t *testing.T) {
 	require.Contains(t, err.Error(), "--max-checkout-bytes (LONGRUN_MAX_CHECKOUT_BYTES)")
 	require.Contains(t, err.Error(), "1 checkouts use")
 
-	SetCheckoutLimit(a, 3*used)
+	a = a.with(func(c *Config) { c.MaxCheckoutBytes = 3 * used })
 	res, err := a.OpenCheckout(ctx, CheckoutRequest{})
 	require.NoError(t, err)
 	require.NotNil(t, res.Checkout)

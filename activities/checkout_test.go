@@ -28,7 +28,7 @@ func TestCheckoutActivities(t *testing.T) {
 	require.Nil(t, res.Checkout)
 	require.Contains(t, res.Note, "no state directory")
 
-	SetCheckouts(a, state)
+	a = a.with(func(c *Config) { c.StateDir = state })
 	_, err = a.OpenCheckout(ctx, CheckoutRequest{Base: "HEAD~1"})
 	require.ErrorContains(t, err, "not in a git repository, so it has no commits")
 	res, err = a.OpenCheckout(ctx, CheckoutRequest{})

@@ -16,15 +16,6 @@ import (
 // bundle whose base this worker lacks.
 const ErrTypeWorkspaceLost = "WorkspaceLost"
 
-// SetCheckpointRemote gives the activities the checkpoint remote (any git
-// URL, or the path of a bare repository every worker reaches): each
-// checkpoint and, at the end, the session's branch are pushed there, and a
-// lost worker's checkout is restored from there. Without one a checkpoint
-// stays in the session's repository, and restoring it works only on a
-// worker that shares that repository and state directory (in practice:
-// the same machine).
-func SetCheckpointRemote(a *Activities, remote string) { a.checkpointRemote = remote }
-
 // CheckpointRequest asks for a checkpoint of the session's checkout;
 // Previous is its last one. Paths, when not nil, are the only files
 // (relative to the checkout's Sub) that can have changed since Previous
@@ -87,13 +78,13 @@ func (a *Activities) Checkpoint(ctx context.Context, req CheckpointRequest) (Che
 		}
 		return res, nil
 	}
-	if a.checkpointRemote == "" {
+	if a.cfg.CheckpointRemote == "" {
 		return res, nil
 	}
-	if err := checkout.PushCheckpoint(ctx, dir, a.checkpointRemote, in.Name, commit); err != nil {
+	if err := checkout.PushCheckpoint(ctx, dir, a.cfg.CheckpointRemote, in.Name, commit); err != nil {
 		return CheckpointResult{}, err
 	}
-	res.Remote = a.checkpointRemote
+	res.Remote = a.cfg.CheckpointRemote
 	return res, nil
 }
 
@@ -120,22 +111,22 @@ type RestoreRequest struct {
 // restarted: same disk, new queue) takes it up as it is (Kept), remote or
 // not.
 func (a *Activities) RestoreCheckout(ctx context.Context, req RestoreRequest) (CheckoutResult, error) {
-	if in, ok := checkout.Adopt(ctx, req.Checkout, a.stateDir); ok {
+	if in, ok := checkout.Adopt(ctx, req.Checkout, a.cfg.StateDir); ok {
 		return CheckoutResult{Checkout: &in, WorkerQueue: a.pinQueue(), Kept: true}, nil
 	}
 	var in checkout.Info
 	var err error
 	switch {
-	case req.Bundle != "" && a.transcript != nil:
+	case req.Bundle != "" && a.cfg.Transcript != nil:
 		in, err = a.restoreFromBundle(ctx, req)
-	case a.checkpointRemote == "" && req.Bundle != "":
+	case a.cfg.CheckpointRemote == "" && req.Bundle != "":
 		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
 			"the worker that took the restore has neither the checkout on its disk nor a transcript store to read the checkpoint's bundle from (started with --transcript off)", ErrTypeWorkspaceLost, nil)
-	case a.checkpointRemote == "":
+	case a.cfg.CheckpointRemote == "":
 		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(
 			"the worker that took the restore has neither the checkout on its disk nor a --checkpoint-remote to restore it from, and the session's last checkpoint is in no transcript store", ErrTypeWorkspaceLost, nil)
 	default:
-		in, err = checkout.Restore(ctx, req.Checkout, a.stateDir, a.checkpointRemote, req.Checkpoint)
+		in, err = checkout.Restore(ctx, req.Checkout, a.cfg.StateDir, a.cfg.CheckpointRemote, req.Checkpoint)
 		if errors.Is(err, checkout.ErrNoCheckpoint) {
 			return CheckoutResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWorkspaceLost, err)
 		}

@@ -28,17 +28,10 @@ import (
 // belongs with a --checkpoint-remote.
 const DefaultMaxBundleBytes = 64 << 20
 
-// SetCheckpointBundles has each checkpoint, when the worker has no
-// checkpoint remote, stored in the transcript store as a git bundle of at
-// most maxBytes (0: none are). At a session's end the branch of a checkout
-// restored on this worker is stored the same way, so the person's
-// repository can fetch it (starter diff) once the checkout is removed.
-func SetCheckpointBundles(a *Activities, maxBytes int64) { a.maxBundleBytes = maxBytes }
-
 // bundles reports whether checkpoints go to the transcript store: the
 // checkpoint remote, when there is one, wins.
 func (a *Activities) bundles() bool {
-	return a.checkpointRemote == "" && a.maxBundleBytes > 0 && a.transcript != nil
+	return a.cfg.CheckpointRemote == "" && a.cfg.MaxBundleBytes > 0 && a.cfg.Transcript != nil
 }
 
 // storeBundle stores the bundle write makes in the transcript store and
@@ -60,9 +53,9 @@ func (a *Activities) storeBundle(ctx context.Context, what string, write func(fi
 	if err != nil {
 		return "", "", err
 	}
-	if fi.Size() > a.maxBundleBytes {
+	if fi.Size() > a.cfg.MaxBundleBytes {
 		note = fmt.Sprintf("%s was not stored in the transcript store: its bundle is %s, past the bound of %s (--checkpoint-bundle-max); a lost worker's checkout cannot be restored from it: give the workers a --checkpoint-remote",
-			what, checkout.Size(fi.Size()), checkout.Size(a.maxBundleBytes))
+			what, checkout.Size(fi.Size()), checkout.Size(a.cfg.MaxBundleBytes))
 		if activity.IsActivity(ctx) {
 			activity.GetLogger(ctx).Warn(note)
 		}
@@ -72,7 +65,7 @@ func (a *Activities) storeBundle(ctx context.Context, what string, write func(fi
 	if err != nil {
 		return "", "", err
 	}
-	ref, err = a.transcript.Put(ctx, data)
+	ref, err = a.cfg.Transcript.Put(ctx, data)
 	if err != nil {
 		return "", "", storeError("store "+what, err)
 	}
@@ -82,7 +75,7 @@ func (a *Activities) storeBundle(ctx context.Context, what string, write func(fi
 // restoreFromBundle is RestoreCheckout from the checkpoint's bundle in
 // the transcript store.
 func (a *Activities) restoreFromBundle(ctx context.Context, req RestoreRequest) (checkout.Info, error) {
-	data, err := a.transcript.Get(ctx, req.Bundle)
+	data, err := a.cfg.Transcript.Get(ctx, req.Bundle)
 	if errors.Is(err, fs.ErrNotExist) {
 		return checkout.Info{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"the checkpoint's bundle %s is not in this worker's transcript store (%v): the workers must share one (--transcript DIR or s3://...)", req.Bundle, err), ErrTypeWorkspaceLost, err)
@@ -107,10 +100,10 @@ func (a *Activities) restoreFromBundle(ctx context.Context, req RestoreRequest) 
 	// it at the same path, else from this worker's own workspace: on a
 	// fleet, each machine's clone of the repository, wherever it is.
 	origins := []string{origin}
-	if a.workspace != nil {
-		origins = append(origins, a.workspace.Root())
+	if a.cfg.Workspace != nil {
+		origins = append(origins, a.cfg.Workspace.Root())
 	}
-	in, err := checkout.RestoreBundle(ctx, req.Checkout, a.stateDir, origins, file, req.Checkpoint)
+	in, err := checkout.RestoreBundle(ctx, req.Checkout, a.cfg.StateDir, origins, file, req.Checkpoint)
 	if errors.Is(err, checkout.ErrNoBase) || errors.Is(err, checkout.ErrNoCheckpoint) {
 		return checkout.Info{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWorkspaceLost, err)
 	}

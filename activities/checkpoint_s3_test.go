@@ -40,7 +40,7 @@ func TestCheckpointBundleThroughS3ToAClone(t *testing.T) {
 	gitT(t, root, "commit", "-q", "-m", "first")
 	b, clone := newActs(t, nil)
 	gitT(t, clone, "clone", "-q", root, ".")
-	bundleWorkers(t, store, a, b)
+	a, b = bundleWorker(t, store, a), bundleWorker(t, store, b)
 
 	res, err := a.OpenCheckout(ctx, CheckoutRequest{})
 	require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestCheckpointBundleThroughS3ToAClone(t *testing.T) {
 	require.True(t, strings.HasPrefix(keys.Contents[0].Key, "team/"), keys.Contents[0].Key)
 
 	// Machine A is gone, and the session's repository path is not on B.
-	require.NoError(t, os.RemoveAll(a.stateDir))
+	require.NoError(t, os.RemoveAll(a.cfg.StateDir))
 	req := RestoreRequest{Checkout: co, Checkpoint: cp.Commit, Bundle: cp.Bundle, Origin: filepath.Join(t.TempDir(), "not-here")}
 	rr, err := b.RestoreCheckout(ctx, req)
 	require.NoError(t, err)

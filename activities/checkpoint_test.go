@@ -39,9 +39,9 @@ func TestCheckpointAndRestoreActivities(t *testing.T) {
 	gitT(t, remote, "init", "-q", "--bare")
 	gitT(t, root, "init", "-q", ".")
 	gitT(t, root, "commit", "-q", "--allow-empty", "-m", "first")
-	SetCheckouts(a, t.TempDir())
-	SetCheckouts(b, t.TempDir())
-	SetCheckpointRemote(a, remote)
+	a = a.with(func(c *Config) { c.StateDir = t.TempDir() })
+	b = b.with(func(c *Config) { c.StateDir = t.TempDir() })
+	a = a.with(func(c *Config) { c.CheckpointRemote = remote })
 
 	res, err := a.OpenCheckout(ctx, CheckoutRequest{})
 	require.NoError(t, err)
@@ -56,7 +56,7 @@ func TestCheckpointAndRestoreActivities(t *testing.T) {
 	require.Equal(t, CheckpointResult{Commit: cp.Commit, Changes: cp.Changes}, again, "unchanged: no new commit, no push, the same changes")
 
 	restarted, _ := newActs(t, nil) // A again, same disk, no remote
-	SetCheckouts(restarted, a.stateDir)
+	restarted = restarted.with(func(c *Config) { c.StateDir = a.cfg.StateDir })
 	kept, err := restarted.RestoreCheckout(ctx, RestoreRequest{Checkout: co, Checkpoint: cp.Commit})
 	require.NoError(t, err)
 	require.True(t, kept.Kept, "the checkout on its disk is taken up as it is")
@@ -67,11 +67,11 @@ func TestCheckpointAndRestoreActivities(t *testing.T) {
 	require.True(t, errors.As(err, &appErr), "%v", err)
 	require.Equal(t, ErrTypeWorkspaceLost, appErr.Type(), "no remote on B")
 
-	SetCheckpointRemote(b, remote)
+	b = b.with(func(c *Config) { c.CheckpointRemote = remote })
 	rr, err := b.RestoreCheckout(ctx, RestoreRequest{Checkout: co, Checkpoint: cp.Commit})
 	require.NoError(t, err)
 	require.Equal(t, b.pinQueue(), rr.WorkerQueue)
-	require.Equal(t, filepath.Join(b.stateDir, "checkouts", co.Name), rr.Checkout.Dir)
+	require.Equal(t, filepath.Join(b.cfg.StateDir, "checkouts", co.Name), rr.Checkout.Dir)
 	got, err := os.ReadFile(filepath.Join(rr.Checkout.Dir, "new.txt"))
 	require.NoError(t, err)
 	require.Equal(t, "x\n", string(got))
@@ -97,7 +97,7 @@ func TestCheckpointBundlesInTheTranscriptStore(t *testing.T) {
 	b, _ := newActs(t, nil)
 	gitT(t, root, "init", "-q", ".")
 	gitT(t, root, "commit", "-q", "--allow-empty", "-m", "first")
-	bundleWorkers(t, store, a, b)
+	a, b = bundleWorker(t, store, a), bundleWorker(t, store, b)
 
 	res, err := a.OpenCheckout(ctx, CheckoutRequest{})
 	require.NoError(t, err)
@@ -116,7 +116,7 @@ func TestCheckpointBundlesInTheTranscriptStore(t *testing.T) {
 	require.Empty(t, again.Bundle, "unchanged: nothing stored again")
 
 	noStore, _ := newActs(t, nil)
-	SetCheckouts(noStore, t.TempDir())
+	noStore = noStore.with(func(c *Config) { c.StateDir = t.TempDir() })
 	req := RestoreRequest{Checkout: co, Checkpoint: cp.Commit, Bundle: cp.Bundle}
 	_, err = noStore.RestoreCheckout(ctx, req)
 	var appErr *temporal.ApplicationError
@@ -124,10 +124,10 @@ func TestCheckpointBundlesInTheTranscriptStore(t *testing.T) {
 	require.Equal(t, ErrTypeWorkspaceLost, appErr.Type(), "no transcript store on this worker")
 
 	other, _ := newActs(t, nil)
-	SetCheckouts(other, t.TempDir())
+	other = other.with(func(c *Config) { c.StateDir = t.TempDir() })
 	otherStore, err := transcript.NewDir(t.TempDir())
 	require.NoError(t, err)
-	SetTranscript(other, otherStore)
+	other = other.with(func(c *Config) { c.Transcript = otherStore })
 	_, err = other.RestoreCheckout(ctx, req)
 	require.True(t, errors.As(err, &appErr), "%v", err)
 	require.Equal(t, ErrTypeWorkspaceLost, appErr.Type())
@@ -142,7 +142,7 @@ func TestCheckpointBundlesInTheTranscriptStore(t *testing.T) {
 
 	rr, err := b.RestoreCheckout(ctx, req)
 	require.NoError(t, err)
-	require.Equal(t, filepath.Join(b.stateDir, "checkouts", co.Name), rr.Checkout.Dir)
+	require.Equal(t, filepath.Join(b.cfg.StateDir, "checkouts", co.Name), rr.Checkout.Dir)
 	got, err := os.ReadFile(filepath.Join(rr.Checkout.Dir, "new.txt"))
 	require.NoError(t, err)
 	require.Equal(t, "x\n", string(got))
@@ -156,15 +156,13 @@ func TestCheckpointBundlesInTheTranscriptStore(t *testing.T) {
 	require.NoError(t, err)
 	file := filepath.Join(t.TempDir(), "branch.bundle")
 	require.NoError(t, os.WriteFile(file, branch, 0o600))
-	require.NoError(t, os.RemoveAll(a.stateDir)) // A's worktree, gone with its machine
+	require.NoError(t, os.RemoveAll(a.cfg.StateDir)) // A's worktree, gone with its machine
 	require.NoError(t, checkout.FetchBranch(ctx, root, file, co.Branch))
 	require.Equal(t, closed.Commit+"\n", gitT(t, root, "rev-parse", co.Branch), "the person's repository has the branch")
 
 	// A bound smaller than the bundle: not stored, and said.
 	small, _ := newActs(t, nil)
-	SetCheckouts(small, b.stateDir)
-	SetTranscript(small, store)
-	SetCheckpointBundles(small, 10)
+	small = small.with(func(c *Config) { c.StateDir = b.cfg.StateDir; c.Transcript = store; c.MaxBundleBytes = 10 })
 	rr, err = small.RestoreCheckout(ctx, req)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(rr.Checkout.Dir, "more.txt"), []byte("more\n"), 0o644))
@@ -175,12 +173,12 @@ func TestCheckpointBundlesInTheTranscriptStore(t *testing.T) {
 	require.Contains(t, big.Note, "past the bound of 10 B")
 
 	// The checkpoint remote wins when both are set.
-	SetCheckpointRemote(small, t.TempDir())
-	gitT(t, small.checkpointRemote, "init", "-q", "--bare")
+	small = small.with(func(c *Config) { c.CheckpointRemote = t.TempDir() })
+	gitT(t, small.cfg.CheckpointRemote, "init", "-q", "--bare")
 	require.NoError(t, os.WriteFile(filepath.Join(rr.Checkout.Dir, "more.txt"), []byte("again\n"), 0o644))
 	pushed, err := small.Checkpoint(ctx, CheckpointRequest{Checkout: *rr.Checkout, Previous: big.Commit})
 	require.NoError(t, err)
-	require.Equal(t, small.checkpointRemote, pushed.Remote)
+	require.Equal(t, small.cfg.CheckpointRemote, pushed.Remote)
 	require.Empty(t, pushed.Bundle)
 }
 
@@ -194,13 +192,13 @@ func writeNewTxt(t *testing.T, a *Activities, co checkout.Info) {
 	require.False(t, r.IsError, r.Content)
 }
 
-// bundleWorkers gives each worker a state directory of its own and the
-// shared transcript store, where their checkpoints go as bundles.
-func bundleWorkers(t *testing.T, store transcript.Store, workers ...*Activities) {
+// bundleWorker returns w with a state directory of its own and the
+// shared store, keeping bundles up to the default bound.
+func bundleWorker(t *testing.T, store transcript.Store, w *Activities) *Activities {
 	t.Helper()
-	for _, w := range workers {
-		SetCheckouts(w, t.TempDir())
-		SetTranscript(w, store)
-		SetCheckpointBundles(w, DefaultMaxBundleBytes)
-	}
+	return w.with(func(c *Config) {
+		c.StateDir = t.TempDir()
+		c.Transcript = store
+		c.MaxBundleBytes = DefaultMaxBundleBytes
+	})
 }

@@ -85,16 +85,16 @@ const (
 // the originals. Replaced 0 means nothing was older than the kept turns;
 // Head is then the stored conversation, unchanged.
 func (a *Activities) Compact(ctx context.Context, req CompactRequest) (CompactResult, error) {
-	if a.transcript == nil {
+	if a.cfg.Transcript == nil {
 		return CompactResult{}, temporal.NewNonRetryableApplicationError(
 			"compaction needs a transcript store, and this worker keeps no transcript (started with --transcript off)",
 			ErrTypeTranscriptUnavailable, nil)
 	}
-	prior, err := transcript.Load(ctx, a.transcript, req.Head)
+	prior, err := transcript.Load(ctx, a.cfg.Transcript, req.Head)
 	if err != nil {
 		return CompactResult{}, storeError("load the conversation", err)
 	}
-	req.Messages, err = transcript.Resolve(ctx, a.transcript, req.Messages)
+	req.Messages, err = transcript.Resolve(ctx, a.cfg.Transcript, req.Messages)
 	if err != nil {
 		return CompactResult{}, storeError("read offloaded tool results", err)
 	}
@@ -105,7 +105,7 @@ func (a *Activities) Compact(ctx context.Context, req CompactRequest) (CompactRe
 	}
 	cut := cutPoint(full, nsys, req.KeepTurns)
 	if cut == nsys {
-		head, err := transcript.Append(ctx, a.transcript, req.Head, req.Messages)
+		head, err := transcript.Append(ctx, a.cfg.Transcript, req.Head, req.Messages)
 		if err != nil {
 			return CompactResult{}, storeError("store the conversation", err)
 		}
@@ -115,7 +115,7 @@ func (a *Activities) Compact(ctx context.Context, req CompactRequest) (CompactRe
 
 	model := req.Model
 	if model == "" {
-		model = a.model.DefaultModel
+		model = a.cfg.Model.DefaultModel
 	}
 	if model == "" {
 		return CompactResult{}, temporal.NewNonRetryableApplicationError(
@@ -123,7 +123,7 @@ func (a *Activities) Compact(ctx context.Context, req CompactRequest) (CompactRe
 	}
 	// Stored first, so the summary never names a reference that is not
 	// there; a retry stores the same bytes again, which is a no-op.
-	prefixHead, err := transcript.Append(ctx, a.transcript, "", prefix)
+	prefixHead, err := transcript.Append(ctx, a.cfg.Transcript, "", prefix)
 	if err != nil {
 		return CompactResult{}, storeError("store the replaced messages", err)
 	}
@@ -139,7 +139,7 @@ func (a *Activities) Compact(ctx context.Context, req CompactRequest) (CompactRe
 	next = append(next, full[:nsys]...)
 	next = append(next, conversation.Message{Role: conversation.RoleUser, Content: SummaryPrefix + summary, Compacted: prefixHead})
 	next = append(next, kept...)
-	head, err := transcript.Append(ctx, a.transcript, "", next)
+	head, err := transcript.Append(ctx, a.cfg.Transcript, "", next)
 	if err != nil {
 		return CompactResult{}, storeError("store the compacted conversation", err)
 	}

@@ -35,11 +35,6 @@ type GuardianConfig struct {
 	Timeout time.Duration
 }
 
-// SetGuardian gives the activities the worker's guardian. A function, not
-// a method: every exported method of Activities is registered as an
-// activity.
-func SetGuardian(a *Activities, gc GuardianConfig) { a.guardian = gc }
-
 // ReviewCall asks the reviewer model about one call and returns its
 // verdict. It never fails: a timeout, a failed model call or an answer
 // that is not the fixed JSON format is a verdict to ask a person
@@ -48,15 +43,15 @@ func SetGuardian(a *Activities, gc GuardianConfig) { a.guardian = gc }
 // system prompt and one user message with the evidence framed as
 // untrusted data (guardian.UserMessage), and no tools.
 func (a *Activities) ReviewCall(ctx context.Context, req guardian.Request) (guardian.Verdict, error) {
-	model := firstNonEmpty(a.guardian.Model, req.Model, a.model.DefaultModel)
+	model := firstNonEmpty(a.cfg.Guardian.Model, req.Model, a.cfg.Model.DefaultModel)
 	if model == "" {
 		return guardian.Failed(guardian.FailError, "no guardian model: set LONGRUN_GUARDIAN_MODEL or LONGRUN_MODEL on the worker"), nil
 	}
-	prompt := a.guardian.Prompt
+	prompt := a.cfg.Guardian.Prompt
 	if strings.TrimSpace(prompt) == "" {
 		prompt = guardian.DefaultPrompt
 	}
-	timeout := a.guardian.Timeout
+	timeout := a.cfg.Guardian.Timeout
 	if timeout <= 0 {
 		timeout = DefaultGuardianTimeout
 	}
@@ -65,17 +60,17 @@ func (a *Activities) ReviewCall(ctx context.Context, req guardian.Request) (guar
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if req.Head != "" && a.transcript != nil {
+	if req.Head != "" && a.cfg.Transcript != nil {
 		// The conversation before the session's latest messages: without
 		// it the reviewer would see only the call itself. A store that
 		// cannot answer leaves the evidence short, not the review undone;
 		// but the person's task is in it, and without the task no
 		// reviewer decides: a person does.
-		earlier, err := transcript.Load(rctx, a.transcript, req.Head)
+		earlier, err := transcript.Load(rctx, a.cfg.Transcript, req.Head)
 		if err == nil {
 			req.Recent = guardian.WithEarlier(earlier, req.Recent)
 			var orig []conversation.Message
-			if orig, err = transcript.Expand(rctx, a.transcript, earlier); err == nil {
+			if orig, err = transcript.Expand(rctx, a.cfg.Transcript, earlier); err == nil {
 				req.Task = guardian.TaskWithEarlier(orig, req.Task)
 			}
 		}
@@ -144,7 +139,7 @@ func heartbeatEvery(done, actx context.Context, every time.Duration) (stop func(
 // reviewUsage is the review's token usage and estimated cost.
 func (a *Activities) reviewUsage(model string, comp *openai.ChatCompletion) *conversation.Usage {
 	u := conversation.Usage{PromptTokens: comp.Usage.PromptTokens, CompletionTokens: comp.Usage.CompletionTokens, TotalTokens: comp.Usage.TotalTokens}
-	prices := a.model.Prices
+	prices := a.cfg.Model.Prices
 	if prices == nil {
 		prices = DefaultPrices
 	}

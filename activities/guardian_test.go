@@ -42,7 +42,7 @@ func TestReviewCall(t *testing.T) {
 			srv := sm.New(c.reply)
 			defer srv.Close()
 			a, _ := newActs(t, srv)
-			SetGuardian(a, c.cfg)
+			a = a.with(func(cfg *Config) { cfg.Guardian = c.cfg })
 			v, err := a.ReviewCall(context.Background(), req)
 			require.NoError(t, err, "a review never fails: it asks a person")
 			require.Equal(t, c.decision, v.Decision, v.Reason)
@@ -76,7 +76,7 @@ func TestReviewCallPromptFromConfig(t *testing.T) {
 	srv := sm.New(sm.Text(`{"decision":"ask"}`))
 	defer srv.Close()
 	a, _ := newActs(t, srv)
-	SetGuardian(a, GuardianConfig{Prompt: "house rules"})
+	a = a.with(func(c *Config) { c.Guardian = GuardianConfig{Prompt: "house rules"} })
 	_, err := a.ReviewCall(context.Background(), guardian.Request{Tool: "write", Arguments: `{}`, Task: []guardian.Entry{{Role: guardian.RoleTask, Text: "t"}}})
 	require.NoError(t, err)
 	got := srv.Requests()[0]
@@ -92,7 +92,7 @@ func TestReviewCallReadsTheTranscript(t *testing.T) {
 	srv := sm.New(sm.Text(`{"decision":"ask"}`))
 	defer srv.Close()
 	a, _ := newActs(t, srv)
-	store := withTranscript(t, a)
+	a, store := withTranscript(t, a)
 	head, err := transcript.Append(context.Background(), store, "", []conversation.Message{
 		{Role: conversation.RoleUser, Content: "fix the flaky test"},
 		conversation.ToolMessage(conversation.ToolResult{CallID: "r1", Name: "read", Content: "EARLIER-RESULT"}),
@@ -142,7 +142,7 @@ func TestReviewCallFindsTheTaskPastACompaction(t *testing.T) {
 	srv := sm.New(sm.Text(`{"decision":"ask"}`))
 	defer srv.Close()
 	a, _ := newActs(t, srv)
-	store := withTranscript(t, a)
+	a, store := withTranscript(t, a)
 	ctx := context.Background()
 	orig, err := transcript.Append(ctx, store, "", []conversation.Message{{Role: conversation.RoleUser, Content: "THE-ORIGINAL-TASK"}})
 	require.NoError(t, err)

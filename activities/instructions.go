@@ -41,7 +41,7 @@ type Instructions struct {
 // symlink leading out of the workspace is skipped (with a note saying so)
 // and the search goes on upward. The notes are for the person reading the history.
 func (a *Activities) loadInstructions(ws *tools.Workspace) (*Instructions, []string, error) {
-	dir, err := filepath.Rel(a.workspace.Root(), ws.Root())
+	dir, err := filepath.Rel(a.cfg.Workspace.Root(), ws.Root())
 	if err != nil {
 		return nil, nil, fmt.Errorf("working directory %s: %w", ws.Root(), err)
 	}
@@ -72,7 +72,7 @@ func (a *Activities) loadInstructions(ws *tools.Workspace) (*Instructions, []str
 // for Temporal to retry.
 func (a *Activities) readInstructions(rel string) (*Instructions, string, error) {
 	shown := filepath.ToSlash(rel)
-	f, err := a.workspace.Open(rel)
+	f, err := a.cfg.Workspace.Open(rel)
 	var missing *fs.PathError
 	switch {
 	case errors.As(err, &missing) && errors.Is(err, fs.ErrNotExist) && missing.Path == shown:
@@ -84,7 +84,7 @@ func (a *Activities) readInstructions(rel string) (*Instructions, string, error)
 	case err != nil:
 		return nil, "", fmt.Errorf("open %s: %w", shown, err)
 	}
-	path := filepath.Join(a.workspace.Root(), rel)
+	path := filepath.Join(a.cfg.Workspace.Root(), rel)
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil {
 		return nil, "", fmt.Errorf("stat %s: %w", path, err)

@@ -68,7 +68,7 @@ func TestInstructionsNotOutsideTheRoot(t *testing.T) {
 	write(t, base, "ws/sub/x.go", "package x")
 	ws, err := tools.NewWorkspace(filepath.Join(base, "ws"))
 	require.NoError(t, err)
-	a := New(ModelConfig{}, nil, ws)
+	a := New(Config{Workspace: ws})
 
 	wc, err := a.LoadWorkspaceConfig(context.Background(), "sub")
 	require.NoError(t, err)
@@ -157,7 +157,7 @@ func TestInstructionsCap(t *testing.T) {
 func TestInstructionsBesidePermissions(t *testing.T) {
 	t.Parallel()
 	a, root := newActs(t, nil)
-	SetWorkerConfig(a, WorkerConfig{TrustWorkspace: true})
+	a = a.with(func(c *Config) { c.Worker = WorkerConfig{TrustWorkspace: true} })
 	write(t, root, "sub/.longrun/permissions.json", `{"rules":[{"tool":"shell","pattern":"go test *","action":"allow"}]}`)
 	write(t, root, "AGENTS.md", "run go test")
 	wc, err := a.LoadWorkspaceConfig(context.Background(), "sub")

@@ -8,19 +8,12 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/longrun/longrun/lsp"
 	"github.com/longrun/longrun/tools"
 )
 
 // ErrTypeNotPreparable marks a prepare request for a tool that prepares
 // nothing: the workflow asked wrongly, and a retry cannot help.
 const ErrTypeNotPreparable = "NotPreparable"
-
-// SetLSP gives the activities the worker's language servers: edits then
-// report the changed files' diagnostics, and a session's servers stop
-// with its checkout. A function, not a method: every exported method of
-// Activities is registered as an activity.
-func SetLSP(a *Activities, m *lsp.Manager) { a.lsp = m }
 
 // prepare completes a call's arguments (tools.Preparer) without running
 // it: the completed arguments come back in Result.Prepared.
@@ -43,7 +36,7 @@ func prepare(ctx context.Context, t tools.Tool, env tools.Env, req ToolRequest) 
 // withDiagnostics adds what the language servers say of the files an
 // edit changed to its result, waiting at most the configured cap.
 func (a *Activities) withDiagnostics(ctx context.Context, ws *tools.Workspace, res tools.Result) tools.Result {
-	if a.lsp == nil || res.IsError || len(res.Files) == 0 {
+	if a.cfg.LSP == nil || res.IsError || len(res.Files) == 0 {
 		return res
 	}
 	root := ws.Root()
@@ -51,7 +44,7 @@ func (a *Activities) withDiagnostics(ctx context.Context, ws *tools.Workspace, r
 	for _, f := range res.Files {
 		files = append(files, filepath.Join(root, filepath.FromSlash(f.Path)))
 	}
-	if report := a.lsp.AfterEdit(ctx, root, files); report != "" {
+	if report := a.cfg.LSP.AfterEdit(ctx, root, files); report != "" {
 		res.Content += "\n\n" + report
 	}
 	return res
@@ -59,7 +52,7 @@ func (a *Activities) withDiagnostics(ctx context.Context, ws *tools.Workspace, r
 
 // stopServers stops the language servers of a session's checkout.
 func (a *Activities) stopServers(dir string) {
-	if a.lsp != nil {
-		a.lsp.CloseRoot(dir)
+	if a.cfg.LSP != nil {
+		a.cfg.LSP.CloseRoot(dir)
 	}
 }

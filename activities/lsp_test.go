@@ -24,7 +24,7 @@ func TestEditResultWithABrokenServerWaitsOnlyTheCap(t *testing.T) {
 		DiagnosticsWait: "500ms",
 	})
 	t.Cleanup(m.Close)
-	SetLSP(a, m)
+	a = a.with(func(c *Config) { c.LSP = m })
 	start := time.Now()
 	res := runTool(t, a, ToolRequest{CallID: "c_w", Name: tools.WriteName, Arguments: json.RawMessage(`{"path": "a.go", "content": "package m\n"}`)})
 	require.Less(t, time.Since(start), 3*time.Second)

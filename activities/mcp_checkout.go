@@ -11,23 +11,23 @@ import (
 // cannot hold, gets the worker-level one (the call then fails on its
 // working directory, as every tool's does).
 func (a *Activities) lookupCallTool(req ToolRequest) (tools.Tool, bool) {
-	if t, ok := a.registry.Lookup(req.Name); ok {
+	if t, ok := a.cfg.Registry.Lookup(req.Name); ok {
 		return t, true
 	}
-	if a.mcp == nil {
+	if a.cfg.MCP == nil {
 		return nil, false
 	}
 	dir := ""
 	if req.Checkout != "" {
 		dir, _ = a.ownCheckout(req.Checkout)
 	}
-	return a.mcp.LookupIn(req.Name, dir)
+	return a.cfg.MCP.LookupIn(req.Name, dir)
 }
 
 // stopMCP stops the MCP servers started in a session's checkout: it is
 // being closed.
 func (a *Activities) stopMCP(dir string) {
-	if a.mcp != nil {
-		a.mcp.CloseRoot(dir)
+	if a.cfg.MCP != nil {
+		a.cfg.MCP.CloseRoot(dir)
 	}
 }

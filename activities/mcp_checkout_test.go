@@ -24,12 +24,12 @@ func TestCheckoutMCPCallRunsInTheCheckout(t *testing.T) {
 	ctx := context.Background()
 	a, root := newActs(t, nil)
 	state := t.TempDir()
-	SetCheckouts(a, state)
+	a = a.with(func(c *Config) { c.StateDir = state })
 	m, err := mcp.New(mcp.Config{Servers: map[string]mcp.ServerConfig{
 		"probe": {Command: mcptest.Python(t), Args: []string{"-c", mcptest.ProbeServer}}}}, mcp.Options{Dir: root})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
-	SetMCP(a, m)
+	a = a.with(func(c *Config) { c.MCP = m })
 	require.NoError(t, os.WriteFile(filepath.Join(root, "probe.txt"), []byte("the person's"), 0o644))
 
 	// Two sessions' checkouts (copies: the workspace is not in git), as

@@ -57,15 +57,14 @@ func newMCPActs(t *testing.T) *Activities {
 	m, err := mcp.New(mcp.Config{Servers: map[string]mcp.ServerConfig{"kb": {URL: mcpTestServer(t)}}}, mcp.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
-	SetMCP(a, m)
-	SetJobs(a, nil, "own-queue")
+	a = a.with(func(c *Config) { c.MCP = m; c.Jobs, c.WorkerQueue = nil, "own-queue" })
 	return a
 }
 
 func TestListToolsMergesMCPAfterBuiltins(t *testing.T) {
 	t.Parallel()
 	a := newMCPActs(t)
-	builtins := a.registry.Specs()
+	builtins := a.cfg.Registry.Specs()
 	cat, err := a.ListTools(context.Background())
 	require.NoError(t, err)
 	require.Len(t, cat.Tools, len(builtins)+61)

@@ -90,7 +90,7 @@ type ModelResponse struct {
 }
 
 // CallModel sends the conversation to the model and returns its reply.
-// With a transcript store (SetTranscript) the conversation is the one
+// With a transcript store (Config.Transcript) the conversation is the one
 // req.Head names plus req.Messages, and the reply carries the head that
 // holds both, so the session's history keeps a reference per turn rather
 // than the whole conversation. It
@@ -100,7 +100,7 @@ type ModelResponse struct {
 func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResponse, error) {
 	model := req.Model
 	if model == "" {
-		model = a.model.DefaultModel
+		model = a.cfg.Model.DefaultModel
 	}
 	if model == "" {
 		return ModelResponse{}, temporal.NewNonRetryableApplicationError(
@@ -118,7 +118,7 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 	// The heartbeat runs whether the endpoint streams or not: it is how a
 	// cancel reaches the call and how Temporal notices a lost worker
 	// within the heartbeat timeout instead of the whole start-to-close one.
-	progress := startProgress(ctx, !a.model.NoStream)
+	progress := startProgress(ctx, !a.cfg.Model.NoStream)
 	defer progress.stop()
 	var resp ModelResponse
 	if a.usesResponses(model) {
@@ -165,7 +165,7 @@ func (a *Activities) callChat(ctx context.Context, model string, full []conversa
 	var comp *openai.ChatCompletion
 	var reasoning string
 	var err error
-	if a.model.NoStream {
+	if a.cfg.Model.NoStream {
 		comp, err = a.client.Chat.Completions.New(ctx, params)
 	} else {
 		comp, reasoning, err = a.stream(ctx, params, progress)

@@ -46,7 +46,7 @@ func ParseFreeformMode(s string) (string, error) {
 // takesCustomTools reports whether requests for model offer freeform
 // tools as custom tools (see FreeformAuto for the rule and why).
 func (a *Activities) takesCustomTools(model string) bool {
-	switch a.model.FreeformTools {
+	switch a.cfg.Model.FreeformTools {
 	case FreeformOn:
 		return true
 	case FreeformOff:

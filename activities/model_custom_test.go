@@ -65,8 +65,8 @@ func TestCustomToolOffered(t *testing.T) {
 			srv := sm.New(sm.Text("ok"))
 			defer srv.Close()
 			a, _ := newActs(t, srv)
-			a.model.FreeformTools = tt.setting
-			a.model.API = ModelAPIChat // the Responses API's form: TestResponsesCustomToolOffered
+			a.cfg.Model.FreeformTools = tt.setting
+			a.cfg.Model.API = ModelAPIChat // the Responses API's form: TestResponsesCustomToolOffered
 			_, err := a.CallModel(context.Background(), ModelRequest{Model: tt.model,
 				Messages: []conversation.Message{{Role: conversation.RoleUser, Content: "hi"}},
 				Tools:    []ToolDef{readDef, patchDef()}})
@@ -104,7 +104,7 @@ func TestResponsesCustomToolOffered(t *testing.T) {
 	} {
 		srv := sm.New(sm.Text("ok"))
 		a, _ := newActs(t, srv)
-		a.model.FreeformTools = tt.setting
+		a.cfg.Model.FreeformTools = tt.setting
 		_, err := a.CallModel(context.Background(), ModelRequest{Model: tt.model,
 			Messages: []conversation.Message{{Role: conversation.RoleUser, Content: "hi"}},
 			Tools:    []ToolDef{patchDef()}})
@@ -154,7 +154,7 @@ func TestCustomCallRoundTrip(t *testing.T) {
 			srv := sm.New(sm.Reply{RawBody: tc.body}, sm.Text("done"), sm.Text("done"))
 			defer srv.Close()
 			a, _ := newActs(t, srv)
-			a.model.NoStream = tc.noStream
+			a.cfg.Model.NoStream = tc.noStream
 			msgs := []conversation.Message{{Role: conversation.RoleUser, Content: "add hello.txt"}}
 			resp, err := a.CallModel(context.Background(), ModelRequest{Model: "gpt-5", Messages: msgs, Tools: []ToolDef{patchDef()}})
 			require.NoError(t, err)
@@ -174,7 +174,7 @@ func TestCustomCallRoundTrip(t *testing.T) {
 			require.Equal(t, "custom", call["type"])
 			require.Equal(t, map[string]any{"name": "apply_patch", "input": customPatch}, call["custom"])
 
-			a.model.FreeformTools = FreeformOff
+			a.cfg.Model.FreeformTools = FreeformOff
 			_, err = a.CallModel(context.Background(), ModelRequest{Model: "gpt-5", Messages: msgs, Tools: []ToolDef{patchDef()}})
 			require.NoError(t, err)
 			require.NoError(t, json.Unmarshal(srv.Requests()[2].Raw, &body))

@@ -64,7 +64,7 @@ func chatUsage(u openai.CompletionUsage) conversation.Usage {
 // price sets usage's cost from the worker's price table: the name the
 // reply gives, else the one the request asked for.
 func (a *Activities) price(replied, requested string, usage *conversation.Usage) {
-	prices := a.model.Prices
+	prices := a.cfg.Model.Prices
 	if prices == nil {
 		prices = DefaultPrices
 	}
@@ -90,12 +90,12 @@ const (
 // api.openai.com: other OpenAI-compatible servers may refuse a field they
 // do not know (Mistral answers 422), and none of them uses it.
 func (a *Activities) promptCacheKey(ctx context.Context) string {
-	switch a.model.PromptCacheKey {
+	switch a.cfg.Model.PromptCacheKey {
 	case PromptCacheKeyOff:
 		return ""
 	case PromptCacheKeyOn:
 	default:
-		if !isOpenAI(a.model.BaseURL) {
+		if !isOpenAI(a.cfg.Model.BaseURL) {
 			return ""
 		}
 	}

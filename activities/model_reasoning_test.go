@@ -30,7 +30,7 @@ func TestCallModelKeepsChatReasoning(t *testing.T) {
 			t.Parallel()
 			srv := sm.New(sm.Reply{Text: "It is 4.", Reasoning: "The user asks for two plus two. That is four.", ReasoningField: tc.field})
 			defer srv.Close()
-			a := New(ModelConfig{BaseURL: srv.URL(), DefaultModel: "m", NoStream: tc.noStream}, nil, nil)
+			a := New(Config{Model: ModelConfig{BaseURL: srv.URL(), DefaultModel: "m", NoStream: tc.noStream}})
 			resp, err := a.CallModel(context.Background(), hello)
 			require.NoError(t, err)
 			require.Equal(t, "It is 4.", resp.Message.Content)
@@ -46,7 +46,7 @@ func TestChatSendsReasoningBackWithToolCalls(t *testing.T) {
 	t.Parallel()
 	srv := sm.New(sm.Text("done"))
 	defer srv.Close()
-	a := New(ModelConfig{BaseURL: srv.URL(), DefaultModel: "m"}, nil, nil)
+	a := New(Config{Model: ModelConfig{BaseURL: srv.URL(), DefaultModel: "m"}})
 	call := conversation.ToolCall{ID: "c1", Name: "read", Arguments: `{"path":"a"}`}
 	msgs := []conversation.Message{
 		{Role: conversation.RoleUser, Content: "q1"},
@@ -72,7 +72,7 @@ func TestCallModelCountsAndPricesCachedTokens(t *testing.T) {
 	t.Parallel()
 	for _, noStream := range []bool{false, true} {
 		srv := sm.New(sm.Reply{Text: "ok", Usage: &sm.Usage{PromptTokens: 1_000_000, CompletionTokens: 100_000, CachedTokens: 800_000, ReasoningTokens: 60_000}})
-		a := New(ModelConfig{BaseURL: srv.URL(), DefaultModel: "gpt-4.1", NoStream: noStream}, nil, nil)
+		a := New(Config{Model: ModelConfig{BaseURL: srv.URL(), DefaultModel: "gpt-4.1", NoStream: noStream}})
 		resp, err := a.CallModel(context.Background(), hello)
 		srv.Close()
 		require.NoError(t, err)
@@ -100,7 +100,7 @@ func TestPromptCacheKey(t *testing.T) {
 		{PromptCacheKeyOff, "chat", false},
 	} {
 		srv := sm.New(sm.Text("ok"))
-		a := New(ModelConfig{BaseURL: srv.URL(), DefaultModel: "m", PromptCacheKey: tc.setting, API: tc.api}, nil, nil)
+		a := New(Config{Model: ModelConfig{BaseURL: srv.URL(), DefaultModel: "m", PromptCacheKey: tc.setting, API: tc.api}})
 		var s testsuite.WorkflowTestSuite
 		env := s.NewTestActivityEnvironment()
 		env.RegisterActivity(a)
@@ -129,7 +129,7 @@ func TestChatCustomToolCallRoundTrip(t *testing.T) {
 		// FreeformOn: the request offers apply_patch as a custom tool, so
 		// the call goes back as one (offered as a function, it goes back
 		// as a function call: TestCustomCallRoundTrip).
-		a := New(ModelConfig{BaseURL: srv.URL(), DefaultModel: "m", NoStream: noStream, FreeformTools: FreeformOn}, nil, nil)
+		a := New(Config{Model: ModelConfig{BaseURL: srv.URL(), DefaultModel: "m", NoStream: noStream, FreeformTools: FreeformOn}})
 		resp, err := a.CallModel(context.Background(), ModelRequest{Messages: hello.Messages, Tools: defs})
 		require.NoError(t, err)
 		args, _ := json.Marshal(map[string]string{"patch": patch})

@@ -61,7 +61,7 @@ func ResponsesOnly(model string) bool {
 
 // usesResponses reports whether a call to model goes over the Responses API.
 func (a *Activities) usesResponses(model string) bool {
-	switch a.model.API {
+	switch a.cfg.Model.API {
 	case ModelAPIResponses:
 		return true
 	case ModelAPIChat:
@@ -118,7 +118,7 @@ func (a *Activities) callResponses(ctx context.Context, model string, full []con
 	}
 	var r *responses.Response
 	var err error
-	if a.model.NoStream {
+	if a.cfg.Model.NoStream {
 		r, err = a.client.Responses.New(ctx, params)
 	} else {
 		r, err = a.streamResponses(ctx, params, progress)

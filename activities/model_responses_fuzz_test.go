@@ -19,7 +19,7 @@ func FuzzFromResponse(f *testing.F) {
 	f.Add(`{"status":"incomplete","incomplete_details":{"reason":"content_filter"},"output":[{"type":"message","content":[{"type":"refusal","refusal":"no"}]}]}`)
 	f.Add(`{"output":[{"type":"function_call","arguments":{"q":1}}]}`)
 	f.Add(`{"status":"incomplete","output":[{"type":"reasoning","id":"rs","encrypted_content":"E"}]}`)
-	a := New(ModelConfig{}, nil, nil)
+	a := New(Config{})
 	f.Fuzz(func(t *testing.T, raw string) {
 		var r responses.Response
 		if json.Unmarshal([]byte(raw), &r) != nil {
@@ -66,7 +66,7 @@ func FuzzChatReasoning(f *testing.F) {
 	f.Add(`{"choices":[{"message":{"content":"a","reasoning_content":"r"}}]}`)
 	f.Add(`{"choices":[{"message":{"reasoning":{"x":1},"tool_calls":[{"id":"c","type":"custom","custom":{"name":"p","input":"i"}}]}}]}`)
 	f.Add(`{"choices":[{"message":{"reasoning_content":null,"reasoning":"g"}}],"usage":{"prompt_tokens_details":{"cached_tokens":3}}}`)
-	a := New(ModelConfig{}, nil, nil)
+	a := New(Config{})
 	f.Fuzz(func(t *testing.T, raw string) {
 		var c openai.ChatCompletion
 		if json.Unmarshal([]byte(raw), &c) != nil {

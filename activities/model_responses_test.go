@@ -123,7 +123,7 @@ func TestFromResponse(t *testing.T) {
 		{"cut at max_output_tokens", `{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"message","content":[{"type":"output_text","text":"par"}]}]}`,
 			conversation.Message{Role: "assistant", Content: "par"}, "length"},
 	}
-	a := New(ModelConfig{}, nil, nil)
+	a := New(Config{})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -164,7 +164,7 @@ func TestCallModelResponsesRoundTrip(t *testing.T) {
 				ToolCalls: []sm.Call{{ID: "c1", Name: "read", Arguments: `{"path":"a"}`}, {ID: "c2", Name: "read", Arguments: `{"path":"b"}`}},
 				Usage:     &sm.Usage{PromptTokens: 50, CompletionTokens: 10, CachedTokens: 30, ReasoningTokens: 4}},
 			sm.Text("done"))
-		a := New(ModelConfig{BaseURL: srv.URL(), DefaultModel: "gpt-5-codex", NoStream: noStream}, nil, nil)
+		a := New(Config{Model: ModelConfig{BaseURL: srv.URL(), DefaultModel: "gpt-5-codex", NoStream: noStream}})
 		defs := []ToolDef{{Name: "read", Description: "read a file", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}
 		resp, err := a.CallModel(context.Background(), ModelRequest{Messages: hello.Messages, Tools: defs})
 		require.NoError(t, err)
@@ -213,7 +213,7 @@ func TestCallModelResponsesCustomCall(t *testing.T) {
 	patch := "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch"
 	srv := sm.New(sm.Tools(sm.Call{ID: "p1", Name: "apply_patch", Arguments: patch, Custom: true}), sm.Text("ok"))
 	defer srv.Close()
-	a := New(ModelConfig{BaseURL: srv.URL(), DefaultModel: "m", API: ModelAPIResponses}, nil, nil)
+	a := New(Config{Model: ModelConfig{BaseURL: srv.URL(), DefaultModel: "m", API: ModelAPIResponses}})
 	resp, err := a.CallModel(context.Background(), hello)
 	require.NoError(t, err)
 	require.Equal(t, patch, resp.Message.ToolCalls[0].Freeform)
@@ -255,7 +255,7 @@ func TestCallModelResponsesFaults(t *testing.T) {
 			t.Parallel()
 			srv := sm.New(tc.reply)
 			defer srv.Close()
-			a := New(ModelConfig{BaseURL: srv.URL(), DefaultModel: "m", API: ModelAPIResponses}, nil, nil)
+			a := New(Config{Model: ModelConfig{BaseURL: srv.URL(), DefaultModel: "m", API: ModelAPIResponses}})
 			_, err := a.CallModel(context.Background(), hello)
 			var appErr *temporal.ApplicationError
 			require.True(t, errors.As(err, &appErr), "got %v", err)
@@ -271,7 +271,7 @@ func TestCallModelResponsesHeartbeats(t *testing.T) {
 	t.Parallel()
 	srv := sm.New(sm.Reply{Text: longText, Reasoning: "Let me think about foxes and dogs for a while.", ChunkDelay: 150 * time.Millisecond})
 	defer srv.Close()
-	a := New(ModelConfig{BaseURL: srv.URL(), DefaultModel: "m", API: ModelAPIResponses}, nil, nil)
+	a := New(Config{Model: ModelConfig{BaseURL: srv.URL(), DefaultModel: "m", API: ModelAPIResponses}})
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivity(a)

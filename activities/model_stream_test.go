@@ -82,7 +82,7 @@ func TestCallModelNoStreamFallback(t *testing.T) {
 	srv := sm.New(reply, reply)
 	defer srv.Close()
 	streamed, _ := newActs(t, srv)
-	plain := New(ModelConfig{BaseURL: srv.URL(), APIKey: "sk-unit", DefaultModel: "m", NoStream: true}, nil, nil)
+	plain := New(Config{Model: ModelConfig{BaseURL: srv.URL(), APIKey: "sk-unit", DefaultModel: "m", NoStream: true}})
 
 	got, err := plain.CallModel(context.Background(), hello)
 	require.NoError(t, err)
@@ -194,7 +194,7 @@ func TestCallModelNoStreamHeartbeats(t *testing.T) {
 	t.Parallel()
 	srv := sm.New(sm.Reply{Text: "slow", Delay: 1500 * time.Millisecond})
 	defer srv.Close()
-	a := New(ModelConfig{BaseURL: srv.URL(), APIKey: "sk-unit", DefaultModel: "m", NoStream: true}, nil, nil)
+	a := New(Config{Model: ModelConfig{BaseURL: srv.URL(), APIKey: "sk-unit", DefaultModel: "m", NoStream: true}})
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivity(a)

@@ -14,18 +14,12 @@ import (
 // refused outright (4xx): posting it again cannot help.
 const ErrTypeNotifyRejected = "NotifyRejected"
 
-// SetNotify gives the activities the worker's notification sinks. Without
-// it (or with no sink) sessions are told the worker has none
-// (WorkspaceConfig.Notify) and schedule no notification. A function, not
-// a method, like SetJobs.
-func SetNotify(a *Activities, s *notify.Sender) { a.notify = s }
-
 // Notify posts a session's notification to the worker's sinks (see
 // notify.Sender.Send: a sink that answered 2xx to an earlier attempt is
 // not posted again). A worker without sinks, reached by a session whose
 // configuration came from one with them, posts nothing and says so.
 func (a *Activities) Notify(ctx context.Context, ev notify.Event) (notify.Result, error) {
-	if a.notify.Sinks() == 0 {
+	if a.cfg.Notify.Sinks() == 0 {
 		activity.GetLogger(ctx).Warn("notification not sent: this worker has no --notify or --notify-slack sink", "key", ev.Key)
 		return notify.Result{}, nil
 	}
@@ -33,7 +27,7 @@ func (a *Activities) Notify(ctx context.Context, ev notify.Event) (notify.Result
 	// heartbeat timeout instead of the whole attempt's.
 	stop := heartbeatEvery(ctx, ctx, HeartbeatEvery)
 	defer stop()
-	res, err := a.notify.Send(ctx, ev)
+	res, err := a.cfg.Notify.Send(ctx, ev)
 	if err != nil && allRejected(err) {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeNotifyRejected, nil)
 	}

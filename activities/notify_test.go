@@ -23,7 +23,7 @@ func TestLoadWorkspaceConfigSaysWhetherNotifying(t *testing.T) {
 	wc, err := a.LoadWorkspaceConfig(context.Background(), "")
 	require.NoError(t, err)
 	require.False(t, wc.Notify)
-	SetNotify(a, &notify.Sender{Webhooks: []string{"http://127.0.0.1:1/"}})
+	a = a.with(func(c *Config) { c.Notify = &notify.Sender{Webhooks: []string{"http://127.0.0.1:1/"}} })
 	wc, err = a.LoadWorkspaceConfig(context.Background(), "")
 	require.NoError(t, err)
 	require.True(t, wc.Notify)
@@ -55,7 +55,7 @@ func TestNotifyActivity(t *testing.T) {
 	require.NoError(t, err, "a worker without sinks posts nothing, and does not fail")
 	require.Equal(t, notify.Result{}, res)
 
-	SetNotify(a, &notify.Sender{Webhooks: []string{srv.URL}, Dir: t.TempDir()})
+	a = a.with(func(c *Config) { c.Notify = &notify.Sender{Webhooks: []string{srv.URL}, Dir: t.TempDir()} })
 	_, err = run(a)
 	var appErr *temporal.ApplicationError
 	require.True(t, errors.As(err, &appErr))

@@ -36,7 +36,7 @@ func runTool(t *testing.T, a *Activities, req ToolRequest) tools.Result {
 func TestRunToolKeepsLongResultsByReference(t *testing.T) {
 	t.Parallel()
 	a, root := newActs(t, nil)
-	store := withTranscript(t, a)
+	a, store := withTranscript(t, a)
 	var b strings.Builder
 	for i := 0; i < 400; i++ {
 		b.WriteString("a line of the big file, ünïcode too\n")
@@ -82,7 +82,7 @@ func (failingStore) Put(context.Context, []byte) (string, error) {
 func TestRunToolStoreFailureKeepsTheResultInline(t *testing.T) {
 	t.Parallel()
 	a, root := newActs(t, nil)
-	SetTranscript(a, failingStore{})
+	a = a.with(func(c *Config) { c.Transcript = failingStore{} })
 	require.NoError(t, os.WriteFile(filepath.Join(root, "big.txt"), []byte(strings.Repeat("x\n", 3000)), 0o644))
 	res := runTool(t, a, ToolRequest{CallID: "c", Name: "read", Arguments: json.RawMessage(`{"path":"big.txt"}`), ByReference: true})
 	require.Empty(t, res.ContentRef)
@@ -98,7 +98,7 @@ func TestCallModelResolvesOffloadedResults(t *testing.T) {
 	srv := sm.New(sm.Text("seen"))
 	defer srv.Close()
 	a, _ := newActs(t, srv)
-	store := withTranscript(t, a)
+	a, store := withTranscript(t, a)
 	big := strings.Repeat("0123456789abcdef", 300)
 	ref, preview, err := transcript.Offload(ctx, store, big)
 	require.NoError(t, err)
@@ -132,7 +132,7 @@ func TestCallModelToolsByReference(t *testing.T) {
 	srv := sm.New(sm.Text("one"), sm.Text("two"), sm.Text("three"))
 	defer srv.Close()
 	a, _ := newActs(t, srv)
-	store := withTranscript(t, a)
+	a, store := withTranscript(t, a)
 	defs := []ToolDef{{Name: "read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}
 	msgs := []conversation.Message{{Role: conversation.RoleUser, Content: "hi"}}
 	first, err := a.CallModel(ctx, ModelRequest{Messages: msgs, Tools: defs})

@@ -59,7 +59,7 @@ type WorkspaceConfig struct {
 }
 
 // WorkerConfig is what the worker's own configuration directory says
-// about the sessions it runs, set once at start (SetWorkerConfig).
+// about the sessions it runs, given once to New (Config.Worker).
 type WorkerConfig struct {
 	// Rules are the directory's permissions.json (LoadRulesFile); they
 	// reach every session as WorkspaceConfig.WorkerRules.
@@ -76,12 +76,6 @@ type WorkerConfig struct {
 	// directory's skills/, then the user's), after the workspace's.
 	Skills []skills.Location
 }
-
-// SetWorkerConfig gives the activities the worker's own configuration.
-// Without it no workspace is trusted and there are no worker rules. It
-// is a function, not a method: every exported method of Activities is
-// registered as an activity.
-func SetWorkerConfig(a *Activities, wc WorkerConfig) { a.worker = wc }
 
 // UntrustedNote is what a session's notes and the worker's log say about
 // a workspace configuration file that was not used.
@@ -130,23 +124,17 @@ func (a *Activities) LoadWorkspaceConfig(ctx context.Context, workDir string) (W
 		return wc, err
 	}
 	wc.NoSandbox = !a.sandboxed()
-	wc.Notify = a.notify.Sinks() > 0
+	wc.Notify = a.cfg.Notify.Sinks() > 0
 	return wc, nil
 }
-
-// SetShell tells the activities how this worker runs shell commands, so
-// LoadWorkspaceConfig can tell a session whether a sandbox stands behind
-// its approvals (WorkspaceConfig.NoSandbox). Without it the activities
-// assume none: fail closed. A function, not a method, like SetJobs.
-func SetShell(a *Activities, cfg tools.ShellConfig) { a.shell = &cfg }
 
 // sandboxed reports whether this worker's shell commands run in a working
 // sandbox (tools.CheckSandbox probes once per process).
 func (a *Activities) sandboxed() bool {
-	if a.shell == nil {
+	if a.cfg.Shell == nil {
 		return false
 	}
-	ok, _, err := tools.CheckSandbox(*a.shell)
+	ok, _, err := tools.CheckSandbox(*a.cfg.Shell)
 	return ok && err == nil
 }
 
@@ -158,13 +146,13 @@ func (a *Activities) sandboxed() bool {
 // file, so nobody runs with rules they did not mean. It adds the worker's
 // own rules, and reads the nearest AGENTS.md (see Instructions).
 func (a *Activities) loadWorkspaceConfig(_ context.Context, workDir string) (WorkspaceConfig, error) {
-	ws, err := a.workspace.Sub(workDir)
+	ws, err := a.cfg.Workspace.Sub(workDir)
 	if err != nil {
 		return WorkspaceConfig{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("working directory %q: %v", workDir, err), ErrTypeBadWorkspaceConfig, err)
 	}
-	base := WorkspaceConfig{WorkerRules: a.worker.Rules, Notes: append([]string(nil), a.worker.Notes...)}
+	base := WorkspaceConfig{WorkerRules: a.cfg.Worker.Rules, Notes: append([]string(nil), a.cfg.Worker.Notes...)}
 	name := filepath.Join(workDir, PermissionsFile)
-	if !a.worker.TrustWorkspace {
+	if !a.cfg.Worker.TrustWorkspace {
 		// Not even resolved: whatever is there is not read.
 		if _, err := os.Lstat(filepath.Join(ws.Root(), PermissionsFile)); err == nil {
 			base.Notes = append(base.Notes, UntrustedNote(name))

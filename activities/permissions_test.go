@@ -24,7 +24,9 @@ func TestWorkspaceRulesNeedTrust(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			a, root := newActs(t, nil)
-			SetWorkerConfig(a, WorkerConfig{Rules: workerRules, TrustWorkspace: tc.trusted, Notes: []string{"from the worker"}})
+			a = a.with(func(c *Config) {
+				c.Worker = WorkerConfig{Rules: workerRules, TrustWorkspace: tc.trusted, Notes: []string{"from the worker"}}
+			})
 			write(t, root, "sub/.longrun/permissions.json", `{"rules":[{"tool":"shell","pattern":"*","action":"allow"}]}`)
 			wc, err := a.LoadWorkspaceConfig(context.Background(), "sub")
 			require.NoError(t, err)

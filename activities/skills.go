@@ -15,11 +15,11 @@ import (
 // skills directory, which is not even read.
 func (a *Activities) listSkills(ws *tools.Workspace) ([]skills.Skill, []string) {
 	var notes []string
-	if !a.worker.TrustWorkspace {
+	if !a.cfg.Worker.TrustWorkspace {
 		if _, err := os.Lstat(filepath.Join(ws.Root(), filepath.FromSlash(skills.WorkspaceDir))); err == nil {
 			notes = append(notes, UntrustedNote(skills.WorkspaceDir))
 		}
 	}
-	list, more := skills.List(skills.Locations(ws.Root(), a.worker.TrustWorkspace, a.worker.Skills))
+	list, more := skills.List(skills.Locations(ws.Root(), a.cfg.Worker.TrustWorkspace, a.cfg.Worker.Skills))
 	return list, append(notes, more...)
 }

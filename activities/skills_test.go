@@ -31,8 +31,8 @@ func TestWorkspaceConfigListsSkills(t *testing.T) {
 	release := skills.Skill{Name: "release", Description: "Cut a release.", Source: skills.SourceWorker, Path: filepath.Join(worker, "release", "SKILL.md")}
 	brokenNote := "skill " + filepath.Join(worker, "broken", "SKILL.md") + " skipped: SKILL.md does not start with front-matter"
 
-	a := New(ModelConfig{}, nil, ws)
-	SetWorkerConfig(a, WorkerConfig{TrustWorkspace: true, Skills: locs})
+	a := New(Config{Workspace: ws})
+	a = a.with(func(c *Config) { c.Worker = WorkerConfig{TrustWorkspace: true, Skills: locs} })
 	wc, err := a.LoadWorkspaceConfig(context.Background(), "app")
 	require.NoError(t, err)
 	require.Equal(t, []skills.Skill{
@@ -42,8 +42,8 @@ func TestWorkspaceConfigListsSkills(t *testing.T) {
 	require.Len(t, wc.Notes, 1)
 	require.Contains(t, wc.Notes[0], brokenNote)
 
-	a = New(ModelConfig{}, nil, ws)
-	SetWorkerConfig(a, WorkerConfig{Skills: locs})
+	a = New(Config{Workspace: ws})
+	a = a.with(func(c *Config) { c.Worker = WorkerConfig{Skills: locs} })
 	wc, err = a.LoadWorkspaceConfig(context.Background(), "app")
 	require.NoError(t, err)
 	require.Equal(t, []skills.Skill{release}, wc.Skills, "an untrusted workspace's skills are not listed")
@@ -51,7 +51,7 @@ func TestWorkspaceConfigListsSkills(t *testing.T) {
 	require.Equal(t, UntrustedNote(".longrun/skills"), wc.Notes[0])
 	require.Contains(t, wc.Notes[1], brokenNote)
 
-	a = New(ModelConfig{}, nil, ws)
+	a = New(Config{Workspace: ws})
 	wc, err = a.LoadWorkspaceConfig(context.Background(), "")
 	require.NoError(t, err)
 	require.Empty(t, wc.Skills, "no skill directories, no skills")

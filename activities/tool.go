@@ -130,11 +130,11 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 		// synthetic result itself.
 		return res, ctx.Err()
 	}
-	res.WorkerQueue = a.workerQueue
-	if req.ByReference && a.transcript != nil && len(res.Content) > transcript.OffloadBytes {
+	res.WorkerQueue = a.cfg.WorkerQueue
+	if req.ByReference && a.cfg.Transcript != nil && len(res.Content) > transcript.OffloadBytes {
 		// A store that fails must not fail the call: a command that ran
 		// would be reported as not run. The text then goes inline.
-		if ref, preview, err := transcript.Offload(ctx, a.transcript, res.Content); err != nil {
+		if ref, preview, err := transcript.Offload(ctx, a.cfg.Transcript, res.Content); err != nil {
 			if activity.IsActivity(ctx) {
 				activity.GetLogger(ctx).Warn("tool result kept inline: transcript store failed", "call_id", req.CallID, "error", err)
 			}
@@ -151,7 +151,7 @@ func (a *Activities) toolWorkspace(req ToolRequest) (*tools.Workspace, error) {
 	if req.Checkout != "" {
 		return a.checkoutWorkspace(req.Checkout, req.WorkDir)
 	}
-	return a.workspace.Sub(req.WorkDir)
+	return a.cfg.Workspace.Sub(req.WorkDir)
 }
 
 // origin is, for a session with a checkout, its working directory in
@@ -159,10 +159,10 @@ func (a *Activities) toolWorkspace(req ToolRequest) (*tools.Workspace, error) {
 // (tools.Env.Origin). nil in place, or when this worker's workspace has
 // no such directory (a worker that restored a lost worker's checkout).
 func (a *Activities) origin(req ToolRequest) *tools.Workspace {
-	if req.Checkout == "" || a.workspace == nil {
+	if req.Checkout == "" || a.cfg.Workspace == nil {
 		return nil
 	}
-	ws, err := a.workspace.Sub(req.WorkDir)
+	ws, err := a.cfg.Workspace.Sub(req.WorkDir)
 	if err != nil {
 		return nil
 	}

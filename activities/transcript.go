@@ -24,19 +24,13 @@ const (
 	ErrTypeTranscriptStore = "TranscriptStore"
 )
 
-// SetTranscript gives the activities a transcript store: CallModel then
-// takes a conversation by reference (ModelRequest.Head) and stores what it
-// was sent, and Compact can run. It is a function, not a method: every
-// exported method of Activities is registered as an activity.
-func SetTranscript(a *Activities, s transcript.Store) { a.transcript = s }
-
 // conversationOf resolves head plus msgs into the whole conversation and
 // stores it, returning the new head. The head is stored before the model
 // is called, so a retried call stores the same content under the same
 // reference and the session sees one head whichever attempt succeeds.
 // Without a store, msgs must be the whole conversation.
 func (a *Activities) conversationOf(ctx context.Context, head string, msgs []conversation.Message) (full []conversation.Message, newHead string, err error) {
-	if a.transcript == nil {
+	if a.cfg.Transcript == nil {
 		if transcript.HasOffloaded(msgs) {
 			return nil, "", temporal.NewNonRetryableApplicationError(
 				"the conversation holds tool results kept in a transcript store, but this worker keeps no transcript (started with --transcript off): run the session's workers with the same transcript store",
@@ -49,16 +43,16 @@ func (a *Activities) conversationOf(ctx context.Context, head string, msgs []con
 		}
 		return msgs, "", nil
 	}
-	prior, err := transcript.Load(ctx, a.transcript, head)
+	prior, err := transcript.Load(ctx, a.cfg.Transcript, head)
 	if err != nil {
 		return nil, "", storeError("load the conversation", err)
 	}
 	// The store keeps full text: a segment never holds a preview.
-	msgs, err = transcript.Resolve(ctx, a.transcript, msgs)
+	msgs, err = transcript.Resolve(ctx, a.cfg.Transcript, msgs)
 	if err != nil {
 		return nil, "", storeError("read offloaded tool results", err)
 	}
-	newHead, err = transcript.Append(ctx, a.transcript, head, msgs)
+	newHead, err = transcript.Append(ctx, a.cfg.Transcript, head, msgs)
 	if err != nil {
 		return nil, "", storeError("store the conversation", err)
 	}
@@ -80,14 +74,14 @@ func storeError(what string, err error) error {
 // they are and no reference is made.
 func (a *Activities) toolsOf(ctx context.Context, req *ModelRequest) (string, error) {
 	if len(req.Tools) > 0 {
-		if a.transcript == nil {
+		if a.cfg.Transcript == nil {
 			return "", nil
 		}
 		data, err := json.Marshal(req.Tools)
 		if err != nil {
 			return "", fmt.Errorf("encode tool definitions: %w", err)
 		}
-		ref, err := a.transcript.Put(ctx, data)
+		ref, err := a.cfg.Transcript.Put(ctx, data)
 		if err != nil {
 			return "", storeError("store the tool definitions", err)
 		}
@@ -96,12 +90,12 @@ func (a *Activities) toolsOf(ctx context.Context, req *ModelRequest) (string, er
 	if req.ToolsRef == "" {
 		return "", nil
 	}
-	if a.transcript == nil {
+	if a.cfg.Transcript == nil {
 		return "", temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("the request names tool definitions %s but this worker keeps no transcript (started with --transcript off): run the session's workers with the same transcript store", req.ToolsRef),
 			ErrTypeTranscriptUnavailable, nil)
 	}
-	data, err := a.transcript.Get(ctx, req.ToolsRef)
+	data, err := a.cfg.Transcript.Get(ctx, req.ToolsRef)
 	if err != nil {
 		return "", storeError("read the tool definitions", err)
 	}

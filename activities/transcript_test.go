@@ -13,14 +13,13 @@ import (
 	"github.com/longrun/longrun/transcript"
 )
 
-// withTranscript gives a a fresh store, cached as the worker does.
-func withTranscript(t *testing.T, a *Activities) *transcript.Cache {
+// withTranscript returns a with a fresh store, cached as the worker does.
+func withTranscript(t *testing.T, a *Activities) (*Activities, *transcript.Cache) {
 	t.Helper()
 	d, err := transcript.NewDir(t.TempDir())
 	require.NoError(t, err)
 	c := transcript.NewCache(d, 1<<20)
-	SetTranscript(a, c)
-	return c
+	return a.with(func(cfg *Config) { cfg.Transcript = c }), c
 }
 
 func requireAppErr(t *testing.T, err error, typ string, nonRetryable bool) *temporal.ApplicationError {
@@ -38,7 +37,7 @@ func TestCallModelByReference(t *testing.T) {
 	srv := sm.New(sm.Text("first"), sm.Text("again"), sm.Text("next"))
 	defer srv.Close()
 	a, _ := newActs(t, srv)
-	store := withTranscript(t, a)
+	a, store := withTranscript(t, a)
 
 	earlier := []conversation.Message{
 		{Role: conversation.RoleSystem, Content: "sys"},
@@ -95,7 +94,7 @@ func TestCallModelWithStoreAndNoHead(t *testing.T) {
 	srv := sm.New(sm.Text("ok"))
 	defer srv.Close()
 	a, _ := newActs(t, srv)
-	store := withTranscript(t, a)
+	a, store := withTranscript(t, a)
 	resp, err := a.CallModel(ctx, hello)
 	require.NoError(t, err)
 	want, err := transcript.Append(ctx, store, "", hello.Messages)
@@ -117,7 +116,7 @@ func TestCallModelTranscriptFaults(t *testing.T) {
 
 	// A head the store does not have is a store fault, retried.
 	b, _ := newActs(t, srv)
-	withTranscript(t, b)
+	b, _ = withTranscript(t, b)
 	_, err = b.CallModel(ctx, ModelRequest{Head: transcript.Ref([]byte("x")), Messages: hello.Messages})
 	appErr = requireAppErr(t, err, ErrTypeTranscriptStore, false)
 	require.Contains(t, appErr.Message(), transcript.Ref([]byte("x")))

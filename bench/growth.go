@@ -146,10 +146,8 @@ func growthWorld(withStore bool) (*world, string, error) {
 		return nil, "", fmt.Errorf("workspace: %w", err)
 	}
 	m := growthModel()
-	acts := activities.New(activities.ModelConfig{
-		BaseURL: m.URL(), APIKey: "bench", DefaultModel: "scripted-bench", RequestTimeout: time.Minute,
-	}, tools.NewRegistry(tools.Builtin(tools.DefaultConfig())...), ws)
 	storeDir := ""
+	var store *transcript.Cache
 	var reader workflows.TranscriptReader
 	if withStore {
 		storeDir = filepath.Join(dir, ".longrun", "transcript")
@@ -157,10 +155,20 @@ func growthWorld(withStore bool) (*world, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		store := transcript.NewCache(d, 64<<20)
-		activities.SetTranscript(acts, store)
+		store = transcript.NewCache(d, 64<<20)
 		reader = store
 	}
+	cfg := activities.Config{
+		Model: activities.ModelConfig{
+			BaseURL: m.URL(), APIKey: "bench", DefaultModel: "scripted-bench", RequestTimeout: time.Minute,
+		},
+		Registry:  tools.NewRegistry(tools.Builtin(tools.DefaultConfig())...),
+		Workspace: ws,
+	}
+	if store != nil {
+		cfg.Transcript = store
+	}
+	acts := activities.New(cfg)
 	return &world{model: m, dir: dir, acts: acts, reader: reader}, storeDir, nil
 }
 

@@ -28,7 +28,7 @@ func pair(ctx context.Context, c Config, srv *server, latency time.Duration) (*w
 	if c.Store {
 		// The product's default: the worker keeps the conversation in a
 		// transcript store; the baseline keeps it in memory.
-		if wd.base, err = newActivities(wd.model.URL(), wd.dir); err != nil {
+		if wd.base, err = newActivities(wd.model.URL(), wd.dir, nil); err != nil {
 			wd.close()
 			return nil, nil, err
 		}

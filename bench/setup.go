@@ -105,7 +105,7 @@ func newWorld(delay time.Duration) (*world, error) {
 		return nil, err
 	}
 	m := newModel(delay)
-	acts, err := newActivities(m.URL(), dir)
+	acts, err := newActivities(m.URL(), dir, nil)
 	if err != nil {
 		m.Close()
 		return nil, err
@@ -114,15 +114,21 @@ func newWorld(delay time.Duration) (*world, error) {
 }
 
 // newActivities are the activities on the model at modelURL with the
-// builtin tools in the workspace dir.
-func newActivities(modelURL, dir string) (*activities.Activities, error) {
+// builtin tools in the workspace dir, keeping conversations in store (nil:
+// none).
+func newActivities(modelURL, dir string, store transcript.Store) (*activities.Activities, error) {
 	ws, err := tools.NewWorkspace(dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	return activities.New(activities.ModelConfig{
-		BaseURL: modelURL, APIKey: "bench", DefaultModel: "scripted-bench", RequestTimeout: time.Minute,
-	}, tools.NewRegistry(tools.Builtin(tools.DefaultConfig())...), ws), nil
+	return activities.New(activities.Config{
+		Model: activities.ModelConfig{
+			BaseURL: modelURL, APIKey: "bench", DefaultModel: "scripted-bench", RequestTimeout: time.Minute,
+		},
+		Registry:   tools.NewRegistry(tools.Builtin(tools.DefaultConfig())...),
+		Workspace:  ws,
+		Transcript: store,
+	}), nil
 }
 
 // withStore gives the world's activities a transcript store in its
@@ -134,7 +140,9 @@ func (w *world) withStore() error {
 		return fmt.Errorf("transcript store: %w", err)
 	}
 	store := transcript.NewCache(d, 64<<20)
-	activities.SetTranscript(w.acts, store)
+	if w.acts, err = newActivities(w.model.URL(), w.dir, store); err != nil {
+		return err
+	}
 	w.reader = store
 	return nil
 }

@@ -110,7 +110,7 @@ func workerMain(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	acts, err := newActivities(*model, *dir)
+	acts, err := newActivities(*model, *dir, nil)
 	if err != nil {
 		return err
 	}

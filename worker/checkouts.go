@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"path/filepath"
 
-	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/checkout"
 )
 
@@ -36,12 +35,11 @@ func (c *checkoutLimit) parse() error {
 	return nil
 }
 
-// apply gives the activities the bound and says at start-up what the
-// checkouts take: where they are, how many, how much, and the bound, so
+// report says at start-up what the checkouts take: where they are, how
+// many, how much, and the bound (activities.Config.MaxCheckoutBytes), so
 // an operator reads it in the worker's log (starter checkouts lists them
 // one by one).
-func (c *checkoutLimit) apply(acts *activities.Activities, stateDir string, logger *slog.Logger) {
-	activities.SetCheckoutLimit(acts, c.max)
+func (c *checkoutLimit) report(stateDir string, logger *slog.Logger) {
 	uses, used, err := checkout.DiskUse(stateDir)
 	if err != nil {
 		logger.Warn("cannot measure the checkouts' disk", "error", err)

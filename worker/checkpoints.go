@@ -33,19 +33,21 @@ func (c *checkpointBundles) parse() error {
 	return nil
 }
 
-// apply says where the worker's checkpoints go and gives the activities
-// the bound. Bundles go to the transcript store only when one was named:
-// the default, <state-dir>/transcript, is this worker's own, and a lost
+// apply says where the worker's checkpoints go and returns the bound the
+// activities keep bundles to (activities.Config.MaxBundleBytes; 0: none).
+// Bundles go to the transcript store only when one was named: the
+// default, <state-dir>/transcript, is this worker's own, and a lost
 // worker's disk takes it along; the remote wins when both are set.
-func (c *checkpointBundles) apply(acts *activities.Activities, remote, transcriptFlag string, logger *slog.Logger) {
+func (c *checkpointBundles) apply(remote, transcriptFlag string, logger *slog.Logger) int64 {
 	named := transcriptFlag != "" && transcriptFlag != "off"
 	switch {
 	case remote != "":
 		logger.Info("checkpoints", "remote", remote)
 	case named && c.max > 0:
-		activities.SetCheckpointBundles(acts, c.max)
 		logger.Info("checkpoints", "store", "git bundles in the transcript store", "bound", checkout.Size(c.max))
+		return c.max
 	default:
 		logger.Info("checkpoints", "store", "the session's repository only: a lost worker's checkout is restored only on its own disk (set --checkpoint-remote, or a --transcript store the workers share)")
 	}
+	return 0
 }

@@ -7,23 +7,16 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/interceptor"
-	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/codec"
-	"github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/tools"
 	"github.com/longrun/longrun/transcript"
 	"github.com/longrun/longrun/workflows"
@@ -93,160 +86,30 @@ type Main struct {
 }
 
 // ParseFlags reads flags, falling back to the environment (getenv) and
-// then to defaults.
+// then to defaults. It reads as its steps: bind every flag (an
+// environment variable that cannot be read fails here), parse, check
+// what was given, then turn what was given into the configuration.
 func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	m := &Main{Tools: tools.DefaultConfig()}
 	fs := flag.NewFlagSet("longrun-worker", flag.ContinueOnError)
-	m.Temporal.bind(fs, getenv, os.Environ)
-	m.Observe.bind(fs, getenv)
-	m.Notify.bind(fs, getenv)
-	m.checkouts.bind(fs, getenv)
-	m.bundles.bind(fs, getenv)
-	m.bounds.bind(fs, getenv)
-	if err := m.drain.bind(fs, getenv); err != nil {
+	var raw rawFlags
+	if err := m.bindFlags(fs, getenv, &raw); err != nil {
 		return nil, err
 	}
-	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
-	m.Workspaces.dirs = []string{or(getenv("LONGRUN_WORKSPACE"), ".")}
-	fs.Var(&m.Workspaces, "workspace", "a workspace root every tool is confined to; give it more than once to serve several: a longrun start run under a `dir` gets its session there, and the first root is where sessions started without a directory work (default .; env LONGRUN_WORKSPACE)")
-	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
-	fs.StringVar(&m.StateDir, "state-dir", getenv("LONGRUN_STATE_DIR"), "directory of the worker's own state (transcripts, job logs, spilled output), outside every workspace; made 0700 (default $XDG_STATE_HOME/longrun or ~/.local/state/longrun; env LONGRUN_STATE_DIR)")
-	fs.StringVar(&m.CheckpointRemote, "checkpoint-remote", getenv("LONGRUN_CHECKPOINT_REMOTE"), "git repository every worker reaches (a URL, or the path of a shared bare repository) where each session's checkpoints and, at its end, its branch longrun/<session> are pushed; a session whose worker is lost is restored from there on another worker. Without it checkpoints stay in the session's repository and a lost worker's session waits for a person (env LONGRUN_CHECKPOINT_REMOTE)")
-	fs.StringVar(&m.ConfigDir, "config", getenv("LONGRUN_CONFIG_DIR"), "directory of the worker's own configuration: mcp.json, permissions.json, prices.json, trusted.json, guardian.md (default $XDG_CONFIG_HOME/longrun or ~/.config/longrun; env LONGRUN_CONFIG_DIR)")
-	trust, err := parseOnOff(or(getenv("LONGRUN_TRUST_WORKSPACE"), "off"))
-	if err != nil {
-		return nil, fmt.Errorf("LONGRUN_TRUST_WORKSPACE: %w", err)
-	}
-	inPlace, err := parseOnOff(or(getenv("LONGRUN_IN_PLACE"), "off"))
-	if err != nil {
-		return nil, fmt.Errorf("LONGRUN_IN_PLACE: %w", err)
-	}
-	fs.BoolVar(&m.InPlace, "in-place", inPlace, "run every session in the workspace itself, as longrun start --in-place does, instead of in a checkout of its own (a repository of its own on branch longrun/<session>); for a workspace git ignores or that is not committed, which a checkout cannot hold (env LONGRUN_IN_PLACE=1)")
-	fs.BoolVar(&m.TrustWorkspace, "trust-workspace", trust, "trust the workspace: its .longrun/permissions.json, .longrun/mcp.json and .longrun/skills count, as for one listed in the config directory's trusted.json (env LONGRUN_TRUST_WORKSPACE=1)")
-	fs.StringVar(&m.SkillsDirs, "skills-dirs", or(getenv("LONGRUN_SKILLS_DIRS"), defaultSkillsDirs(getenv)), "the user's skill directories (folders <name>/SKILL.md), separated by "+string(filepath.ListSeparator)+", after the config directory's skills/; off for none (default ~/.agents/skills; env LONGRUN_SKILLS_DIRS)")
-	maxSpill := int64(tools.DefaultMaxSpillBytes)
-	if v := getenv("LONGRUN_MAX_SPILL_BYTES"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("LONGRUN_MAX_SPILL_BYTES=%q: want a positive number of bytes", v)
-		}
-		maxSpill = n
-	}
-	fs.Int64Var(&m.Tools.Shell.MaxSpillBytes, "max-spill-bytes", maxSpill, "most bytes of one command's output saved for a person when the model's copy is cut; the rest is discarded (env LONGRUN_MAX_SPILL_BYTES)")
-	fs.StringVar(&m.Transcript, "transcript", getenv("LONGRUN_TRANSCRIPT_DIR"), "transcript store sessions keep their messages in: a directory (default <state-dir>/transcript), or s3://bucket/prefix?endpoint=host:port&region=R&insecure=1 for a bucket workers on several machines share (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, else the instance's IAM role; endpoint defaults to AWS S3), or off: none, the whole conversation goes through history (env LONGRUN_TRANSCRIPT_DIR)")
-	fs.StringVar(&m.Scripted, "scripted-model", "", `serve a scripted model in-process instead of OPENAI_BASE_URL ("demo")`)
-	fs.DurationVar(&m.Tools.Shell.DefaultTimeout, "shell-timeout", m.Tools.Shell.DefaultTimeout, "default shell command timeout")
-	fs.DurationVar(&m.Tools.Shell.MaxTimeout, "shell-max-timeout", m.Tools.Shell.MaxTimeout, "largest shell timeout a call may ask for")
-	modelTimeout := 10 * time.Minute
-	if v := getenv("LONGRUN_MODEL_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("LONGRUN_MODEL_TIMEOUT=%q: want a positive duration such as 90s or 10m", v)
-		}
-		modelTimeout = d
-	}
-	// A model that stops answering mid-reply must not hold the turn for the
-	// whole activity timeout: past this the call is a fault and retried.
-	fs.DurationVar(&m.Model.RequestTimeout, "model-timeout", modelTimeout, "longest one model request may take before it is retried (env LONGRUN_MODEL_TIMEOUT)")
-	// Some proxies cannot stream; off falls back to plain requests (no
-	// partial text in the heartbeats, everything else the same).
-	stream, err := parseOnOff(or(getenv("LONGRUN_MODEL_STREAM"), "on"))
-	if err != nil {
-		return nil, fmt.Errorf("LONGRUN_MODEL_STREAM: %w", err)
-	}
-	fs.BoolVar(&stream, "model-stream", stream, "stream model replies, so heartbeats show the partial text (env LONGRUN_MODEL_STREAM=on|off)")
-	fs.StringVar(&m.Model.FreeformTools, "freeform-tools", or(getenv("LONGRUN_FREEFORM_TOOLS"), activities.FreeformAuto), "offer apply_patch as a custom tool with its Lark grammar: auto (GPT-5-family models), on (every model) or off (env LONGRUN_FREEFORM_TOOLS)")
-	modelAPI := fs.String("model-api", or(getenv("LONGRUN_MODEL_API"), "auto"), "wire protocol to the model: chat (chat completions), responses (the Responses API, stateless), or auto: chat except for models served only by the Responses API, such as the codex family (env LONGRUN_MODEL_API)")
-	cacheKey := fs.String("prompt-cache-key", or(getenv("LONGRUN_PROMPT_CACHE_KEY"), activities.PromptCacheKeyAuto), "send each session's id as prompt_cache_key: auto (to api.openai.com only), on or off (env LONGRUN_PROMPT_CACHE_KEY)")
-	fs.StringVar(&m.pricesFlag, "prices", getenv("LONGRUN_PRICES"), "JSON price table {\"model\": {\"input\": USD/1M tokens, \"output\": ...}} for cost estimates (default prices.json of --config; env LONGRUN_PRICES)")
-	fs.StringVar(&m.Guardian.Model, "guardian-model", getenv("LONGRUN_GUARDIAN_MODEL"), `model of the guardian, the reviewer sessions with approval "guardian" ask before a person (default: the session's model; env LONGRUN_GUARDIAN_MODEL); its prompt is guardian.md in --config, else a built-in one`)
-	guardianTimeout := activities.DefaultGuardianTimeout
-	if v := getenv("LONGRUN_GUARDIAN_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("LONGRUN_GUARDIAN_TIMEOUT=%q: want a positive duration such as 90s", v)
-		}
-		guardianTimeout = d
-	}
-	fs.DurationVar(&m.Guardian.Timeout, "guardian-timeout", guardianTimeout, "longest one guardian review may take; past it the call goes to a person (env LONGRUN_GUARDIAN_TIMEOUT)")
-	passEnv := fs.String("pass-env", getenv("LONGRUN_PASS_ENV"), "variables shell commands (and sandboxed MCP servers) get besides the allowlist, comma separated: NAME passes the worker's value, NAME=value sets one (env LONGRUN_PASS_ENV)")
-	keysFile := fs.String("encryption-keys", getenv(codec.EnvKeysFile), "file of KEYID=BASE64 lines, one per 32-byte AES-256 key: payloads in Temporal and transcript blobs are encrypted with the first key, and read with any (env "+codec.EnvKeysFile+")")
-	var web webFlags
-	web.bind(fs, getenv)
-	sandbox := fs.String("sandbox", or(getenv("LONGRUN_SANDBOX"), string(tools.SandboxAuto)), "run shell commands in bubblewrap: auto, on or off (env LONGRUN_SANDBOX)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if err := m.Observe.validate(); err != nil {
+	if err := m.checkFlags(); err != nil {
 		return nil, err
 	}
-	if err := m.Notify.validate(); err != nil {
+	m.defaultDirs(getenv)
+	if err := m.modelFromFlags(raw, getenv); err != nil {
 		return nil, err
 	}
-	if err := m.checkouts.parse(); err != nil {
-		return nil, err
-	}
-	if err := m.bundles.parse(); err != nil {
-		return nil, err
-	}
-	if err := m.bounds.parse(&m.Tools.Shell); err != nil {
-		return nil, err
-	}
-	if err := m.drain.parse(); err != nil {
-		return nil, err
-	}
-	if m.Guardian.Timeout <= 0 {
-		return nil, fmt.Errorf("--guardian-timeout %s: want a positive duration", m.Guardian.Timeout)
-	}
-	if m.Tools.Shell.MaxSpillBytes <= 0 {
-		return nil, fmt.Errorf("--max-spill-bytes %d: want a positive number of bytes", m.Tools.Shell.MaxSpillBytes)
-	}
-	// Left empty when there is no default: Run then says what to set.
-	if m.StateDir == "" {
-		m.StateDir = defaultDir(getenv, "XDG_STATE_HOME", filepath.Join(".local", "state"))
-	}
-	if m.ConfigDir == "" {
-		m.ConfigDir = defaultDir(getenv, "XDG_CONFIG_HOME", ".config")
-	}
-	m.Model.NoStream = !stream
-	if m.Model.FreeformTools, err = activities.ParseFreeformMode(m.Model.FreeformTools); err != nil {
-		return nil, fmt.Errorf("--freeform-tools %w", err)
-	}
-	if m.Model.API, err = activities.ParseModelAPI(*modelAPI); err != nil {
-		return nil, fmt.Errorf("LONGRUN_MODEL_API / --model-api: %w", err)
-	}
-	switch *cacheKey {
-	case activities.PromptCacheKeyAuto, activities.PromptCacheKeyOn, activities.PromptCacheKeyOff:
-		m.Model.PromptCacheKey = *cacheKey
-	default:
-		return nil, fmt.Errorf("LONGRUN_PROMPT_CACHE_KEY / --prompt-cache-key %q: want auto, on or off", *cacheKey)
-	}
-	m.Model.BaseURL = getenv("OPENAI_BASE_URL")
-	m.Model.APIKey = getenv("OPENAI_API_KEY")
-	if m.pricesFlag != "" {
-		t, err := activities.LoadPrices(m.pricesFlag)
-		if err != nil {
-			return nil, err
-		}
-		m.Model.Prices = t
-	}
-	if *keysFile != "" {
-		if m.Keys, err = codec.LoadKeys(*keysFile); err != nil {
-			return nil, fmt.Errorf("--encryption-keys: %w", err)
-		}
-	}
-	if m.Tools.Web, err = web.config(getenv, m.Model.DefaultModel); err != nil {
-		return nil, err
-	}
-	mode, err := tools.ParseSandboxMode(*sandbox)
-	if err != nil {
-		return nil, fmt.Errorf("--sandbox: %w", err)
-	}
-	m.Tools.Shell.Sandbox = mode
-	if m.Tools.Shell.PassEnv, err = parsePassEnv(*passEnv); err != nil {
+	if err := m.toolsFromFlags(raw, getenv); err != nil {
 		return nil, err
 	}
 	// Hidden in every sandbox once the workspace is known (prepare).
@@ -257,215 +120,254 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	return m, nil
 }
 
-// Run dials Temporal and serves until SIGINT or SIGTERM.
-func (m *Main) Run() error {
-	logger := m.Observe.logger(os.Stderr)
-	roots, err := openRoots(m.Workspaces.dirs)
-	if err != nil {
+// rawFlags are the flags read as given, turned into the configuration
+// once every flag is parsed (modelFromFlags, toolsFromFlags).
+type rawFlags struct {
+	stream                                     bool
+	modelAPI, cacheKey, passEnv, keys, sandbox string
+	web                                        webFlags
+}
+
+// bindFlags defines every flag, each defaulting to its environment
+// variable: the worker's own, then the tools', then the model's.
+func (m *Main) bindFlags(fs *flag.FlagSet, getenv func(string) string, raw *rawFlags) error {
+	m.Temporal.bind(fs, getenv, os.Environ)
+	m.Observe.bind(fs, getenv)
+	m.Notify.bind(fs, getenv)
+	m.checkouts.bind(fs, getenv)
+	m.bundles.bind(fs, getenv)
+	m.bounds.bind(fs, getenv)
+	if err := m.drain.bind(fs, getenv); err != nil {
 		return err
 	}
-	for _, r := range roots {
-		if err := checkRoot(r.ws.Root(), m.InPlace, logger); err != nil {
-			return err
-		}
+	if err := m.bindWorkerFlags(fs, getenv, raw); err != nil {
+		return err
 	}
-	for i := range roots {
-		cfg, err := m.prepare(roots[i].ws.Root(), logger)
-		if err != nil {
-			return err
-		}
-		roots[i].cfg = cfg
-		roots[i].tools.HidePaths, roots[i].tools.Skills = m.Tools.HidePaths, m.Tools.Skills
+	if err := m.bindToolFlags(fs, getenv, raw); err != nil {
+		return err
 	}
-	cfg := roots[0].cfg // what is the same for every root: the config directory's
-	// Said at start-up so an operator knows what a command can reach;
-	// mode on refuses to start rather than run commands unconfined.
-	switch sandboxed, why, err := tools.CheckSandbox(m.Tools.Shell); {
-	case err != nil:
-		return fmt.Errorf("--sandbox: %w", err)
-	case sandboxed:
-		logger.Info("shell commands run sandboxed (bubblewrap): a command nobody approved runs read-only " +
-			"(working directory read-only, no network, private /tmp, empty home, no host sockets); " +
-			"an approved one may write its session's working directory except .git, .longrun and AGENTS.md")
-		if ok, why := tools.CheckSandboxNetwork(m.Tools.Shell); ok {
-			logger.Info("sessions that allow the network get it through pasta: the outside is reachable, this host's loopback services are not")
-		} else {
-			logger.Warn("commands of sessions that allow the network are refused: no network that keeps them from this host's loopback services", "reason", why)
+	return m.bindModelFlags(fs, getenv, raw)
+}
+
+// bindWorkerFlags defines where the worker works and keeps its state.
+func (m *Main) bindWorkerFlags(fs *flag.FlagSet, getenv func(string) string, raw *rawFlags) error {
+	fs.StringVar(&m.TaskQueue, "task-queue", or(getenv("LONGRUN_TASK_QUEUE"), workflows.DefaultTaskQueue), "task queue to poll (env LONGRUN_TASK_QUEUE)")
+	m.Workspaces.dirs = []string{or(getenv("LONGRUN_WORKSPACE"), ".")}
+	fs.Var(&m.Workspaces, "workspace", "a workspace root every tool is confined to; give it more than once to serve several: a longrun start run under a `dir` gets its session there, and the first root is where sessions started without a directory work (default .; env LONGRUN_WORKSPACE)")
+	fs.StringVar(&m.StateDir, "state-dir", getenv("LONGRUN_STATE_DIR"), "directory of the worker's own state (transcripts, job logs, spilled output), outside every workspace; made 0700 (default $XDG_STATE_HOME/longrun or ~/.local/state/longrun; env LONGRUN_STATE_DIR)")
+	fs.StringVar(&m.CheckpointRemote, "checkpoint-remote", getenv("LONGRUN_CHECKPOINT_REMOTE"), "git repository every worker reaches (a URL, or the path of a shared bare repository) where each session's checkpoints and, at its end, its branch longrun/<session> are pushed; a session whose worker is lost is restored from there on another worker. Without it checkpoints stay in the session's repository and a lost worker's session waits for a person (env LONGRUN_CHECKPOINT_REMOTE)")
+	fs.StringVar(&m.ConfigDir, "config", getenv("LONGRUN_CONFIG_DIR"), "directory of the worker's own configuration: mcp.json, permissions.json, prices.json, trusted.json, guardian.md (default $XDG_CONFIG_HOME/longrun or ~/.config/longrun; env LONGRUN_CONFIG_DIR)")
+	trust, err := parseOnOff(or(getenv("LONGRUN_TRUST_WORKSPACE"), "off"))
+	if err != nil {
+		return fmt.Errorf("LONGRUN_TRUST_WORKSPACE: %w", err)
+	}
+	inPlace, err := parseOnOff(or(getenv("LONGRUN_IN_PLACE"), "off"))
+	if err != nil {
+		return fmt.Errorf("LONGRUN_IN_PLACE: %w", err)
+	}
+	fs.BoolVar(&m.InPlace, "in-place", inPlace, "run every session in the workspace itself, as longrun start --in-place does, instead of in a checkout of its own (a repository of its own on branch longrun/<session>); for a workspace git ignores or that is not committed, which a checkout cannot hold (env LONGRUN_IN_PLACE=1)")
+	fs.BoolVar(&m.TrustWorkspace, "trust-workspace", trust, "trust the workspace: its .longrun/permissions.json, .longrun/mcp.json and .longrun/skills count, as for one listed in the config directory's trusted.json (env LONGRUN_TRUST_WORKSPACE=1)")
+	fs.StringVar(&m.SkillsDirs, "skills-dirs", or(getenv("LONGRUN_SKILLS_DIRS"), defaultSkillsDirs(getenv)), "the user's skill directories (folders <name>/SKILL.md), separated by "+string(filepath.ListSeparator)+", after the config directory's skills/; off for none (default ~/.agents/skills; env LONGRUN_SKILLS_DIRS)")
+	fs.StringVar(&m.Transcript, "transcript", getenv("LONGRUN_TRANSCRIPT_DIR"), "transcript store sessions keep their messages in: a directory (default <state-dir>/transcript), or s3://bucket/prefix?endpoint=host:port&region=R&insecure=1 for a bucket workers on several machines share (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, else the instance's IAM role; endpoint defaults to AWS S3), or off: none, the whole conversation goes through history (env LONGRUN_TRANSCRIPT_DIR)")
+	fs.StringVar(&m.Scripted, "scripted-model", "", `serve a scripted model in-process instead of OPENAI_BASE_URL ("demo")`)
+	fs.StringVar(&raw.keys, "encryption-keys", getenv(codec.EnvKeysFile), "file of KEYID=BASE64 lines, one per 32-byte AES-256 key: payloads in Temporal and transcript blobs are encrypted with the first key, and read with any (env "+codec.EnvKeysFile+")")
+	return nil
+}
+
+// bindToolFlags defines how the tools run: shell output and timeouts,
+// the environment and sandbox of commands, the web tools.
+func (m *Main) bindToolFlags(fs *flag.FlagSet, getenv func(string) string, raw *rawFlags) error {
+	maxSpill := int64(tools.DefaultMaxSpillBytes)
+	if v := getenv("LONGRUN_MAX_SPILL_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("LONGRUN_MAX_SPILL_BYTES=%q: want a positive number of bytes", v)
 		}
+		maxSpill = n
+	}
+	fs.Int64Var(&m.Tools.Shell.MaxSpillBytes, "max-spill-bytes", maxSpill, "most bytes of one command's output saved for a person when the model's copy is cut; the rest is discarded (env LONGRUN_MAX_SPILL_BYTES)")
+	fs.DurationVar(&m.Tools.Shell.DefaultTimeout, "shell-timeout", m.Tools.Shell.DefaultTimeout, "default shell command timeout")
+	fs.DurationVar(&m.Tools.Shell.MaxTimeout, "shell-max-timeout", m.Tools.Shell.MaxTimeout, "largest shell timeout a call may ask for")
+	fs.StringVar(&raw.passEnv, "pass-env", getenv("LONGRUN_PASS_ENV"), "variables shell commands (and sandboxed MCP servers) get besides the allowlist, comma separated: NAME passes the worker's value, NAME=value sets one (env LONGRUN_PASS_ENV)")
+	raw.web.bind(fs, getenv)
+	fs.StringVar(&raw.sandbox, "sandbox", or(getenv("LONGRUN_SANDBOX"), string(tools.SandboxAuto)), "run shell commands in bubblewrap: auto, on or off (env LONGRUN_SANDBOX)")
+	return nil
+}
+
+// bindModelFlags defines how the model and the guardian are reached.
+func (m *Main) bindModelFlags(fs *flag.FlagSet, getenv func(string) string, raw *rawFlags) error {
+	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
+	modelTimeout := 10 * time.Minute
+	if v := getenv("LONGRUN_MODEL_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("LONGRUN_MODEL_TIMEOUT=%q: want a positive duration such as 90s or 10m", v)
+		}
+		modelTimeout = d
+	}
+	// A model that stops answering mid-reply must not hold the turn for the
+	// whole activity timeout: past this the call is a fault and retried.
+	fs.DurationVar(&m.Model.RequestTimeout, "model-timeout", modelTimeout, "longest one model request may take before it is retried (env LONGRUN_MODEL_TIMEOUT)")
+	// Some proxies cannot stream; off falls back to plain requests (no
+	// partial text in the heartbeats, everything else the same).
+	stream, err := parseOnOff(or(getenv("LONGRUN_MODEL_STREAM"), "on"))
+	if err != nil {
+		return fmt.Errorf("LONGRUN_MODEL_STREAM: %w", err)
+	}
+	fs.BoolVar(&raw.stream, "model-stream", stream, "stream model replies, so heartbeats show the partial text (env LONGRUN_MODEL_STREAM=on|off)")
+	fs.StringVar(&m.Model.FreeformTools, "freeform-tools", or(getenv("LONGRUN_FREEFORM_TOOLS"), activities.FreeformAuto), "offer apply_patch as a custom tool with its Lark grammar: auto (GPT-5-family models), on (every model) or off (env LONGRUN_FREEFORM_TOOLS)")
+	fs.StringVar(&raw.modelAPI, "model-api", or(getenv("LONGRUN_MODEL_API"), "auto"), "wire protocol to the model: chat (chat completions), responses (the Responses API, stateless), or auto: chat except for models served only by the Responses API, such as the codex family (env LONGRUN_MODEL_API)")
+	fs.StringVar(&raw.cacheKey, "prompt-cache-key", or(getenv("LONGRUN_PROMPT_CACHE_KEY"), activities.PromptCacheKeyAuto), "send each session's id as prompt_cache_key: auto (to api.openai.com only), on or off (env LONGRUN_PROMPT_CACHE_KEY)")
+	fs.StringVar(&m.pricesFlag, "prices", getenv("LONGRUN_PRICES"), "JSON price table {\"model\": {\"input\": USD/1M tokens, \"output\": ...}} for cost estimates (default prices.json of --config; env LONGRUN_PRICES)")
+	fs.StringVar(&m.Guardian.Model, "guardian-model", getenv("LONGRUN_GUARDIAN_MODEL"), `model of the guardian, the reviewer sessions with approval "guardian" ask before a person (default: the session's model; env LONGRUN_GUARDIAN_MODEL); its prompt is guardian.md in --config, else a built-in one`)
+	guardianTimeout := activities.DefaultGuardianTimeout
+	if v := getenv("LONGRUN_GUARDIAN_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("LONGRUN_GUARDIAN_TIMEOUT=%q: want a positive duration such as 90s", v)
+		}
+		guardianTimeout = d
+	}
+	fs.DurationVar(&m.Guardian.Timeout, "guardian-timeout", guardianTimeout, "longest one guardian review may take; past it the call goes to a person (env LONGRUN_GUARDIAN_TIMEOUT)")
+	return nil
+}
+
+// checkFlags checks, once every flag is parsed, the values that have a
+// range.
+func (m *Main) checkFlags() error {
+	if err := m.Observe.validate(); err != nil {
+		return err
+	}
+	if err := m.Notify.validate(); err != nil {
+		return err
+	}
+	if err := m.checkouts.parse(); err != nil {
+		return err
+	}
+	if err := m.bundles.parse(); err != nil {
+		return err
+	}
+	if err := m.bounds.parse(&m.Tools.Shell); err != nil {
+		return err
+	}
+	if err := m.drain.parse(); err != nil {
+		return err
+	}
+	if m.Guardian.Timeout <= 0 {
+		return fmt.Errorf("--guardian-timeout %s: want a positive duration", m.Guardian.Timeout)
+	}
+	if m.Tools.Shell.MaxSpillBytes <= 0 {
+		return fmt.Errorf("--max-spill-bytes %d: want a positive number of bytes", m.Tools.Shell.MaxSpillBytes)
+	}
+	return nil
+}
+
+// defaultDirs fills in the state and config directories no flag named.
+// Left empty when there is no default: Run then says what to set.
+func (m *Main) defaultDirs(getenv func(string) string) {
+	if m.StateDir == "" {
+		m.StateDir = defaultDir(getenv, "XDG_STATE_HOME", filepath.Join(".local", "state"))
+	}
+	if m.ConfigDir == "" {
+		m.ConfigDir = defaultDir(getenv, "XDG_CONFIG_HOME", ".config")
+	}
+}
+
+// modelFromFlags turns the model flags into m.Model, the prices and the
+// encryption keys.
+func (m *Main) modelFromFlags(raw rawFlags, getenv func(string) string) error {
+	var err error
+	m.Model.NoStream = !raw.stream
+	if m.Model.FreeformTools, err = activities.ParseFreeformMode(m.Model.FreeformTools); err != nil {
+		return fmt.Errorf("--freeform-tools %w", err)
+	}
+	if m.Model.API, err = activities.ParseModelAPI(raw.modelAPI); err != nil {
+		return fmt.Errorf("LONGRUN_MODEL_API / --model-api: %w", err)
+	}
+	switch raw.cacheKey {
+	case activities.PromptCacheKeyAuto, activities.PromptCacheKeyOn, activities.PromptCacheKeyOff:
+		m.Model.PromptCacheKey = raw.cacheKey
 	default:
-		logger.Warn("no sandbox: no shell command runs without a person's approval (or a rule a person wrote), approved commands run unconfined, and profile auto sessions refuse to start", "reason", why)
+		return fmt.Errorf("LONGRUN_PROMPT_CACHE_KEY / --prompt-cache-key %q: want auto, on or off", raw.cacheKey)
 	}
-	logWeb(logger, m.Tools.Web)
-	if m.Scripted == "demo" {
-		srv := scriptedmodel.NewResponder(scriptedmodel.Demo())
-		defer srv.Close()
-		m.Model.BaseURL, m.Model.APIKey = srv.URL(), "scripted"
-		if m.Model.DefaultModel == "" {
-			m.Model.DefaultModel = "scripted-demo"
-		}
-		logger.Info("using the scripted demo model, not a live one", "url", srv.URL())
-	}
-	opts, err := m.Temporal.clientOptions()
-	if err != nil {
-		return err
-	}
-	opts.Logger = sdklog.NewStructuredLogger(logger)
-	if m.Keys != nil {
-		// Every payload, the conversation and tool results included,
-		// reaches Temporal's database encrypted.
-		opts.DataConverter = codec.DataConverter(m.Keys)
-		logger.Info("payloads and transcripts encrypted (AES-256-GCM)", "key", m.Keys.Current(), "keys", m.Keys.IDs())
-	}
-	metrics, stopMetrics, err := m.Observe.startMetrics(logger)
-	if err != nil {
-		return err
-	}
-	defer stopMetrics()
-	opts.MetricsHandler = metrics
-	c, err := client.Dial(opts)
-	if err != nil {
-		return fmt.Errorf("cannot reach Temporal at %s: %w", opts.HostPort, err)
-	}
-	defer c.Close()
-
-	// Background jobs are processes of this worker: they die with it, and
-	// calls about them come to a task queue only this worker polls.
-	jobs := tools.NewJobs()
-	defer jobs.Close()
-	m.Tools.Jobs = jobs
-	m.Tools.Files = tools.NewSessionFiles(m.StateDir, m.Tools.Shell.SessionQuotaBytes)
-	reapCtx, stopReaper := context.WithCancel(context.Background())
-	defer stopReaper()
-	go (&reaper{temporal: c, jobs: jobs, files: m.Tools.Files, every: m.bounds.reapEvery, logger: logger}).run(reapCtx)
-	languageServers, err := openLSP(m.ConfigDir, logger, m.Tools)
-	if err != nil {
-		return err
-	}
-	if languageServers != nil {
-		defer languageServers.Close()
-		m.Tools.LSP = languageServers
-	}
-	m.Guardian.Prompt = cfg.GuardianPrompt
-	prompt := "built-in"
-	if cfg.GuardianPrompt != "" {
-		prompt = filepath.Join(m.ConfigDir, configGuardian)
-	}
-	logger.Info("guardian for sessions with approval guardian", "model", or(m.Guardian.Model, "the session's"),
-		"prompt", prompt, "timeout", m.Guardian.Timeout)
-	store, where, err := openTranscript(m.Transcript, m.StateDir, m.Keys)
-	if err != nil {
-		return err
-	}
-	sessions := &workflows.Sessions{Address: opts.HostPort, Namespace: opts.Namespace}
-	if store != nil {
-		// The conversation query resolves the session's references
-		// through the same cache the model calls fill.
-		sessions.Transcript = store
-		logger.Info("transcript store", "store", where)
-	} else {
-		logger.Warn("no transcript store (--transcript off): every model call carries the whole conversation through history")
-	}
-	sender, err := m.Notify.sender(m.StateDir, opts.HostPort, opts.Namespace)
-	if err != nil {
-		return err
-	}
-	if sender != nil {
-		// Counted, never listed: a webhook URL may hold a token.
-		logger.Info("notifications", "webhooks", len(m.Notify.Webhooks), "slack", len(m.Notify.Slack),
-			"signed", sender.Secret != nil, "inbox", m.Notify.ConsoleURL)
-	}
-	checkouts, unlock, note := checkoutQueue(m.TaskQueue, m.StateDir)
-	defer unlock()
-	if note != "" {
-		logger.Warn(note)
-	}
-
-	// Heartbeats carry the live output of tools and the partial text of a
-	// streaming model; the SDK forwards them at most this often (by default
-	// 80% of the heartbeat timeout, 8 s), so the Web UI shows progress
-	// every couple of seconds instead.
-	wopts := worker.Options{MaxHeartbeatThrottleInterval: 2 * time.Second}
-	// On SIGTERM every worker stops polling, and what runs may finish
-	// for up to the drain timeout before its context is cancelled;
-	// held says in the log what the drain waits for.
-	wopts.WorkerStopTimeout = m.drain.timeout
-	calls := newHeld(logger)
-	wopts.Interceptors = []interceptor.WorkerInterceptor{calls}
-	var workers []worker.Worker
-	// Each root has activities of its own, confined to it, on queues of
-	// its own: the root's queues (sessions started under it run there,
-	// their first activity makes the checkout there), the worker's own
-	// queue for its jobs, and the queue its checkouts are pinned to. The
-	// shared queue runs sessions started without a directory, in the
-	// first root.
-	for i, r := range roots {
-		tcfg := m.Tools
-		tcfg.HidePaths, tcfg.Skills = r.tools.HidePaths, r.tools.Skills
-		acts := activities.New(m.Model, tools.NewRegistry(tools.Builtin(tcfg)...), r.ws)
-		activities.SetWorkerConfig(acts, activities.WorkerConfig{Rules: r.cfg.Rules, TrustWorkspace: r.cfg.Trusted, Notes: r.cfg.Notes, Skills: tcfg.Skills.Locations})
-		activities.SetGuardian(acts, m.Guardian)
-		if store != nil {
-			activities.SetTranscript(acts, store)
-		}
-		if sender != nil {
-			activities.SetNotify(acts, sender)
-		}
-		own := ownQueue(m.TaskQueue)
-		activities.SetJobs(acts, jobs, own)
-		activities.SetShell(acts, tcfg.Shell)
-		activities.SetCheckouts(acts, m.StateDir)
-		activities.SetInPlace(acts, m.InPlace)
-		if tcfg.LSP != nil {
-			activities.SetLSP(acts, tcfg.LSP)
-		}
-		activities.SetCheckpointRemote(acts, m.CheckpointRemote)
-		pinned := rootCheckoutQueue(checkouts, i, r)
-		activities.SetCheckoutQueue(acts, pinned)
-		if i == 0 {
-			m.bundles.apply(acts, m.CheckpointRemote, m.Transcript, logger)
-			m.checkouts.apply(acts, m.StateDir, logger)
-		} else {
-			m.bundles.apply(acts, m.CheckpointRemote, m.Transcript, slog.New(slog.DiscardHandler))
-			activities.SetCheckoutLimit(acts, m.checkouts.max)
-		}
-		servers, err := openMCP(r.cfg.MCP, r.ws.Root(), logger, tcfg)
+	m.Model.BaseURL = getenv("OPENAI_BASE_URL")
+	m.Model.APIKey = getenv("OPENAI_API_KEY")
+	if m.pricesFlag != "" {
+		t, err := activities.LoadPrices(m.pricesFlag)
 		if err != nil {
 			return err
 		}
-		if servers != nil {
-			defer servers.Close()
-			activities.SetMCP(acts, servers)
-			logger.Info("MCP servers (connected on first use)", "workspace", r.ws.Root(), "config", r.cfg.MCPFiles, "servers", servers.Servers())
-		}
-		if i == 0 {
-			shared := worker.New(c, m.TaskQueue, wopts)
-			shared.RegisterWorkflowWithOptions(sessions.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
-			shared.RegisterActivity(acts)
-			workers = append(workers, shared)
-		}
-		for _, q := range r.queues(m.TaskQueue) {
-			rw := worker.New(c, q, wopts)
-			rw.RegisterWorkflowWithOptions(sessions.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
-			rw.RegisterActivity(acts)
-			workers = append(workers, rw)
-		}
-		for _, q := range []string{own, pinned} {
-			qw := worker.New(c, q, wopts)
-			qw.RegisterActivity(acts)
-			workers = append(workers, qw)
-		}
-		logger.Info("workspace root served", "workspace", r.ws.Root(), "default", i == 0,
-			"root_task_queues", r.queues(m.TaskQueue), "own_task_queue", own, "checkouts_task_queue", pinned)
+		m.Model.Prices = t
 	}
-	logger.Info("worker started", "address", opts.HostPort, "namespace", opts.Namespace, "task_queue", m.TaskQueue,
+	if raw.keys != "" {
+		if m.Keys, err = codec.LoadKeys(raw.keys); err != nil {
+			return fmt.Errorf("--encryption-keys: %w", err)
+		}
+	}
+	return nil
+}
+
+// toolsFromFlags turns the tool flags into m.Tools: the web tools, the
+// sandbox mode and the variables commands get.
+func (m *Main) toolsFromFlags(raw rawFlags, getenv func(string) string) error {
+	var err error
+	if m.Tools.Web, err = raw.web.config(getenv, m.Model.DefaultModel); err != nil {
+		return err
+	}
+	mode, err := tools.ParseSandboxMode(raw.sandbox)
+	if err != nil {
+		return fmt.Errorf("--sandbox: %w", err)
+	}
+	m.Tools.Shell.Sandbox = mode
+	if m.Tools.Shell.PassEnv, err = parsePassEnv(raw.passEnv); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Run dials Temporal and serves until SIGINT or SIGTERM. It reads as the
+// steps the worker takes, in order, each a function in start.go; what a
+// step opens is closed, the last first, when Run returns.
+func (m *Main) Run() error {
+	s := &started{logger: m.Observe.logger(os.Stderr)}
+	defer s.close()
+	roots, err := m.openRoots(s.logger)
+	if err != nil {
+		return err
+	}
+	if err := m.reportSandbox(s.logger); err != nil {
+		return err
+	}
+	logWeb(s.logger, m.Tools.Web)
+	m.startScriptedModel(s)
+	if err := m.dial(s); err != nil {
+		return err
+	}
+	m.startJobs(s)
+	if err := m.openLanguageServers(s); err != nil {
+		return err
+	}
+	m.logGuardian(roots[0].cfg, s.logger)
+	if err := m.openTranscriptStore(s); err != nil {
+		return err
+	}
+	if err := m.openNotify(s); err != nil {
+		return err
+	}
+	m.lockCheckoutQueue(s)
+	m.workerOptions(s)
+	var workers []worker.Worker
+	for i, r := range roots {
+		q := m.rootQueues(s, i, r)
+		acts, err := m.buildActivities(s, i, r, q)
+		if err != nil {
+			return err
+		}
+		workers = append(workers, m.rootWorkers(s, i, r, q, acts)...)
+	}
+	s.logger.Info("worker started", "address", s.opts.HostPort, "namespace", s.opts.Namespace, "task_queue", m.TaskQueue,
 		"workspace", roots[0].ws.Root(), "roots", len(roots))
-	// Two signals are caught: the first drains, the second stops at once.
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	// Background jobs still running after the drain die with the worker
-	// (jobs.Close, deferred above).
-	return serve(workers, sig, m.drain.timeout, calls, jobs, logger)
+	return m.serve(s, workers)
 }
 
 // prepare makes the state directory and reads the config directory for
