@@ -574,7 +574,7 @@ func TestOfflineFirstRun(t *testing.T) {
 	require.Equal(t, "${LONGRUN_SCRIPTED_MODEL:-}", raw)
 	require.Empty(t, interpolateDefaults(raw), "unset, the live model")
 	require.Contains(t, repoFile(t, "worker/run.go"), `"scripted-model"`)
-	require.Contains(t, repoFile(t, "worker/start.go"), `m.Scripted == "demo"`, "the worker serves the scripted demo model (startScriptedModel)")
+	require.Contains(t, repoFile(t, "worker/start.go"), `scriptedmodel.NewResponder(scriptedmodel.Demo())`, "the worker serves the scripted demo model (startScriptedModel)")
 }
 
 // TestTLSProfile: docker-compose.tls.yml gives the server its certificates
