@@ -22,10 +22,7 @@ import (
 // tool result, while the server holds only ciphertext (TestEncryptedPayloads).
 func TestBrowserUIDecodesThroughCodecServer(t *testing.T) {
 	t.Parallel()
-	chromium := findChromium()
-	if chromium == "" {
-		t.Skip("chromium not found (set LONGRUN_CHROMIUM or `apt-get install chromium`; .ci/run installs it)")
-	}
+	chromium := needChromium(t)
 	if uiURL == "" || uiURL[:4] != "http" {
 		t.Skipf("the devserver runs without its Web UI (ui=%q)", uiURL)
 	}

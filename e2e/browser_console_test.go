@@ -28,10 +28,7 @@ import (
 // scripted model.
 func TestBrowserConsoleApprovesEdit(t *testing.T) {
 	t.Parallel()
-	chromium := findChromium()
-	if chromium == "" {
-		t.Skip("chromium not found (set LONGRUN_CHROMIUM or `apt-get install chromium`; .ci/run installs it)")
-	}
+	chromium := needChromium(t)
 	e := newEnv(t,
 		sm.Tools(sm.Call{ID: "c_read", Name: "read", Arguments: `{"path": "hello.txt"}`}),
 		sm.Tools(sm.Call{ID: "c_edit", Name: "edit", Arguments: `{"path": "hello.txt", "old_string": "hello world", "new_string": "hello longrun"}`}),
@@ -80,10 +77,7 @@ func TestBrowserConsoleApprovesEdit(t *testing.T) {
 // and sends the feedback encrypted, so history holds no plaintext of it.
 func TestBrowserConsoleDeniesWithFeedback(t *testing.T) {
 	t.Parallel()
-	chromium := findChromium()
-	if chromium == "" {
-		t.Skip("chromium not found (set LONGRUN_CHROMIUM or `apt-get install chromium`; .ci/run installs it)")
-	}
+	chromium := needChromium(t)
 	keysFile := writeKeys(t, keyLine(t, "console1"))
 	e := newEnvWorkerEnv(t, []string{codec.EnvKeysFile + "=" + keysFile},
 		sm.Tools(sm.Call{ID: "c_w", Name: "write", Arguments: `{"path": "notes.txt", "content": "notes\n"}`}),

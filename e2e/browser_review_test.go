@@ -27,10 +27,7 @@ import (
 // Discard removes its branch.
 func TestBrowserConsoleReviewsFinishedSession(t *testing.T) {
 	t.Parallel()
-	chromium := findChromium()
-	if chromium == "" {
-		t.Skip("chromium not found (set LONGRUN_CHROMIUM or `apt-get install chromium`; .ci/run installs it)")
-	}
+	chromium := needChromium(t)
 	words := []string{"bonjour", "hola"}
 	script := map[string][]sm.Reply{}
 	for _, w := range words {

@@ -93,12 +93,20 @@ func TestBrowserUIShowsSessionWaitingForApproval(t *testing.T) {
 // runs without its Web UI.
 func requireBrowserUI(t *testing.T) string {
 	t.Helper()
-	chromium := findChromium()
-	if chromium == "" {
-		t.Skip("chromium not found (set LONGRUN_CHROMIUM or `apt-get install chromium`; .ci/run installs it)")
-	}
+	chromium := needChromium(t)
 	if !strings.HasPrefix(uiURL, "http") {
 		t.Skipf("the devserver runs without its Web UI (ui=%q)", uiURL)
+	}
+	return chromium
+}
+
+// needChromium is findChromium's browser, or a loud skip naming how to
+// get one (.ci/run installs it, so CI never skips here).
+func needChromium(t *testing.T) string {
+	t.Helper()
+	chromium := findChromium()
+	if chromium == "" {
+		t.Skip("SKIPPED LOUDLY: chromium not found (set LONGRUN_CHROMIUM or `apt-get install chromium`; .ci/run installs it)")
 	}
 	return chromium
 }
