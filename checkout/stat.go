@@ -103,6 +103,13 @@ func parseNumstat(out string) Stat {
 
 // indexCopy makes a temporary copy of dir's index and returns the
 // environment that points git at it, and what removes it.
+//
+// The copy keeps the index's modification time. Git trusts an entry's
+// cached stat only when the file is older than the index ("racy git"):
+// a file rewritten with the same size in the same clock tick as the
+// commit that wrote the index has the stat the index caches, and only
+// the index's own time tells git to compare its content. A copy stamped
+// "now" would hide that edit from the stat and from apply.
 func indexCopy(ctx context.Context, dir string) ([]string, func(), error) {
 	idx, err := os.CreateTemp("", "longrun-index-")
 	if err != nil {
@@ -125,6 +132,10 @@ func indexCopy(ctx context.Context, dir string) ([]string, func(), error) {
 	idx.Close()
 	if len(b) == 0 {
 		os.Remove(idx.Name()) // an empty file is not an index; git makes one
+	} else if werr == nil {
+		if fi, err := os.Stat(real); err == nil {
+			werr = os.Chtimes(idx.Name(), fi.ModTime(), fi.ModTime())
+		}
 	}
 	if werr != nil {
 		done()
