@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -179,4 +180,19 @@ func (a *Activities) with(change func(*Config)) *Activities {
 	cfg := a.cfg
 	change(&cfg)
 	return New(cfg)
+}
+
+// TestRunToolOutsideAnActivity: a tool that outlasts a heartbeat period,
+// run by a caller that is not an activity (a test, the worker itself),
+// finishes instead of panicking in the SDK's heartbeat: CI once lost the
+// whole package that way when a slow machine let a quick call pass the
+// second.
+func TestRunToolOutsideAnActivity(t *testing.T) {
+	t.Parallel()
+	a, _ := newActs(t, nil)
+	a = a.with(func(c *Config) { sh := tools.ShellConfig{Sandbox: tools.SandboxOff}; c.Shell = &sh })
+	r, err := a.RunTool(context.Background(), ToolRequest{CallID: "s", Name: "shell", Arguments: json.RawMessage(`{"command":"sleep 1.5; echo done"}`)})
+	require.NoError(t, err)
+	require.False(t, r.IsError, "%+v", r)
+	require.Contains(t, r.Content, "done")
 }

@@ -76,12 +76,14 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 
 	// Heartbeat on a ticker whatever the tool does: activity cancellation
 	// is delivered only through heartbeats, so a tool that never reports
-	// progress must still be cancellable.
+	// progress must still be cancellable. A caller that is not an activity
+	// (a test, a tool run by the worker itself) has no one to heartbeat
+	// to, and the SDK panics if asked.
 	var mu sync.Mutex
 	progress := ""
 	hbCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	go func() {
+	heartbeat := func() {
 		tick := time.NewTicker(HeartbeatEvery)
 		defer tick.Stop()
 		for {
@@ -95,7 +97,10 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 				activity.RecordHeartbeat(ctx, p)
 			}
 		}
-	}()
+	}
+	if activity.IsActivity(ctx) {
+		go heartbeat()
+	}
 	env := tools.Env{
 		Workspace:        ws,
 		GuardWrites:      req.GuardWrites,
