@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 )
 
 // TestMain lets the test binary be the concurrency scenario's worker
@@ -110,6 +112,10 @@ func TestPlainWorkflow(t *testing.T) {
 	t.Parallel()
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestWorkflowEnvironment()
+	// The SDK's one-second deadlock detector measures this machine, not
+	// the workflow: under -race on two loaded cores a task can take
+	// longer. A workflow that really never yields still fails, later.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 10 * time.Second})
 	env.RegisterActivity(&plainActivities{})
 	env.ExecuteWorkflow(benchPlainWorkflow, 3)
 	require.True(t, env.IsWorkflowCompleted())
