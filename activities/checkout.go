@@ -33,6 +33,9 @@ const (
 type CheckoutRequest struct {
 	WorkDir string `json:"workdir,omitempty"`
 	Base    string `json:"base,omitempty"`
+	// From is set for a fork (rewind.go): the files start as the
+	// original session's checkpoint, not as Base.
+	From *CheckoutFrom `json:"from,omitempty"`
 }
 
 // CheckoutResult is the session's checkout, or why it runs in place.
@@ -90,6 +93,9 @@ func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (Che
 		return CheckoutResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadBase, err)
 	case err != nil:
 		return CheckoutResult{}, fmt.Errorf("open checkout: %w", err)
+	}
+	if err := a.forkFiles(ctx, in, req.From); err != nil {
+		return CheckoutResult{}, err
 	}
 	return CheckoutResult{Checkout: &in, WorkerQueue: a.pinQueue()}, nil
 }

@@ -58,6 +58,9 @@ type State struct {
 	// Changes is the checkout's size against its base, as the latest call
 	// that may have changed files (or the checkout's close) found it.
 	Changes *checkout.Stat `json:"changes,omitempty"`
+	// Marks say where each finished turn left the conversation and the
+	// files, so the session can go back to one (rewind.go).
+	Marks []TurnMark `json:"turn_marks,omitempty"`
 }
 
 // Job is where one background job lives. Its fields have no JSON tags, as

@@ -309,3 +309,37 @@ func (s *driver) restoreCheckoutCall(ctx workflow.Context) (activities.CheckoutR
 	err := workflow.ExecuteActivity(actx, a.RestoreCheckout, req).Get(ctx, &res)
 	return res, err
 }
+
+// rewindCheckoutCall puts the checkout's files back to commit on the
+// worker holding it.
+func (s *driver) rewindCheckoutCall(ctx workflow.Context, commit string) error {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              s.Checkout.Queue,
+		ScheduleToStartTimeout: s.workerWait(),
+		StartToCloseTimeout:    5 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3,
+			NonRetryableErrorTypes: []string{"BadCheckout", activities.ErrTypeCheckpointGone}},
+		Summary: "rewind " + s.Checkout.Branch + " to checkpoint " + orBase(commit),
+	})
+	req := activities.RewindRequest{Checkout: s.Checkout.Info, Commit: commit}
+	return workflow.ExecuteActivity(actx, a.RewindCheckout, req).Get(ctx, nil)
+}
+
+// forkCheckoutCall makes a fork's checkout on the worker holding the
+// original's (its repository has the checkpoint), its files the
+// checkpoint's (rewind.go).
+func (s *driver) forkCheckoutCall(ctx workflow.Context, f *ForkFrom) (activities.CheckoutResult, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              f.Checkout.Queue,
+		ScheduleToStartTimeout: s.workerWait(),
+		StartToCloseTimeout:    10 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3,
+			NonRetryableErrorTypes: []string{activities.ErrTypeBadBase, activities.ErrTypeCheckpointGone}},
+		Summary: fmt.Sprintf("checkout: a fork of %s at turn %d, from checkpoint %s", f.Session, f.Turn, orBase(f.Checkpoint)),
+	})
+	req := activities.CheckoutRequest{WorkDir: s.in.WorkDir, Base: s.in.Base,
+		From: &activities.CheckoutFrom{Dir: f.Checkout.Dir, Commit: f.Checkpoint}}
+	var res activities.CheckoutResult
+	err := workflow.ExecuteActivity(actx, a.OpenCheckout, req).Get(ctx, &res)
+	return res, err
+}

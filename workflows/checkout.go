@@ -35,7 +35,7 @@ func (s *driver) openCheckout(ctx workflow.Context) error {
 	case s.in.InPlace:
 		return nil
 	}
-	res, err := s.openCheckoutCall(ctx)
+	res, err := s.openCheckoutFor(ctx)
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,7 @@ func (s *driver) continueAsNew(ctx workflow.Context) error {
 	next := s.in
 	next.Prompt, next.SystemPrompt = "", "" // in the transcript already
 	next.Resume = &r
+	next.Fork = next.Fork.carried()
 	s.logger(ctx).Info("continue as new", "run", r.Run, "pending", len(s.pending()))
 	return workflow.NewContinueAsNewError(ctx, WorkflowType, next)
 }

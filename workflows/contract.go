@@ -171,6 +171,11 @@ type SessionInput struct {
 	// the checkout is restored on another from its last checkpoint
 	// (checkpoint.go); zero: 5 minutes.
 	WorkerLostAfter Duration `json:"worker_lost_after,omitempty"`
+	// Fork starts the session from another one's turn (rewind.go): its
+	// conversation up to there, and a checkout whose files are that
+	// turn's checkpoint. The fork-input query composes it; starter fork
+	// sends it.
+	Fork *ForkFrom `json:"fork,omitempty"`
 }
 
 // Approvers a session can have.

@@ -66,7 +66,7 @@ func (s *driver) registerHandlers(ctx workflow.Context) error {
 	); err != nil {
 		return fmt.Errorf("register %s update: %w", UpdateApprove, err)
 	}
-	return nil
+	return s.registerRewind(ctx)
 }
 
 // checkApproval returns the calls an approval applies to, or why it

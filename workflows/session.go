@@ -71,6 +71,7 @@ type driver struct {
 	interrupted bool                // the running turn was interrupted
 
 	notes notifier // notifications to the worker's sinks (notify.go)
+	rw    rewinder // the rewind update in flight (rewind.go)
 }
 
 // Sessions is the AgentSession workflow with what it needs from the worker
@@ -117,7 +118,7 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 	}
 	s.setPhase(ctx, PhaseRunning)
 
-	if in.Resume == nil {
+	if in.Resume == nil && !s.seedFork() {
 		if in.SystemPrompt != "" {
 			s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleSystem, Content: in.SystemPrompt})
 		}
@@ -260,12 +261,16 @@ func (s *driver) waitForInput(ctx workflow.Context) (bool, error) {
 	ok, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{
 		Timeout:      idle,
 		TimerOptions: workflow.TimerOptions{Summary: fmt.Sprintf("idle: waiting %s for a user message", idle)},
-	}, func() bool { return len(s.Inbox) > 0 })
+	}, s.woken)
 	if err != nil {
 		return false, err
 	}
 	if !ok {
 		return false, nil
+	}
+	if s.rewinding() {
+		s.rewindNow(ctx)
+		return s.waitForInput(ctx)
 	}
 	s.setPhase(ctx, PhaseRunning)
 	s.drainInbox()
@@ -290,8 +295,12 @@ func (s *driver) waitAfterInterrupt(ctx workflow.Context) (bool, error) {
 // session is cancelled) and takes it in.
 func (s *driver) awaitMessage(ctx workflow.Context) (bool, error) {
 	s.setPhase(ctx, PhaseWaitingInput)
-	if err := workflow.Await(ctx, func() bool { return len(s.Inbox) > 0 }); err != nil {
+	if err := workflow.Await(ctx, s.woken); err != nil {
 		return false, err
+	}
+	if s.rewinding() {
+		s.rewindNow(ctx)
+		return s.awaitMessage(ctx)
 	}
 	s.setPhase(ctx, PhaseRunning)
 	s.drainInbox()

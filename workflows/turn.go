@@ -61,6 +61,7 @@ func (s *driver) turn(ctx workflow.Context) outcome {
 	s.nameCalls(resp.Message.ToolCalls)
 	s.appendReply(resp)
 	if len(resp.Message.ToolCalls) == 0 {
+		s.MarkTurn()
 		return s.awaitNext(ctx)
 	}
 	s.cancelTurn = cancelTurn
@@ -160,6 +161,7 @@ func (s *driver) afterBatch(ctx workflow.Context, err error) outcome {
 	if o := s.checkpoint(ctx); o.done {
 		return o
 	}
+	s.MarkTurn()
 	// An interrupt may land after every call already finished, so the
 	// flag, not the error, decides.
 	if s.interrupted {

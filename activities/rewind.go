@@ -1,0 +1,69 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/longrun/longrun/checkout"
+)
+
+// ErrTypeCheckpointGone fails a fork or rewind whose checkpoint is in no
+// repository this worker can reach (the original's checkout was removed):
+// retrying cannot bring it back.
+const ErrTypeCheckpointGone = "CheckpointGone"
+
+// CheckoutFrom is where a fork's files come from: Commit, the original
+// session's checkpoint of the turn ("" the base's files), found in the
+// original's checkout at Dir or else in the person's repository.
+type CheckoutFrom struct {
+	Dir    string `json:"dir"`
+	Commit string `json:"commit,omitempty"`
+}
+
+// forkFiles puts a fork's new checkout at the original's checkpoint.
+// It runs on the worker holding the original's checkout (the workflow
+// sends it there), whose disk has the checkpoint's objects.
+func (a *Activities) forkFiles(ctx context.Context, in checkout.Info, from *CheckoutFrom) error {
+	if from == nil || from.Commit == "" {
+		return nil
+	}
+	err := checkout.FetchCommit(ctx, in.Dir, from.Commit, from.Dir, in.Repo)
+	if err == nil {
+		err = checkout.ResetTo(ctx, in.Dir, from.Commit)
+	}
+	return checkpointErr("fork checkout", err)
+}
+
+// RewindRequest puts a session's checkout back to a checkpoint.
+type RewindRequest struct {
+	Checkout checkout.Info `json:"checkout"`
+	// Commit is the checkpoint; "" is the base (the branch's head).
+	Commit string `json:"commit,omitempty"`
+}
+
+// RewindCheckout puts the files of the session's checkout back to a
+// checkpoint (checkout.ResetTo: git plumbing through the checkouts' one
+// door, no hook or filter of the repository runs), on the worker holding
+// it. The branch is left as it is.
+func (a *Activities) RewindCheckout(ctx context.Context, req RewindRequest) error {
+	dir, err := a.ownCheckout(req.Checkout.Name)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), "BadCheckout", nil)
+	}
+	return checkpointErr("rewind checkout", checkout.ResetTo(ctx, dir, req.Commit))
+}
+
+// checkpointErr makes a checkpoint that is nowhere a non-retryable
+// error the person reads.
+func checkpointErr(what string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, checkout.ErrCheckpointGone):
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v", what, err), ErrTypeCheckpointGone, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

@@ -1,0 +1,73 @@
+package checkout
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A checkpoint of an earlier turn, on no ref any more, is what a rewind
+// puts back (files added later removed, ignored ones kept, the branch and
+// its index untouched) and what a fork's new checkout fetches from the
+// original's repository by id.
+func TestResetToAnEarlierCheckpointAndForkFromIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo, state := newRepo(t), t.TempDir()
+	in, err := Create(ctx, repo, state, "orig", "")
+	require.NoError(t, err)
+	write := func(dir, name, body string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	}
+	write(in.Dir, ".gitignore", "*.log\n")
+	write(in.Dir, "f.txt", "two\n")
+	c2, err := Checkpoint(ctx, in, "")
+	require.NoError(t, err)
+	write(in.Dir, "f.txt", "five\n")
+	write(in.Dir, "later.txt", "later\n")
+	write(in.Dir, "keep.log", "ignored\n")
+	c5, err := Checkpoint(ctx, in, c2)
+	require.NoError(t, err)
+	require.NotEqual(t, c2, c5)
+	statusRef, _ := git(ctx, in.Dir, nil, "rev-parse", CheckpointRef(in.Name))
+	require.Equal(t, c5, statusRef, "turn 2's checkpoint is on no ref now")
+
+	// A fork: a new checkout at the base, then turn 2's files.
+	fork, err := Create(ctx, repo, state, "fork", "")
+	require.NoError(t, err)
+	require.NoError(t, FetchCommit(ctx, fork.Dir, c2, filepath.Join(state, "gone"), in.Dir))
+	require.NoError(t, ResetTo(ctx, fork.Dir, c2))
+	require.Equal(t, "two\n", readString(t, fork.Dir, "f.txt"))
+	require.NoFileExists(t, filepath.Join(fork.Dir, "later.txt"))
+	head, _ := git(ctx, fork.Dir, nil, "rev-parse", "HEAD")
+	require.Equal(t, fork.Base, head, "the fork's branch starts at the base")
+	require.ErrorIs(t, FetchCommit(ctx, fork.Dir, "0123456789abcdef0123456789abcdef01234567", in.Dir), ErrCheckpointGone)
+
+	// A rewind of the original to turn 2.
+	require.NoError(t, ResetTo(ctx, in.Dir, c2))
+	require.Equal(t, "two\n", readString(t, in.Dir, "f.txt"))
+	require.NoFileExists(t, filepath.Join(in.Dir, "later.txt"))
+	require.Equal(t, "ignored\n", readString(t, in.Dir, "keep.log"), "ignored files stay, as checkpoints leave them")
+	head, _ = git(ctx, in.Dir, nil, "rev-parse", "HEAD")
+	require.Equal(t, in.Base, head, "the branch did not move")
+	staged, _ := git(ctx, in.Dir, nil, "diff", "--cached", "--name-only")
+	require.Empty(t, staged, "the index is the branch's")
+	again, err := Checkpoint(ctx, in, c2)
+	require.NoError(t, err)
+	require.Equal(t, c2, again, "the files are turn 2's exactly")
+
+	// Back to the base.
+	require.NoError(t, ResetTo(ctx, in.Dir, ""))
+	require.Equal(t, "one\n", readString(t, in.Dir, "f.txt"))
+	require.NoFileExists(t, filepath.Join(in.Dir, ".gitignore"))
+}
+
+func readString(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	require.NoError(t, err)
+	return string(b)
+}
