@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -264,8 +266,9 @@ type fleetRun struct {
 func (f *fleet) run(ctx context.Context, name string, n, turns int, restart bool) (fleetRun, error) {
 	r := fleetRun{Restart: restart, Sessions: n}
 	shapes := make([]fleetShape, n)
+	prefix := fmt.Sprintf("fleet-%s-%s", name, randomSuffix())
 	for i := range shapes {
-		shapes[i] = fleetShape{ID: fmt.Sprintf("fleet-%s-%d-%03d", name, time.Now().UnixNano()%1e6, i), Turns: turns, Every: f.c.Fleet.SlowEvery, Sleep: f.c.Fleet.Sleep}
+		shapes[i] = fleetShape{ID: fmt.Sprintf("%s-%03d", prefix, i), Turns: turns, Every: f.c.Fleet.SlowEvery, Sleep: f.c.Fleet.Sleep}
 	}
 	calls0 := f.calls.Load()
 	began := time.Now()
@@ -405,6 +408,14 @@ func (f *fleet) check(ctx context.Context, s fleetShape, res workflows.SessionRe
 			r.Problems = append(r.Problems, fmt.Sprintf("%s %s: %d ledger lines (double execution)", s.ID, id, lines[id]))
 		}
 	}
+}
+
+// randomSuffix tells runs apart, so a second fleet on the same server
+// starts sessions of its own.
+func randomSuffix() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // fleetScenario runs the fleet without, then with, the rolling restart
