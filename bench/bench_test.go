@@ -124,3 +124,44 @@ func TestPlainWorkflow(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&calls))
 	require.Equal(t, 4, calls, "three tool turns and the final text")
 }
+
+// TestTinyFleet runs the fleet scenario at toy size (two worker
+// processes, two sessions of two shell turns, a rolling restart) to prove
+// the command works and its invariants hold: it fails on a violation,
+// and checks the table, never the figures.
+func TestTinyFleet(t *testing.T) {
+	t.Parallel()
+	bin := devserverBin(t)
+	cfg, err := ParseFlags([]string{"-scenario", "fleet", "-devserver", bin, "-fleet-sessions", "2", "-fleet-turns", "2",
+		"-fleet-workers", "2", "-fleet-slow-every", "2", "-fleet-sleep", "1s", "-fleet-drain-timeout", "30s", "-fleet-restart", "on",
+		"-fleet-timeout", "5m"})
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, Run(cfg, &out), out.String())
+	require.Contains(t, out.String(), "| rolling restart of all 2 | 2 / 2 | 4 |")
+	require.Contains(t, out.String(), "every invariant held")
+}
+
+func TestFleetFlags(t *testing.T) {
+	t.Parallel()
+	c, err := ParseFlags([]string{"-scenario", "fleet"})
+	require.NoError(t, err)
+	require.Equal(t, fleetConfig{Sessions: 100, Turns: 20, Workers: 3, SlowEvery: 5, Sleep: 3 * time.Second,
+		Drain: time.Minute, Timeout: time.Hour, Restart: "both"}, c.Fleet)
+	_, err = ParseFlags([]string{"-fleet-restart", "sometimes"})
+	require.ErrorContains(t, err, `-fleet-restart "sometimes": want off, on or both`)
+	_, err = ParseFlags([]string{"-fleet-sleep", "2m"})
+	require.ErrorContains(t, err, "must be shorter than -fleet-drain-timeout")
+}
+
+// The fleet's model hands out one shell call a turn, every Every-th
+// sleeping, then text once the conversation holds Turns results.
+func TestFleetShape(t *testing.T) {
+	t.Parallel()
+	s := fleetShape{ID: "fleet-x-1", Turns: 3, Every: 2, Sleep: 1500 * time.Millisecond}
+	got, ok := parseFleetPrompt(s.prompt())
+	require.True(t, ok)
+	require.Equal(t, s, got)
+	require.Equal(t, "echo fleet-x-1:call_1 >> fleet-ledger.txt", s.command(1))
+	require.Equal(t, "echo fleet-x-1:call_2 >> fleet-ledger.txt; sleep 1.5", s.command(2))
+}

@@ -66,6 +66,8 @@ type Config struct {
 	// The history scenario: our design's turns and context window, and
 	// how far the naive design goes.
 	HistTurns, HistWindow, NaiveTurns int
+	// Fleet is the fleet scenario's shape (fleet.go).
+	Fleet fleetConfig
 }
 
 // replayServerConfig raises the server's continue-as-new suggestion above
@@ -91,7 +93,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 func ParseFlags(args []string) (Config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var c Config
-	scen := fs.String("scenario", "ratio,overhead", "comma-separated: ratio, overhead, replay, concurrency, history, or all (all but history)")
+	scen := fs.String("scenario", "ratio,overhead", "comma-separated: ratio, overhead, replay, concurrency, history, fleet, or all (all but history and fleet)")
 	fs.IntVar(&c.Runs, "runs", 5, "runs of each measurement (figures are the median with min and max)")
 	fs.IntVar(&c.Turns, "turns", 20, "tool turns per session (ratio, overhead); the session makes one more model call for its final text")
 	fs.DurationVar(&c.Latency, "latency", 200*time.Millisecond, "scripted model latency for the ratio scenario")
@@ -121,7 +123,11 @@ func ParseFlags(args []string) (Config, error) {
 	fs.IntVar(&c.HistTurns, "history-turns", 1000, "tool turns of our design's session in the history scenario")
 	fs.IntVar(&c.HistWindow, "history-window", 128000, "context_window of that session in tokens (it compacts past 80%)")
 	fs.IntVar(&c.NaiveTurns, "naive-turns", 60, "tool turns of the naive session (no transcript store) in the history scenario")
+	c.Fleet.bind(fs)
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if err := c.Fleet.check(); err != nil {
 		return c, err
 	}
 	for _, s := range strings.Split(*scen, ",") {
@@ -129,10 +135,10 @@ func ParseFlags(args []string) (Config, error) {
 		switch s {
 		case "all":
 			c.Scenarios = append(c.Scenarios, allScenarios...)
-		case "ratio", "overhead", "replay", "concurrency", "history":
+		case "ratio", "overhead", "replay", "concurrency", "history", "fleet":
 			c.Scenarios = append(c.Scenarios, s)
 		default:
-			return c, fmt.Errorf("-scenario: unknown %q (have ratio, overhead, replay, concurrency, history, all)", s)
+			return c, fmt.Errorf("-scenario: unknown %q (have ratio, overhead, replay, concurrency, history, fleet, all)", s)
 		}
 	}
 	for _, s := range strings.Split(*sessions, ",") {
@@ -196,6 +202,8 @@ func Run(c Config, out io.Writer) error {
 			err = concurrency(ctx, c, srv, out)
 		case "history":
 			err = historyGrowth(ctx, c, srv, out)
+		case "fleet":
+			err = fleetScenario(ctx, c, srv, out)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", s, err)

@@ -145,8 +145,10 @@ func (h *held) left() int {
 // timeout, has passed), and background jobs may end on their own until
 // the same deadline, after which the caller kills what is left. A second
 // signal stops at once: what still runs is lost, as before drains
-// existed, and comes back worker_lost.
-func serve(workers []worker.Worker, sig <-chan os.Signal, timeout time.Duration, h *held, jobs *tools.Jobs, logger *slog.Logger) error {
+// existed, and comes back worker_lost. Once what ran has finished (or the
+// timeout passed), handover, when not nil, hands the checkouts over
+// (handover.go); a second signal cuts it short too.
+func serve(workers []worker.Worker, sig <-chan os.Signal, timeout time.Duration, h *held, jobs *tools.Jobs, handover func(context.Context), logger *slog.Logger) error {
 	for i, w := range workers {
 		if err := w.Start(); err != nil {
 			for _, started := range workers[:i] {
@@ -215,6 +217,20 @@ func serve(workers []worker.Worker, sig <-chan os.Signal, timeout time.Duration,
 		logger.Warn("drain: timeout reached; stopping what still runs", "timeout", timeout, "calls", n, "background_jobs", jn)
 	} else {
 		logger.Info("drain: done, nothing was cut off", "took", time.Since(began).Round(time.Millisecond))
+	}
+	if handover == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), handOverTimeout)
+	defer cancel()
+	handed := make(chan struct{})
+	go func() { defer close(handed); handover(ctx) }()
+	select {
+	case <-handed:
+	case s := <-sig:
+		logger.Warn("drain: second signal, stopping the hand-over of the checkouts at once", "signal", s.String())
+		cancel()
+		<-handed
 	}
 	return nil
 }

@@ -340,11 +340,16 @@ func (m *Main) rootWorkers(s *started, i int, r servedRoot, q rootQueues, acts *
 }
 
 // serve runs the workers until a signal: two are caught, the first
-// drains (drain.go), the second stops at once. Background jobs still
+// drains (drain.go) and then, with a checkpoint remote, hands the
+// checkouts over (handover.go), the second stops at once. Background jobs still
 // running after the drain die with the worker (startJobs).
 func (m *Main) serve(s *started, workers []worker.Worker) error {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
-	return serve(workers, sig, m.drain.timeout, s.calls, s.jobs, s.logger)
+	var handover func(context.Context)
+	if m.CheckpointRemote != "" {
+		handover = func(ctx context.Context) { handOver(ctx, m.StateDir, m.CheckpointRemote, s.logger) }
+	}
+	return serve(workers, sig, m.drain.timeout, s.calls, s.jobs, handover, s.logger)
 }
