@@ -12,7 +12,7 @@ import (
 	"github.com/longrun/longrun/checkout"
 )
 
-// ErrTypeWorkspaceLost, CheckpointRequest and CheckpointResult: see
+// ErrTypeWorkspaceLost fails a restore no retry can make succeed: see
 // package contract.
 const ErrTypeWorkspaceLost = contract.ErrTypeWorkspaceLost
 

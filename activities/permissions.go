@@ -18,8 +18,9 @@ import (
 	"github.com/longrun/longrun/tools"
 )
 
-// PermissionsFile, ErrTypeBadWorkspaceConfig and WorkspaceConfig (the
-// result of LoadWorkspaceConfig): see package contract.
+// PermissionsFile is the workspace's rules file, and
+// ErrTypeBadWorkspaceConfig marks one that cannot be used: see package
+// contract.
 const (
 	PermissionsFile           = contract.PermissionsFile
 	ErrTypeBadWorkspaceConfig = contract.ErrTypeBadWorkspaceConfig

@@ -6,9 +6,7 @@
 // the activity in package activities wraps Sender.Send.
 package notify
 
-import (
-	"github.com/longrun/longrun/activities/contract"
-)
+import "github.com/longrun/longrun/activities/contract"
 
 // Events a session notifies about (Event.Event, the body's "event"): see
 // package contract.
@@ -21,7 +19,8 @@ const (
 
 // SignalApproval is the name of the session's approval signal, which the
 // fallback command sends. It is workflows.SignalApproval (a test there
-// checks), repeated because workflows imports this package.
+// checks), repeated so that this package, which the worker links, does not
+// import the workflow.
 const SignalApproval = "approval"
 
 // Event is one notification as the workflow describes it, the Notify
