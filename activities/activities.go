@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/longrun/longrun/activities/contract"
 	"github.com/longrun/longrun/lsp"
 	"github.com/longrun/longrun/mcp"
 	"github.com/longrun/longrun/notify"
@@ -152,14 +153,8 @@ func New(cfg Config) *Activities {
 	return &Activities{cfg: cfg, client: openai.NewClient(opts...)}
 }
 
-// Catalog is the tool catalog a session works with, recorded in history at
-// session start so the workflow never reads it from the environment.
-type Catalog struct {
-	Tools []tools.Spec `json:"tools"`
-	// DefaultModel is the worker's LONGRUN_MODEL, the model of a session
-	// that names none: the session picks its edit tools for it.
-	DefaultModel string `json:"default_model,omitempty"`
-}
+// Catalog is the result of ListTools: see package contract.
+type Catalog = contract.Catalog
 
 // ListTools reports the worker's tool catalog: the built-ins, then the
 // tools of its MCP servers, each part sorted by name. A server that is

@@ -8,13 +8,14 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/longrun/longrun/activities/contract"
 	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/tools"
 )
 
-// ErrTypeBadBase fails a session whose --base is not a commit of its
-// repository: retrying cannot help, the person must name another.
-const ErrTypeBadBase = "BadCheckoutBase"
+// ErrTypeBadBase fails a session whose --base is not a commit: see
+// package contract.
+const ErrTypeBadBase = contract.ErrTypeBadBase
 
 // ErrTypeNoCommit and ErrTypeNotInBase fail a session at its start, once,
 // when its checkout could not hold its working directory: the repository
@@ -27,31 +28,12 @@ const (
 	ErrTypeNotInBase = "WorkDirNotInBase"
 )
 
-// CheckoutRequest asks for the session's own checkout of the repository
-// holding WorkDir (relative to the worker's workspace root), from Base
-// ("" is the repository's HEAD).
-type CheckoutRequest struct {
-	WorkDir string `json:"workdir,omitempty"`
-	Base    string `json:"base,omitempty"`
-	// From is set for a fork (rewind.go): the files start as the
-	// original session's checkpoint, not as Base.
-	From *CheckoutFrom `json:"from,omitempty"`
-}
-
-// CheckoutResult is the session's checkout, or why it runs in place.
-type CheckoutResult struct {
-	// Checkout is nil when the session runs in place; Note then says
-	// why. With a checkout, Note says what its copy left out (nested
-	// repositories' .git: checkout.Info.Dropped), if anything.
-	Checkout *checkout.Info `json:"checkout,omitempty"`
-	Note     string         `json:"note,omitempty"`
-	// WorkerQueue is the task queue only the worker holding the checkout
-	// polls: every call that touches the checkout goes there.
-	WorkerQueue string `json:"worker_queue,omitempty"`
-	// Kept (RestoreCheckout): the checkout was still on this worker's
-	// disk and is taken up as it is, not restored from a checkpoint.
-	Kept bool `json:"kept,omitempty"`
-}
+// CheckoutRequest and CheckoutResult are OpenCheckout's input and
+// output (and CheckoutResult RestoreCheckout's): see package contract.
+type (
+	CheckoutRequest = contract.CheckoutRequest
+	CheckoutResult  = contract.CheckoutResult
+)
 
 // OpenCheckout makes the session's own checkout on this worker: a
 // repository of its own on the branch longrun/<session> under the state
@@ -109,12 +91,8 @@ func (a *Activities) pinQueue() string {
 	return a.cfg.WorkerQueue
 }
 
-// CloseCheckoutRequest ends a session's checkout: its changes are
-// committed on its branch with Message, and the checkout removed.
-type CloseCheckoutRequest struct {
-	Checkout checkout.Info `json:"checkout"`
-	Message  string        `json:"message"`
-}
+// CloseCheckoutRequest is CloseCheckout's input: see package contract.
+type CloseCheckoutRequest = contract.CloseCheckoutRequest
 
 // CloseCheckout commits what the session left in its checkout on its
 // branch, except control files (listed in the result: see

@@ -8,40 +8,20 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/longrun/longrun/activities/contract"
 	"github.com/longrun/longrun/checkout"
 )
 
-// ErrTypeWorkspaceLost fails a restore that cannot succeed on any retry:
-// no checkpoint, no checkpoint remote or bundle on this worker, or a
-// bundle whose base this worker lacks.
-const ErrTypeWorkspaceLost = "WorkspaceLost"
+// ErrTypeWorkspaceLost fails a restore no retry can make succeed: see
+// package contract.
+const ErrTypeWorkspaceLost = contract.ErrTypeWorkspaceLost
 
-// CheckpointRequest asks for a checkpoint of the session's checkout;
-// Previous is its last one. Paths, when not nil, are the only files
-// (relative to the checkout's Sub) that can have changed since Previous
-// (checkout.CheckpointPaths); nil: look at every file.
-type CheckpointRequest struct {
-	Checkout checkout.Info `json:"checkout"`
-	Previous string        `json:"previous,omitempty"`
-	Paths    []string      `json:"paths,omitempty"`
-}
-
-// CheckpointResult is the checkpoint commit (Previous when nothing
-// changed) and the remote it was pushed to ("" when it was not pushed:
-// no remote, or unchanged), or, with no remote, the reference of its
-// bundle in the transcript store (checkpoint_bundle.go; "" when not
-// stored, Note then saying why when it was too large).
-type CheckpointResult struct {
-	Commit string `json:"commit"`
-	Remote string `json:"remote,omitempty"`
-	Bundle string `json:"bundle,omitempty"`
-	Note   string `json:"note,omitempty"`
-	// Changes is the checkpoint against the checkout's base: what the
-	// session changed so far, for status, the Web UI and the result. It is
-	// a diff of two commits (one git command, no walk of the checkout):
-	// the checkpoint has already looked at the files.
-	Changes *checkout.Stat `json:"changes,omitempty"`
-}
+// CheckpointRequest and CheckpointResult are Checkpoint's input and
+// output: see package contract.
+type (
+	CheckpointRequest = contract.CheckpointRequest
+	CheckpointResult  = contract.CheckpointResult
+)
 
 // Checkpoint records the session's checkout as a commit on its private
 // ref (checkout.Checkpoint) and pushes it to the checkpoint remote. It
@@ -88,18 +68,8 @@ func (a *Activities) Checkpoint(ctx context.Context, req CheckpointRequest) (Che
 	return res, nil
 }
 
-// RestoreRequest asks a worker to restore a lost worker's checkout from
-// its last checkpoint.
-type RestoreRequest struct {
-	Checkout   checkout.Info `json:"checkout"`
-	Checkpoint string        `json:"checkpoint"`
-	// Bundle is the reference of the checkpoint's bundle in the
-	// transcript store ("" when it went to a remote, or nowhere), and
-	// Origin the person's repository, where a worktree's bundle finds its
-	// base ("": Checkout.Repo).
-	Bundle string `json:"bundle,omitempty"`
-	Origin string `json:"origin,omitempty"`
-}
+// RestoreRequest is RestoreCheckout's input: see package contract.
+type RestoreRequest = contract.RestoreRequest
 
 // RestoreCheckout makes the session's checkout again on this worker, from
 // its last checkpoint's bundle in the transcript store when the session

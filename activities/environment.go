@@ -8,22 +8,12 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/longrun/longrun/activities/contract"
 	"github.com/longrun/longrun/tools"
 )
 
-// Environment is what the worker knows about where a session runs and the
-// workflow cannot: its working directory on this machine, the git checkout
-// and branch, the OS and the shell. LoadWorkspaceConfig reads it, so it is
-// recorded in history and the default system prompt renders the same on
-// replay.
-type Environment struct {
-	WorkDir string `json:"workdir"`            // absolute path on the worker
-	GitRoot string `json:"git_root,omitempty"` // the checkout holding WorkDir; "" for none
-	Branch  string `json:"branch,omitempty"`   // "" when HEAD is detached (or unknown)
-	Head    string `json:"head,omitempty"`     // short commit id of a detached HEAD
-	OS      string `json:"os,omitempty"`
-	Shell   string `json:"shell,omitempty"`
-}
+// Environment is where a session runs: see package contract.
+type Environment = contract.Environment
 
 // environment describes the working directory ws. Git is read from the
 // files (.git/HEAD, or a worktree's .git file pointing at its git dir),

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/longrun/longrun/activities/contract"
 	"github.com/longrun/longrun/tools"
 )
 
@@ -26,13 +27,8 @@ const MaxInstructionsBytes = 32 << 10
 // it did not see the whole file.
 const instructionsCutMarker = "[AGENTS.md cut at 32 KiB]"
 
-// Instructions is the AGENTS.md a session follows, read at start and
-// recorded in history with the rest of the workspace configuration.
-type Instructions struct {
-	Path      string `json:"path"` // relative to the workspace root, slash-separated
-	Content   string `json:"content"`
-	Truncated bool   `json:"truncated,omitempty"`
-}
+// Instructions is the AGENTS.md a session follows: see package contract.
+type Instructions = contract.Instructions
 
 // loadInstructions finds the AGENTS.md nearest to the working directory
 // ws, looking in it and then in each parent up to the workspace root: the

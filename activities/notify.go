@@ -7,12 +7,13 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/longrun/longrun/activities/contract"
 	"github.com/longrun/longrun/notify"
 )
 
-// ErrTypeNotifyRejected marks a notification every sink that failed
-// refused outright (4xx): posting it again cannot help.
-const ErrTypeNotifyRejected = "NotifyRejected"
+// ErrTypeNotifyRejected marks a notification no sink can take: see
+// package contract.
+const ErrTypeNotifyRejected = contract.ErrTypeNotifyRejected
 
 // Notify posts a session's notification to the worker's sinks (see
 // notify.Sender.Send: a sink that answered 2xx to an earlier attempt is

@@ -12,51 +12,22 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/longrun/longrun/activities/contract"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/skills"
 	"github.com/longrun/longrun/tools"
 )
 
-// PermissionsFile is the workspace's permission rules, relative to the
-// session's working directory.
-const PermissionsFile = ".longrun/permissions.json"
+// PermissionsFile is the workspace's rules file, and
+// ErrTypeBadWorkspaceConfig marks one that cannot be used: see package
+// contract.
+const (
+	PermissionsFile           = contract.PermissionsFile
+	ErrTypeBadWorkspaceConfig = contract.ErrTypeBadWorkspaceConfig
+)
 
-// ErrTypeBadWorkspaceConfig marks a permissions file that cannot be used.
-const ErrTypeBadWorkspaceConfig = "InvalidWorkspaceConfig"
-
-// WorkspaceConfig is what LoadWorkspaceConfig read, recorded in history so
-// a replay decides exactly as the original run did.
-type WorkspaceConfig struct {
-	Path  string            `json:"path,omitempty"` // empty: no file
-	Rules []permission.Rule `json:"rules,omitempty"`
-	// Instructions is the AGENTS.md nearest the working directory, for
-	// the system prompt; nil when there is none.
-	Instructions *Instructions `json:"instructions,omitempty"`
-	// Notes say what was found but not used (an AGENTS.md linking out of
-	// the workspace), so the history explains a missing instruction.
-	Notes []string `json:"notes,omitempty"`
-	// WorkerRules are the permission rules of the worker's own
-	// configuration directory (permissions.json there), which a person
-	// wrote; they form the "worker" layer below the workspace's.
-	WorkerRules []permission.Rule `json:"worker_rules,omitempty"`
-	// Environment is where the session runs (working directory, git
-	// branch, OS, shell), for the default system prompt; nil in
-	// histories recorded before it.
-	Environment *Environment `json:"environment,omitempty"`
-	// NoSandbox is set when the worker that loaded the configuration has
-	// no working shell sandbox: then no shell command may run without a
-	// person's approval, and an auto session refuses to start. Recorded
-	// as a negative so histories from before the field decide as before.
-	NoSandbox bool `json:"no_sandbox,omitempty"`
-	// Notify is set when the worker that loaded the configuration has
-	// notification sinks: only then does the session schedule the Notify
-	// activity, so a session without sinks issues no extra command, and
-	// histories from before the field replay as they ran.
-	Notify bool `json:"notify,omitempty"`
-	// Skills are the skills the session lists for the model, in
-	// precedence order (see listSkills); empty: none, and no skill tool.
-	Skills []skills.Skill `json:"skills,omitempty"`
-}
+// WorkspaceConfig is the result of LoadWorkspaceConfig: see package contract.
+type WorkspaceConfig = contract.WorkspaceConfig
 
 // WorkerConfig is what the worker's own configuration directory says
 // about the sessions it runs, given once to New (Config.Worker).

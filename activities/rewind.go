@@ -7,21 +7,18 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/longrun/longrun/activities/contract"
 	"github.com/longrun/longrun/checkout"
 )
 
-// ErrTypeCheckpointGone fails a fork or rewind whose checkpoint is in no
-// repository this worker can reach (the original's checkout was removed):
-// retrying cannot bring it back.
-const ErrTypeCheckpointGone = "CheckpointGone"
+// ErrTypeCheckpointGone, CheckoutFrom and RewindRequest: see package
+// contract.
+const ErrTypeCheckpointGone = contract.ErrTypeCheckpointGone
 
-// CheckoutFrom is where a fork's files come from: Commit, the original
-// session's checkpoint of the turn ("" the base's files), found in the
-// original's checkout at Dir or else in the person's repository.
-type CheckoutFrom struct {
-	Dir    string `json:"dir"`
-	Commit string `json:"commit,omitempty"`
-}
+type (
+	CheckoutFrom  = contract.CheckoutFrom
+	RewindRequest = contract.RewindRequest
+)
 
 // forkFiles puts a fork's new checkout at the original's checkpoint.
 // It runs on the worker holding the original's checkout (the workflow
@@ -35,13 +32,6 @@ func (a *Activities) forkFiles(ctx context.Context, in checkout.Info, from *Chec
 		err = checkout.ResetTo(ctx, in.Dir, from.Commit)
 	}
 	return checkpointErr("fork checkout", err)
-}
-
-// RewindRequest puts a session's checkout back to a checkpoint.
-type RewindRequest struct {
-	Checkout checkout.Info `json:"checkout"`
-	// Commit is the checkpoint; "" is the base (the branch's head).
-	Commit string `json:"commit,omitempty"`
 }
 
 // RewindCheckout puts the files of the session's checkout back to a

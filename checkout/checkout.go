@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/longrun/longrun/checkout/record"
 	"github.com/longrun/longrun/gitsafe"
 )
 
@@ -35,33 +36,9 @@ const Dir = "checkouts"
 // repository: such a session gets a copy instead (CreateCopy).
 var ErrNotGit = errors.New("not a git repository")
 
-// Info is a session's checkout, as its history records it.
-type Info struct {
-	// Repo is the repository's top directory (the person's checkout).
-	Repo string `json:"repo"`
-	// Dir is the checkout, absolute: <state-dir>/checkouts/<name>.
-	Dir string `json:"dir"`
-	// Name is the sanitised session id: the checkout's directory name and
-	// the branch's last part.
-	Name   string `json:"name"`
-	Branch string `json:"branch"`
-	// Base is the commit the branch starts from; BaseRef is how the
-	// person named it (HEAD by default).
-	Base    string `json:"base"`
-	BaseRef string `json:"base_ref,omitempty"`
-	// Sub is the session's working directory inside the checkout,
-	// slash-separated, "" for its top.
-	Sub string `json:"sub,omitempty"`
-	// Copy marks a copy of a directory outside git (CreateCopy): Repo is
-	// the directory copied, and Dir a repository of its own holding the
-	// branch, kept until Discard.
-	Copy bool `json:"copy,omitempty"`
-	// Dropped are the nested .git entries (repositories inside the
-	// directory copied) a copy left out (CreateCopy), slash-separated,
-	// relative to Repo: the files beside them were copied, as files of
-	// the copy's own repository.
-	Dropped []string `json:"dropped,omitempty"`
-}
+// Info is a session's checkout, as its history records it (package
+// record holds it, so the workflow reads it without linking git).
+type Info = record.Info
 
 // Sanitize makes a session id into one component that is a valid git ref
 // name and a directory name: letters, digits, '.', '_' and '-', no "..",

@@ -7,29 +7,13 @@ import (
 	"os"
 	"strings"
 
+	"github.com/longrun/longrun/checkout/record"
 	"github.com/longrun/longrun/permission"
 )
 
-// Closed is what ending a session's checkout did.
-type Closed struct {
-	// Commit is the commit made on the branch, "" when nothing changed.
-	Commit string `json:"commit,omitempty"`
-	// LeftOut are control files (.longrun/, AGENTS.md: see
-	// permission.IsControlPath) the session created or changed in its
-	// checkout: they configure what later sessions may do, so they never
-	// reach the branch (and so starter apply) on the session's say; they
-	// are removed with the checkout. A nested repository the session made
-	// (a directory holding a .git) is listed too, as "dir/": the worker's
-	// git never goes into it, and records neither it nor its files.
-	LeftOut []string `json:"left_out,omitempty"`
-	// Changes is the branch against its base.
-	Changes *Stat `json:"changes,omitempty"`
-	// Bundle is the reference of the branch stored as a git bundle
-	// (BundleBranch) in the transcript store, when the checkout was
-	// restored on a worker with no checkpoint remote: the person's
-	// repository fetches the branch from it (starter diff, apply).
-	Bundle string `json:"bundle,omitempty"`
-}
+// Closed is what ending a session's checkout did: see
+// record.Closed.
+type Closed = record.Closed
 
 // Close commits everything the session left in its checkout on its
 // branch, with message, except control files (Closed.LeftOut), brings the

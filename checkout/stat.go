@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/longrun/longrun/checkout/record"
 	"github.com/longrun/longrun/permission"
 )
 
@@ -15,34 +16,9 @@ import (
 // list is for a person to glance at (status, the Web UI).
 const maxStatPaths = 20
 
-// Stat is the size of what a session changed against its base: files,
-// lines added and deleted (a binary file counts as a file, with no lines),
-// and the first changed paths. Control files (.longrun/, .git/,
-// AGENTS.md: permission.IsControlPath) are not counted: the branch never
-// gets them (Close leaves them out); Control lists them instead.
-type Stat struct {
-	Files      int      `json:"files"`
-	Insertions int      `json:"insertions"`
-	Deletions  int      `json:"deletions"`
-	Paths      []string `json:"paths,omitempty"`
-	// Control are the control files the session created or changed in
-	// its checkout, which are not committed.
-	Control []string `json:"control,omitempty"`
-}
-
-// String is the one line status and the Web UI show: "3 files changed,
-// +10 -2".
-func (s Stat) String() string {
-	noun := "files"
-	if s.Files == 1 {
-		noun = "file"
-	}
-	out := fmt.Sprintf("%d %s changed, +%d -%d", s.Files, noun, s.Insertions, s.Deletions)
-	if len(s.Control) > 0 {
-		out += fmt.Sprintf(" (control files left out: %s)", strings.Join(s.Control, ", "))
-	}
-	return out
-}
+// Stat is the size of what a session changed against its base: see
+// record.Stat.
+type Stat = record.Stat
 
 // Stats is what the checkout at dir holds against base, committed or not,
 // untracked files included and ignored ones not. It reads the working

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 
+	"github.com/longrun/longrun/activities/contract"
 	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/untrusted"
 )
@@ -101,12 +101,6 @@ type Commands struct {
 	DenySignal    string `json:"deny_signal"`
 }
 
-// Defaults the commands leave out, as the starter does.
-const (
-	defaultAddress   = "localhost:7233"
-	defaultNamespace = "default"
-)
-
 // NewBody renders ev for the generic webhook.
 func NewBody(ev Event, r Render) Body {
 	b := Body{
@@ -140,7 +134,7 @@ func (r Render) whole(ev Event) string {
 	if u := r.sessionURL(ev); u != "" {
 		return "the whole call: " + u
 	}
-	return fmt.Sprintf("the whole call: %s pending --full %s", orDefault(r.CLI, "longrun"), ShellQuote(ev.Session))
+	return fmt.Sprintf("the whole call: %s pending --full %s", orDefault(r.CLI, "longrun"), untrusted.ShellWord(ev.Session))
 }
 
 // sessionURL links ev's session in the console: its page, at the first
@@ -223,7 +217,7 @@ func (r Render) review(ev Event) *Review {
 		return nil
 	}
 	cmd := func(verb string) string {
-		return fmt.Sprintf("%s%s %s %s", orDefault(r.CLI, "longrun"), ConnFlags(r.Address, r.Namespace), verb, ShellQuote(ev.Session))
+		return fmt.Sprintf("%s%s %s %s", orDefault(r.CLI, "longrun"), contract.ConnFlags(r.Address, r.Namespace), verb, untrusted.ShellWord(ev.Session))
 	}
 	return &Review{Diff: cmd("diff"), Apply: cmd("apply"), Discard: cmd("discard")}
 }
@@ -243,7 +237,7 @@ func (r Render) commands(session string, c Call) Commands {
 	if cli == "" {
 		cli = "longrun"
 	}
-	conn := ConnFlags(r.Address, r.Namespace)
+	conn := contract.ConnFlags(r.Address, r.Namespace)
 	signal := func(decision, feedback string) string {
 		// The signal's payload, workflows.Approval's JSON.
 		payload, _ := json.Marshal(struct {
@@ -253,41 +247,12 @@ func (r Render) commands(session string, c Call) Commands {
 			Feedback string `json:"feedback,omitempty"`
 		}{callID, callref.Short(c.Digest), decision, feedback}) // strings always encode
 		return fmt.Sprintf("temporal workflow signal%s --workflow-id %s --name %s --input %s",
-			conn, ShellQuote(session), SignalApproval, ShellQuote(string(payload)))
+			conn, untrusted.ShellWord(session), SignalApproval, untrusted.ShellWord(string(payload)))
 	}
 	return Commands{
-		Approve:       fmt.Sprintf("%s%s approve %s %s", cli, conn, ShellQuote(session), ShellQuote(callID)),
-		Deny:          fmt.Sprintf("%s%s deny %s %s --feedback 'why'", cli, conn, ShellQuote(session), ShellQuote(callID)),
+		Approve:       fmt.Sprintf("%s%s approve %s %s", cli, conn, untrusted.ShellWord(session), untrusted.ShellWord(callID)),
+		Deny:          fmt.Sprintf("%s%s deny %s %s --feedback 'why'", cli, conn, untrusted.ShellWord(session), untrusted.ShellWord(callID)),
 		ApproveSignal: signal("approve", ""),
 		DenySignal:    signal("deny", "why"),
 	}
-}
-
-var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./:@%+=,-]+$`)
-
-// ConnFlags are the --address and --namespace a command needs to reach a
-// session's server, each only when it is not the default; the Web UI's
-// details (workflows) and the notifications print the same commands.
-func ConnFlags(address, namespace string) string {
-	var f string
-	if address != "" && address != defaultAddress {
-		f += " --address " + ShellQuote(address)
-	}
-	if namespace != "" && namespace != defaultNamespace {
-		f += " --namespace " + ShellQuote(namespace)
-	}
-	return f
-}
-
-// ShellQuote quotes s for a POSIX shell when it needs it; as bash's $'...'
-// with escapes when it holds a control or hidden character, so the command
-// reads as it runs.
-func ShellQuote(s string) string {
-	if q, ok := untrusted.ShellQuote(s); ok {
-		return q
-	}
-	if plainWord.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

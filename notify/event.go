@@ -6,76 +6,28 @@
 // the activity in package activities wraps Sender.Send.
 package notify
 
-import (
-	"github.com/longrun/longrun/checkout"
-	"github.com/longrun/longrun/untrusted"
-)
+import "github.com/longrun/longrun/activities/contract"
 
-// Events a session notifies about (Event.Event, the body's "event").
+// Events a session notifies about (Event.Event, the body's "event"): see
+// package contract.
 const (
-	EventWaiting   = "waiting"
-	EventCompleted = "completed"
-	EventFailed    = "failed"
-	EventBudget    = "budget"
+	EventWaiting   = contract.EventWaiting
+	EventCompleted = contract.EventCompleted
+	EventFailed    = contract.EventFailed
+	EventBudget    = contract.EventBudget
 )
 
 // SignalApproval is the name of the session's approval signal, which the
 // fallback command sends. It is workflows.SignalApproval (a test there
-// checks), repeated because workflows imports this package.
+// checks), repeated so that this package, which the worker links, does not
+// import the workflow.
 const SignalApproval = "approval"
 
-// Event is one notification as the workflow describes it. It is the
-// activity's input, so it is recorded in history: it holds what the
-// session knows and nothing of the worker's (no sink URL, no secret, no
-// console address); the worker adds those when it renders it.
-type Event struct {
-	// Key is the idempotency key: the session's workflow id, its first
-	// run id, the event and a sequence number the workflow assigns. A
-	// sink is posted a key at most once per completed 2xx (see Sender).
-	Key     string `json:"key"`
-	Event   string `json:"event"`
-	Session string `json:"session"`
-	// Status is the session's result status (completed, failed, budget,
-	// max-turns) for the events that end it.
-	Status string `json:"status,omitempty"`
-	Turn   int    `json:"turn"`
-	// Error says why a session failed or stopped.
-	Error string `json:"error,omitempty"`
-	// FinalText is the model's last answer, cut short.
-	FinalText string `json:"final_text,omitempty"`
-	// Pending are the calls waiting for a person: all of them, for a
-	// waiting event.
-	Pending []Call `json:"pending"`
-	// Task is what the session was asked: its prompt's first line, cut.
-	// Repo is the repository it works on, "" when it runs in place, in
-	// the worker's workspace (Workspace then names the directory in it).
-	// Every notification says them: a person running several sessions
-	// must know which one writes without opening anything.
-	Task      string `json:"task,omitempty"`
-	Repo      string `json:"repo,omitempty"`
-	Workspace string `json:"workspace,omitempty"`
-	// Branch and Changes are where an ended session with a checkout of
-	// its own left its work, and its size: what to review.
-	Branch  string         `json:"branch,omitempty"`
-	Changes *checkout.Stat `json:"changes,omitempty"`
-}
-
-// Call is one call waiting for a person.
-type Call struct {
-	// CallID is what approve takes; for a call waiting in a sub-agent it
-	// is "<sub-agent session>/<call id>", decided through Event.Session.
-	CallID string `json:"call_id"` // the model's id of the call
-	// ID is the session's id of the call ("c17"; "<sub-agent>/c17"): the
-	// one shown and decided by. Digest is the digest of Tool and
-	// Arguments a decision sends back (workflows.PendingApproval).
-	ID        string `json:"id,omitempty"`
-	Digest    string `json:"digest,omitempty"`
-	Tool      string `json:"tool"`
-	Arguments string `json:"arguments"`
-	// Cut is what the session left out of Arguments to keep the event
-	// small (nil: nothing); every rendering says so.
-	Cut    *untrusted.Cut `json:"cut,omitempty"`
-	Reason string         `json:"reason"`
-	// Session is set for a call waiting in a sub-agent: its session id.
-	Session string `json:"session,omitempty"`
-}
+// Event is one notification as the workflow describes it, the Notify
+// activity's input; Call is one call waiting for a person in it. Both are
+// in package contract, so the workflow builds them without linking this
+// package's HTTP client.
+type (
+	Event = contract.NotifyEvent
+	Call  = contract.NotifyCall
+)

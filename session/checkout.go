@@ -3,14 +3,14 @@ package session
 import (
 	"strings"
 
-	"github.com/longrun/longrun/checkout"
+	"github.com/longrun/longrun/checkout/record"
 )
 
 // Checkout is the session's own checkout and the worker that holds it.
 // Every call that touches it goes to Queue, the task queue only that
 // worker polls: another machine has another disk.
 type Checkout struct {
-	checkout.Info
+	record.Info
 	Queue string `json:"queue"`
 	// Checkpoint is the commit of the checkout's last checkpoint (""
 	// none yet), and Remote the checkpoint remote it was stored in (""

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/longrun/longrun/checkout"
+	"github.com/longrun/longrun/checkout/record"
 	"github.com/longrun/longrun/toolspec"
 )
 
@@ -51,7 +51,7 @@ func WorkspaceLostText(queue, why string) string {
 // worker's queue): its checkpoint and remote stay, and Origin names the
 // person's repository when in is a repository of its own (restored from
 // the remote) rather than a worktree of it (taken up as it was).
-func (c *Checkout) MovedTo(in checkout.Info, queue string) *Checkout {
+func (c *Checkout) MovedTo(in record.Info, queue string) *Checkout {
 	origin := c.Origin
 	if origin == "" {
 		origin = c.Repo

@@ -2,7 +2,7 @@ package session
 
 import (
 	"github.com/longrun/longrun/callref"
-	"github.com/longrun/longrun/checkout"
+	"github.com/longrun/longrun/checkout/record"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/permission"
 )
@@ -57,7 +57,7 @@ type State struct {
 	Checkout *Checkout `json:"checkout,omitempty"`
 	// Changes is the checkout's size against its base, as the latest call
 	// that may have changed files (or the checkout's close) found it.
-	Changes *checkout.Stat `json:"changes,omitempty"`
+	Changes *record.Stat `json:"changes,omitempty"`
 	// Marks say where each finished turn left the conversation and the
 	// files, so the session can go back to one (rewind.go).
 	Marks []TurnMark `json:"turn_marks,omitempty"`

@@ -2,6 +2,7 @@ package untrusted
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -37,4 +38,22 @@ func ShellQuote(s string) (quoted string, ok bool) {
 	}
 	b.WriteString("'")
 	return b.String(), true
+}
+
+// plainWord is a word a shell reads as it is, unquoted.
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./:@%+=,-]+$`)
+
+// ShellWord quotes s as one word for a POSIX shell when it needs it: as
+// it is when plain, in single quotes otherwise, and as bash's $'...' with
+// escapes (ShellQuote) when it holds a control or hidden character, so
+// the command a person copies reads as it runs. The notifications and
+// the session's details in the Web UI print commands with it.
+func ShellWord(s string) string {
+	if q, ok := ShellQuote(s); ok {
+		return q
+	}
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -131,6 +131,24 @@ func TestShellQuote(t *testing.T) {
 	require.Equal(t, "c1\x1b[2J'\u202e\xff", string(out), "bash reads back the exact string")
 }
 
+func TestShellWord(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"s-1/c17":        "s-1/c17",
+		"it's here":      `'it'\''s here'`,
+		"":               "''",
+		"c1\x1b[2J":      `$'c1\x1b[2J'`,
+		"a\u202eb c":     `$'a\u202eb c'`,
+		"localhost:7233": "localhost:7233",
+	} {
+		q := ShellWord(in)
+		require.Equal(t, want, q, "ShellWord(%q)", in)
+		out, err := exec.Command("bash", "-c", "printf %s "+q).Output()
+		require.NoError(t, err)
+		require.Equal(t, in, string(out), "bash reads back %q as one exact word", in)
+	}
+}
+
 func TestJSON(t *testing.T) {
 	t.Parallel()
 	in := map[string]string{"a": "x\u202ey\u009b\U000E0041\u200b é"}

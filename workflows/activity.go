@@ -9,9 +9,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/longrun/longrun/activities"
+	activities "github.com/longrun/longrun/activities/contract" // the activities' contract; renamed in one go after issue 30's merges
 	"github.com/longrun/longrun/guardian"
-	"github.com/longrun/longrun/notify"
 	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/toolspec"
 )
@@ -19,9 +18,6 @@ import (
 // Every activity (and the sub-agent child) the session starts, with its
 // options, is in this file: what a session asks of workers, and how hard
 // it retries, reads in one place.
-
-// a is used only for method references: the workflow never calls it.
-var a *activities.Activities
 
 // schedule runs fn with actx's activity options: as an activity, or, when
 // local, as a local activity with the same timeout, retry policy and
@@ -48,7 +44,7 @@ func (s *driver) listTools(ctx workflow.Context) (activities.Catalog, error) {
 		Summary:             "list tools",
 	})
 	var cat activities.Catalog
-	err := schedule(actx, true, a.ListTools).Get(ctx, &cat)
+	err := schedule(actx, true, activities.ListTools).Get(ctx, &cat)
 	return cat, err
 }
 
@@ -64,7 +60,7 @@ func (s *driver) loadWorkspaceConfig(ctx workflow.Context) (activities.Workspace
 		Summary: "load " + activities.PermissionsFile,
 	})
 	var wc activities.WorkspaceConfig
-	err := schedule(actx, true, a.LoadWorkspaceConfig, s.in.WorkDir).Get(ctx, &wc)
+	err := schedule(actx, true, activities.LoadWorkspaceConfig, s.in.WorkDir).Get(ctx, &wc)
 	return wc, err
 }
 
@@ -88,7 +84,7 @@ func (s *driver) modelCall(ctx workflow.Context, req activities.ModelRequest) (a
 		Summary:          fmt.Sprintf("model: %s (turn %d)", label, s.Turn),
 	})
 	var resp activities.ModelResponse
-	err := schedule(actx, s.in.LocalModel, a.CallModel, req).Get(ctx, &resp)
+	err := schedule(actx, s.in.LocalModel, activities.CallModel, req).Get(ctx, &resp)
 	return resp, err
 }
 
@@ -124,7 +120,7 @@ func (s *driver) compactCall(ctx workflow.Context, req activities.CompactRequest
 		Summary: fmt.Sprintf("compact: keep the last %d turns (turn %d)", req.KeepTurns, s.Turn),
 	})
 	var res activities.CompactResult
-	err := workflow.ExecuteActivity(actx, a.Compact, req).Get(ctx, &res)
+	err := workflow.ExecuteActivity(actx, activities.Compact, req).Get(ctx, &res)
 	return res, err
 }
 
@@ -153,7 +149,7 @@ func (s *driver) toolCall(ctx workflow.Context, cs callRef, req activities.ToolR
 	s.pin(&opts)
 	actx := workflow.WithActivityOptions(ctx, opts)
 	var res toolspec.Result
-	err := schedule(actx, local, a.RunTool, req).Get(ctx, &res)
+	err := schedule(actx, local, activities.RunTool, req).Get(ctx, &res)
 	return res, err
 }
 
@@ -175,7 +171,7 @@ func (s *driver) toolCallOn(ctx workflow.Context, cs callRef, queue string) (too
 	req := activities.ToolRequest{CallID: cs.call().ID, Name: cs.call().Name, Arguments: json.RawMessage(cs.call().Arguments), WorkDir: s.in.WorkDir}
 	s.inCheckout(&req)
 	var res toolspec.Result
-	err := workflow.ExecuteActivity(actx, a.RunTool, req).Get(ctx, &res)
+	err := workflow.ExecuteActivity(actx, activities.RunTool, req).Get(ctx, &res)
 	return res, err
 }
 
@@ -190,7 +186,7 @@ func (s *driver) killJobsOn(ctx workflow.Context, queue string) error {
 		Summary:                "kill background jobs",
 	})
 	var killed []string
-	return workflow.ExecuteActivity(actx, a.KillJobs, s.workflowID).Get(ctx, &killed)
+	return workflow.ExecuteActivity(actx, activities.KillJobs, s.workflowID).Get(ctx, &killed)
 }
 
 // childSession runs a sub-agent session to its end. A parent cancelled
@@ -221,25 +217,25 @@ func (s *driver) reviewCall(ctx workflow.Context, cs callRef, req guardian.Reque
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 		Summary:             "guardian: " + s.callSummary(cs),
 	})
-	return workflow.ExecuteActivity(actx, a.ReviewCall, req).Get(ctx, v)
+	return workflow.ExecuteActivity(actx, activities.ReviewCall, req).Get(ctx, v)
 }
 
 // notifyCall posts one notification to the worker's sinks (notify.go),
 // retried for about two minutes of a receiver's outage.
 // The heartbeat timeout lets a retry start soon after a worker dies
 // mid-post.
-func notifyCall(ctx workflow.Context, ev notify.Event) workflow.Future {
+func notifyCall(ctx workflow.Context, ev activities.NotifyEvent) workflow.Future {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    time.Minute,
 		ScheduleToCloseTimeout: 5 * time.Minute,
 		HeartbeatTimeout:       10 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 8,
-			NonRetryableErrorTypes: []string{"NotifyRejected"}, // activities.ErrTypeNotifyRejected
+			NonRetryableErrorTypes: []string{activities.ErrTypeNotifyRejected},
 		},
 		Summary: "notify: " + ev.Event,
 	})
-	return workflow.ExecuteActivity(actx, a.Notify, ev)
+	return workflow.ExecuteActivity(actx, activities.Notify, ev)
 }
 
 // openCheckoutCall makes the session's own checkout (checkout.go) on
@@ -254,7 +250,7 @@ func (s *driver) openCheckoutCall(ctx workflow.Context) (activities.CheckoutResu
 		Summary: "checkout: a worktree of its own on branch longrun/<session>",
 	})
 	var res activities.CheckoutResult
-	err := workflow.ExecuteActivity(actx, a.OpenCheckout, activities.CheckoutRequest{WorkDir: s.in.WorkDir, Base: s.in.Base}).Get(ctx, &res)
+	err := workflow.ExecuteActivity(actx, activities.OpenCheckout, activities.CheckoutRequest{WorkDir: s.in.WorkDir, Base: s.in.Base}).Get(ctx, &res)
 	return res, err
 }
 
@@ -270,7 +266,7 @@ func (s *driver) closeCheckoutCall(ctx workflow.Context) (activities.CloseChecko
 	})
 	req := activities.CloseCheckoutRequest{Checkout: s.Checkout.Info, Message: session.CommitMessage(s.FinalText, s.workflowID)}
 	var closed activities.CloseCheckoutResult
-	err := workflow.ExecuteActivity(actx, a.CloseCheckout, req).Get(ctx, &closed)
+	err := workflow.ExecuteActivity(actx, activities.CloseCheckout, req).Get(ctx, &closed)
 	return closed, err
 }
 
@@ -288,7 +284,7 @@ func (s *driver) checkpointCall(ctx workflow.Context) (activities.CheckpointResu
 	})
 	req := activities.CheckpointRequest{Checkout: s.Checkout.Info, Previous: s.Checkout.Checkpoint, Paths: s.Checkout.CheckpointPaths(len(s.Jobs))}
 	var res activities.CheckpointResult
-	err := workflow.ExecuteActivity(actx, a.Checkpoint, req).Get(ctx, &res)
+	err := workflow.ExecuteActivity(actx, activities.Checkpoint, req).Get(ctx, &res)
 	return res, err
 }
 
@@ -306,7 +302,7 @@ func (s *driver) restoreCheckoutCall(ctx workflow.Context) (activities.CheckoutR
 	})
 	req := activities.RestoreRequest{Checkout: s.Checkout.Info, Checkpoint: s.Checkout.Checkpoint, Bundle: s.Checkout.Bundle, Origin: s.Checkout.Origin}
 	var res activities.CheckoutResult
-	err := workflow.ExecuteActivity(actx, a.RestoreCheckout, req).Get(ctx, &res)
+	err := workflow.ExecuteActivity(actx, activities.RestoreCheckout, req).Get(ctx, &res)
 	return res, err
 }
 

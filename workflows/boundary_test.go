@@ -37,13 +37,6 @@ var knownDeps = map[string]string{
 	// engine's classifier) links os/exec in its internal package; it
 	// starts nothing.
 	"mvdan.cc/sh/v3/expand": "the shell parser's expansion links os/exec; shellcmd only expands braces",
-	// Activity references (`a.ListTools`) need the activities package,
-	// and with it the tools and the model client: to go when the
-	// activities' request/result types and references have a contract
-	// package of their own (issue 30).
-	"github.com/longrun/longrun/activities": "activity method references; its types are not yet in a contract package",
-	"github.com/longrun/longrun/checkout":   "checkout.Stat, a type the session carries; the package runs git",
-	"github.com/longrun/longrun/notify":     "notify's event and call types; the package posts webhooks",
 }
 
 // goPackage is what `go list -json -deps` says of one package.

@@ -7,7 +7,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/longrun/longrun/checkout"
+	"github.com/longrun/longrun/checkout/record"
 )
 
 // recordChanges keeps the checkout's size the last checkpoint measured
@@ -16,7 +16,7 @@ import (
 // so status, the Web UI and the result show them with no command of their
 // own, as of the end of the last batch that may have changed files. The Web UI's current details follow at once
 // (setting them is no command: they are read through a query).
-func (s *driver) recordChanges(ctx workflow.Context, st *checkout.Stat) {
+func (s *driver) recordChanges(ctx workflow.Context, st *record.Stat) {
 	if st != nil {
 		s.Changes = st
 		workflow.SetCurrentDetails(ctx, s.details())

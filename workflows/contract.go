@@ -8,7 +8,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/longrun/longrun/checkout"
+	"github.com/longrun/longrun/checkout/record"
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/permission"
@@ -331,7 +331,7 @@ type Status struct {
 	Guardian []GuardianDecision `json:"guardian,omitempty"`
 	// Changes is what an isolated session's checkout holds against its
 	// base, as of its latest call that may have changed files.
-	Changes *checkout.Stat `json:"changes,omitempty"`
+	Changes *record.Stat `json:"changes,omitempty"`
 }
 
 // Outcomes of a finished session.
@@ -361,8 +361,8 @@ type SessionResult struct {
 	CheckpointDue bool `json:"checkpoint_due,omitempty"`
 	// Changes is the branch's size against its base; LeftOut the control
 	// files the session changed, which the branch does not hold.
-	Changes *checkout.Stat `json:"changes,omitempty"`
-	LeftOut []string       `json:"left_out,omitempty"`
+	Changes *record.Stat `json:"changes,omitempty"`
+	LeftOut []string     `json:"left_out,omitempty"`
 }
 
 // System prompt modes (SessionInput.SystemPromptMode).

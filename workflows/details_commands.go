@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	activities "github.com/longrun/longrun/activities/contract" // the activities' contract; renamed in one go after issue 30's merges
 	"github.com/longrun/longrun/callref"
-	"github.com/longrun/longrun/notify"
 	"github.com/longrun/longrun/untrusted"
 )
 
@@ -23,31 +23,31 @@ func (s *driver) waitingDetails(b *strings.Builder, pending []PendingApproval) {
 		args, cut := untrusted.Head(c.Arguments, detailsMaxArgs, 0)
 		fmt.Fprintf(b, "\n**%s** %s — %s", untrusted.MarkdownText(c.Tool), untrusted.MarkdownCode(c.ID), untrusted.MarkdownCode(args))
 		if !cut.None() {
-			fmt.Fprintf(b, " %s", untrusted.MarkdownText(cut.Note(fmt.Sprintf("the whole call: longrun pending --full %s", notify.ShellQuote(s.workflowID)))))
+			fmt.Fprintf(b, " %s", untrusted.MarkdownText(cut.Note(fmt.Sprintf("the whole call: longrun pending --full %s", untrusted.ShellWord(s.workflowID)))))
 		}
 		if c.Reason != "" {
 			fmt.Fprintf(b, " — %s", untrusted.MarkdownText(c.Reason))
 		}
 		b.WriteString("\n")
 		var cmds strings.Builder
-		flags := notify.ConnFlags(s.address, s.namespace)
+		flags := activities.ConnFlags(s.address, s.namespace)
 		// A cut preview offers no approve command: a person approves only
 		// after seeing the call whole (pending --full prints them).
 		approvals := []Approval{{ID: c.ID, Digest: callref.Short(c.Digest), Decision: DecisionApprove},
 			{ID: c.ID, Digest: callref.Short(c.Digest), Decision: DecisionDeny, Feedback: "why"}}
 		if cut.None() {
-			fmt.Fprintf(&cmds, "longrun%s approve %s %s\n", flags, notify.ShellQuote(s.workflowID), notify.ShellQuote(c.ID))
+			fmt.Fprintf(&cmds, "longrun%s approve %s %s\n", flags, untrusted.ShellWord(s.workflowID), untrusted.ShellWord(c.ID))
 		} else {
-			fmt.Fprintf(&cmds, "longrun%s pending --full %s   # approve only after seeing it whole\n", flags, notify.ShellQuote(s.workflowID))
+			fmt.Fprintf(&cmds, "longrun%s pending --full %s   # approve only after seeing it whole\n", flags, untrusted.ShellWord(s.workflowID))
 			approvals = approvals[1:]
 		}
-		fmt.Fprintf(&cmds, "longrun%s deny %s %s --feedback \"why\"\n", flags, notify.ShellQuote(s.workflowID), notify.ShellQuote(c.ID))
+		fmt.Fprintf(&cmds, "longrun%s deny %s %s --feedback \"why\"\n", flags, untrusted.ShellWord(s.workflowID), untrusted.ShellWord(c.ID))
 		// The signal names the call by the session's id and carries the
 		// digest of the arguments shown above it.
 		for _, ap := range approvals {
 			payload, _ := json.Marshal(ap) // strings only: always encodes
 			fmt.Fprintf(&cmds, "temporal workflow signal%s --workflow-id %s --name %s --input %s\n",
-				flags, notify.ShellQuote(s.workflowID), SignalApproval, notify.ShellQuote(string(payload)))
+				flags, untrusted.ShellWord(s.workflowID), SignalApproval, untrusted.ShellWord(string(payload)))
 		}
 		b.WriteString(untrusted.MarkdownBlock(cmds.String(), "sh"))
 	}

@@ -7,8 +7,8 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	activities "github.com/longrun/longrun/activities/contract" // the activities' contract; renamed in one go after issue 30's merges
 	"github.com/longrun/longrun/conversation"
-	"github.com/longrun/longrun/notify"
 	"github.com/longrun/longrun/toolspec"
 	"github.com/longrun/longrun/untrusted"
 )
@@ -53,12 +53,12 @@ func (s *driver) notifyWaiting(ctx workflow.Context) {
 		return
 	}
 	s.notes.told = true
-	ev := s.notifyEvent(ctx, notify.EventWaiting)
+	ev := s.notifyEvent(ctx, activities.EventWaiting)
 	for _, c := range p {
 		// Cut where recorded, and the cut said: every rendering of the
 		// event shows how much of the call it does not hold.
 		args, cut := untrusted.Head(c.Arguments, notifyMaxArgs, 0)
-		call := notify.Call{CallID: c.CallID, ID: c.ID, Digest: c.Digest, Tool: c.Tool, Arguments: args, Reason: c.Reason, Session: c.Session}
+		call := activities.NotifyCall{CallID: c.CallID, ID: c.ID, Digest: c.Digest, Tool: c.Tool, Arguments: args, Reason: c.Reason, Session: c.Session}
 		if !cut.None() {
 			call.Cut = &cut
 		}
@@ -86,14 +86,14 @@ func (s *driver) notifyEnd(ctx workflow.Context, res SessionResult, err error) {
 	if !s.notes.on {
 		return
 	}
-	event, status, why := notify.EventFailed, res.Status, res.Error
+	event, status, why := activities.EventFailed, res.Status, res.Error
 	switch {
 	case err != nil:
 		status, why = ResultFailed, rootMessage(err)
 	case res.Status == ResultCompleted:
-		event = notify.EventCompleted
+		event = activities.EventCompleted
 	case res.Status == ResultBudget, res.Status == ResultMaxTurns:
-		event = notify.EventBudget
+		event = activities.EventBudget
 	}
 	ev := s.notifyEvent(ctx, event)
 	ev.Status, ev.Error = status, why
@@ -111,7 +111,7 @@ func (s *driver) notifyEnd(ctx workflow.Context, res SessionResult, err error) {
 // the workflow id, the first run's id (the same across continue-as-new,
 // new when a finished session's id is used again), the event, and its
 // sequence number.
-func (s *driver) notifyEvent(ctx workflow.Context, event string) notify.Event {
+func (s *driver) notifyEvent(ctx workflow.Context, event string) activities.NotifyEvent {
 	if s.notes.turn != s.Turn {
 		s.notes.turn, s.notes.seq = s.Turn, 0
 	}
@@ -120,7 +120,7 @@ func (s *driver) notifyEvent(ctx workflow.Context, event string) notify.Event {
 	// The test environment leaves FirstRunID empty; a server never does.
 	first := cmp.Or(info.FirstRunID, info.WorkflowExecution.RunID)
 	key := fmt.Sprintf("%s/%s/%s/%d.%d", s.workflowID, first, event, s.Turn, s.notes.seq)
-	ev := notify.Event{Key: key, Event: event, Session: s.workflowID, Turn: s.Turn, Pending: []notify.Call{}, Task: s.task()}
+	ev := activities.NotifyEvent{Key: key, Event: event, Session: s.workflowID, Turn: s.Turn, Pending: []activities.NotifyCall{}, Task: s.task()}
 	switch {
 	case s.isolated() && s.Checkout.Origin != "":
 		ev.Repo = s.Checkout.Origin

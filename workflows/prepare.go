@@ -3,7 +3,7 @@ package workflows
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/longrun/longrun/activities"
+	activities "github.com/longrun/longrun/activities/contract" // the activities' contract; renamed in one go after issue 30's merges
 )
 
 // prepare completes a call whose tool prepares its calls

@@ -1,7 +1,7 @@
 package workflows
 
 import (
-	"github.com/longrun/longrun/activities"
+	activities "github.com/longrun/longrun/activities/contract" // the activities' contract; renamed in one go after issue 30's merges
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/skills"
 	"github.com/longrun/longrun/toolspec"

@@ -1,0 +1,89 @@
+// Package record holds what a session's history records of its own
+// checkout: the checkout (Info), the size of its changes (Stat) and what
+// closing it did (Closed). Plain data, so the workflow and package
+// session read them without linking package checkout, which runs git;
+// package checkout names them as its own (type aliases).
+package record
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Info is a session's checkout, as its history records it.
+type Info struct {
+	// Repo is the repository's top directory (the person's checkout).
+	Repo string `json:"repo"`
+	// Dir is the checkout, absolute: <state-dir>/checkouts/<name>.
+	Dir string `json:"dir"`
+	// Name is the sanitised session id: the checkout's directory name and
+	// the branch's last part.
+	Name   string `json:"name"`
+	Branch string `json:"branch"`
+	// Base is the commit the branch starts from; BaseRef is how the
+	// person named it (HEAD by default).
+	Base    string `json:"base"`
+	BaseRef string `json:"base_ref,omitempty"`
+	// Sub is the session's working directory inside the checkout,
+	// slash-separated, "" for its top.
+	Sub string `json:"sub,omitempty"`
+	// Copy marks a copy of a directory outside git (checkout.CreateCopy): Repo is
+	// the directory copied, and Dir a repository of its own holding the
+	// branch, kept until Discard.
+	Copy bool `json:"copy,omitempty"`
+	// Dropped are the nested .git entries (repositories inside the
+	// directory copied) a copy left out (checkout.CreateCopy), slash-separated,
+	// relative to Repo: the files beside them were copied, as files of
+	// the copy's own repository.
+	Dropped []string `json:"dropped,omitempty"`
+}
+
+// Stat is the size of what a session changed against its base: files,
+// lines added and deleted (a binary file counts as a file, with no lines),
+// and the first changed paths. Control files (.longrun/, .git/,
+// AGENTS.md: permission.IsControlPath) are not counted: the branch never
+// gets them (checkout.Close leaves them out); Control lists them instead.
+type Stat struct {
+	Files      int      `json:"files"`
+	Insertions int      `json:"insertions"`
+	Deletions  int      `json:"deletions"`
+	Paths      []string `json:"paths,omitempty"`
+	// Control are the control files the session created or changed in
+	// its checkout, which are not committed.
+	Control []string `json:"control,omitempty"`
+}
+
+// String is the one line status and the Web UI show: "3 files changed,
+// +10 -2".
+func (s Stat) String() string {
+	noun := "files"
+	if s.Files == 1 {
+		noun = "file"
+	}
+	out := fmt.Sprintf("%d %s changed, +%d -%d", s.Files, noun, s.Insertions, s.Deletions)
+	if len(s.Control) > 0 {
+		out += fmt.Sprintf(" (control files left out: %s)", strings.Join(s.Control, ", "))
+	}
+	return out
+}
+
+// Closed is what ending a session's checkout did.
+type Closed struct {
+	// Commit is the commit made on the branch, "" when nothing changed.
+	Commit string `json:"commit,omitempty"`
+	// LeftOut are control files (.longrun/, AGENTS.md: see
+	// permission.IsControlPath) the session created or changed in its
+	// checkout: they configure what later sessions may do, so they never
+	// reach the branch (and so starter apply) on the session's say; they
+	// are removed with the checkout. A nested repository the session made
+	// (a directory holding a .git) is listed too, as "dir/": the worker's
+	// git never goes into it, and records neither it nor its files.
+	LeftOut []string `json:"left_out,omitempty"`
+	// Changes is the branch against its base.
+	Changes *Stat `json:"changes,omitempty"`
+	// Bundle is the reference of the branch stored as a git bundle
+	// (checkout.BundleBranch) in the transcript store, when the checkout was
+	// restored on a worker with no checkpoint remote: the person's
+	// repository fetches the branch from it (starter diff, apply).
+	Bundle string `json:"bundle,omitempty"`
+}
