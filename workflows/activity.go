@@ -318,7 +318,7 @@ func (s *driver) rewindCheckoutCall(ctx workflow.Context, commit string) error {
 		Summary: "rewind " + s.Checkout.Branch + " to checkpoint " + orBase(commit),
 	})
 	req := activities.RewindRequest{Checkout: s.Checkout.Info, Commit: commit}
-	return workflow.ExecuteActivity(actx, a.RewindCheckout, req).Get(ctx, nil)
+	return workflow.ExecuteActivity(actx, activities.RewindCheckout, req).Get(ctx, nil)
 }
 
 // forkCheckoutCall makes a fork's checkout on the worker holding the
@@ -336,6 +336,6 @@ func (s *driver) forkCheckoutCall(ctx workflow.Context, f *ForkFrom) (activities
 	req := activities.CheckoutRequest{WorkDir: s.in.WorkDir, Base: s.in.Base,
 		From: &activities.CheckoutFrom{Dir: f.Checkout.Dir, Commit: f.Checkpoint}}
 	var res activities.CheckoutResult
-	err := workflow.ExecuteActivity(actx, a.OpenCheckout, req).Get(ctx, &res)
+	err := workflow.ExecuteActivity(actx, activities.OpenCheckout, req).Get(ctx, &res)
 	return res, err
 }
