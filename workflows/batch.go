@@ -47,7 +47,7 @@ func (s *driver) runBatch(ctx workflow.Context, calls []conversation.ToolCall) e
 			s.load(c.Name) // a deferred tool the model already knows of: send it from now on
 		}
 		review := d.Verdict == session.Ask && s.reviews(c, d)
-		s.must(s.batch.Policy(i, d, review, now))
+		s.tell(i, session.PolicyEvent{Decision: d, Review: review, Now: now})
 	}
 	return s.driveBatch(ctx)
 }
@@ -155,10 +155,11 @@ func (s *driver) ref(i int) callRef {
 	return callRef{b: s.batch, i: i, spec: s.specs[s.batch.Calls[i].Call.Name]}
 }
 
-// must stops the workflow task on an event the batch refuses where the
-// driver only ever sends allowed ones: a bug, never a person's input.
-func (s *driver) must(err error) {
-	if err != nil {
+// tell tells the batch what happened to call i (session.Batch.Tell). The
+// driver only ever sends an event the call's state allows, so a refusal
+// is a bug, never a person's input: it stops the workflow task.
+func (s *driver) tell(i int, ev session.Event) {
+	if err := s.batch.Tell(i, ev); err != nil {
 		panic(fmt.Sprintf("batch: %v", err))
 	}
 }
@@ -176,7 +177,7 @@ func (s *driver) runCall(ctx workflow.Context, cs callRef) {
 		case session.Waiting:
 			s.awaitApproval(ctx, cs)
 		case session.Decided:
-			s.must(s.batch.TakeIn(cs.i))
+			s.tell(cs.i, session.TakeInEvent{})
 			s.afterDecision(ctx)
 		case session.Approved:
 			s.runApproved(ctx, cs)
@@ -188,7 +189,7 @@ func (s *driver) runCall(ctx workflow.Context, cs callRef) {
 
 // stop answers a call stopped before it started: the turn was
 // interrupted or the session cancelled.
-func (s *driver) stop(cs callRef) { s.must(s.batch.Stop(cs.i, s.interrupted)) }
+func (s *driver) stop(cs callRef) { s.tell(cs.i, session.StopEvent{Interrupted: s.interrupted}) }
 
 // runApproved waits for the call's turn in the plan, runs it and records
 // its result.
@@ -198,7 +199,7 @@ func (s *driver) runApproved(ctx workflow.Context, cs callRef) {
 		return
 	}
 	defer s.release()
-	s.must(s.batch.Start(cs.i))
+	s.tell(cs.i, session.StartEvent{})
 	s.lastTool = s.callSummary(cs)
 	res, err := s.dispatch(ctx, cs)
 	s.noteCall(cs, res, err)
@@ -217,7 +218,7 @@ func (s *driver) awaitApproval(ctx workflow.Context, cs callRef) {
 		s.stop(cs)
 		return
 	case !decided:
-		s.must(s.batch.Timeout(cs.i, time.Duration(s.in.ApprovalTimeout)))
+		s.tell(cs.i, session.TimeoutEvent{After: time.Duration(s.in.ApprovalTimeout)})
 		s.afterDecision(ctx)
 	}
 }
@@ -244,7 +245,7 @@ func (s *driver) recordRun(ctx workflow.Context, cs callRef, res toolspec.Result
 		r = answer.Result(session.Facts{Tool: cs.call().Name, Detail: rootMessage(err)})
 		s.LastError, s.LastErrorType = fmt.Sprintf("turn %d: %s %s: %s", s.Turn, cs.call().Name, cs.call().Ref, rootMessage(err)), string(answer.Reason())
 	}
-	s.must(s.batch.Ran(cs.i, r))
+	s.tell(cs.i, session.RanEvent{Result: r})
 }
 
 // admit waits until the batch plan lets cs start: every call it depends on
@@ -349,7 +350,7 @@ func (s *driver) prepare(ctx workflow.Context, cs callRef) {
 	if err != nil || res.IsError {
 		s.recordRun(ctx, cs, res, err)
 	} else {
-		s.must(s.batch.Prepared(cs.i, string(res.Prepared)))
+		s.tell(cs.i, session.PreparedEvent{Arguments: string(res.Prepared)})
 	}
 	s.afterDecision(ctx)
 }

@@ -169,7 +169,7 @@ func (s *driver) applyApproval(ctx workflow.Context, ap Approval) (ApprovalOutco
 	d.Decision = strings.ToLower(strings.TrimSpace(ap.Decision))
 	out := ApprovalOutcome{Decision: d.Decision}
 	for _, i := range calls {
-		if err := s.batch.Decide(i, d); err != nil {
+		if err := s.batch.Tell(i, session.DecideEvent{Approval: d}); err != nil {
 			return out, err // checkApproval let only waiting calls through
 		}
 		c := s.batch.Calls[i].Call
