@@ -221,15 +221,6 @@ func (s *driver) pending() []PendingApproval {
 	return append(out, s.childPendingList()...)
 }
 
-// publishPending shows a change of the waiting calls (a sub-agent's among
-// them) in the search attributes, the current details and to the parent.
-func (s *driver) publishPending(ctx workflow.Context) {
-	s.publish(ctx)
-	workflow.SetCurrentDetails(ctx, s.details())
-	s.tellParent(ctx)
-	s.notifyWaiting(ctx)
-}
-
 func orNone(ids []string) string {
 	if len(ids) == 0 {
 		return "none"

@@ -315,24 +315,6 @@ func (s *driver) result(status, errText string) SessionResult {
 	return SessionResult{Status: status, FinalText: final, Turns: s.Turn, Usage: s.Usage, Error: errText}
 }
 
-// setPhase records the phase for the status query, the search attribute
-// and the UI's current details.
-func (s *driver) setPhase(ctx workflow.Context, phase string) {
-	s.phase = phase
-	s.publish(ctx)
-	workflow.SetCurrentDetails(ctx, s.details())
-	s.tellParent(ctx)
-	s.notifyWaiting(ctx)
-}
-
-func (s *driver) status() Status {
-	return Status{
-		Phase: s.phase, Turn: s.Turn, MaxTurns: s.limits.Turns(), Model: s.Model, Usage: s.Usage,
-		PendingApprovals: len(s.pending()), LastError: s.LastError, LastErrorType: s.LastErrorType, Rejected: s.Rejected,
-		Guardian: s.guard.Log, Changes: s.Changes,
-	}
-}
-
 // logger is the replay-safe workflow logger (it drops lines while
 // replaying) with the session and turn on every line, so an operator can
 // follow one session through a worker's JSON logs.

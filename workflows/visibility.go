@@ -23,6 +23,33 @@ import (
 // interval until the next upsert.
 const counterInterval = 5 * time.Second
 
+// setPhase records the phase for the status query, the search attribute
+// and the UI's current details.
+func (s *driver) setPhase(ctx workflow.Context, phase string) {
+	s.phase = phase
+	s.publish(ctx)
+	workflow.SetCurrentDetails(ctx, s.details())
+	s.tellParent(ctx)
+	s.notifyWaiting(ctx)
+}
+
+func (s *driver) status() Status {
+	return Status{
+		Phase: s.phase, Turn: s.Turn, MaxTurns: s.limits.Turns(), Model: s.Model, Usage: s.Usage,
+		PendingApprovals: len(s.pending()), LastError: s.LastError, LastErrorType: s.LastErrorType, Rejected: s.Rejected,
+		Guardian: s.guard.Log, Changes: s.Changes,
+	}
+}
+
+// publishPending shows a change of the waiting calls (a sub-agent's among
+// them) in the search attributes, the current details and to the parent.
+func (s *driver) publishPending(ctx workflow.Context) {
+	s.publish(ctx)
+	workflow.SetCurrentDetails(ctx, s.details())
+	s.tellParent(ctx)
+	s.notifyWaiting(ctx)
+}
+
 // visible is the last published value of each attribute.
 type visible struct {
 	phase, model, workspace string
