@@ -162,7 +162,7 @@ func (s *driver) applyApproval(ctx workflow.Context, ap Approval) (ApprovalOutco
 	}
 	if child, call, ok, _ := s.childCall(ap); ok && !ap.All {
 		out := s.forwardApproval(ctx, child, call, ap)
-		s.publishPending(ctx)
+		s.show(ctx)
 		return out, nil
 	}
 	d := ap

@@ -35,13 +35,11 @@ type driver struct {
 	toolDefs []activities.ToolDef
 
 	batch *session.Batch
-	phase string
+	pub   publisher // what the session last showed of itself (visibility.go)
 
 	workflowID   string
-	defaultModel string   // the worker's LONGRUN_MODEL, from the catalog
-	lastTool     string   // "shell: go test ./..." of the latest call started
-	published    *visible // what publish last upserted
-	publishedAt  time.Time
+	defaultModel string // the worker's LONGRUN_MODEL, from the catalog
+	lastTool     string // "shell: go test ./..." of the latest call started
 
 	engine *permission.Engine
 	guard  GuardianState // approval "guardian": its cache, streak and log (guardian.go)
