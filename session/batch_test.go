@@ -28,35 +28,41 @@ func ranResult() conversation.ToolResult {
 
 // events are every event a call's life knows, each with what it carries.
 var events = []event{
-	{"policy: run", func(b *Batch, i int) error { return b.Policy(i, Decision{Verdict: Run}, false, t0) }},
-	{"policy: ask", func(b *Batch, i int) error { return b.Policy(i, Decision{Verdict: Ask, Why: "writes"}, false, t0) }},
-	{"policy: ask the guardian", func(b *Batch, i int) error { return b.Policy(i, Decision{Verdict: Ask, Why: "writes"}, true, t0) }},
+	{"policy: run", func(b *Batch, i int) error { return b.Tell(i, PolicyEvent{Decision: Decision{Verdict: Run}, Now: t0}) }},
+	{"policy: ask", func(b *Batch, i int) error {
+		return b.Tell(i, PolicyEvent{Decision: Decision{Verdict: Ask, Why: "writes"}, Now: t0})
+	}},
+	{"policy: ask the guardian", func(b *Batch, i int) error {
+		return b.Tell(i, PolicyEvent{Decision: Decision{Verdict: Ask, Why: "writes"}, Review: true, Now: t0})
+	}},
 	{"policy: denied", func(b *Batch, i int) error {
 		r := AnswerDeniedByPolicy.Result(Facts{Detail: "rule"})
-		return b.Policy(i, Decision{Verdict: Denied, Result: &r}, false, t0)
+		return b.Tell(i, PolicyEvent{Decision: Decision{Verdict: Denied, Result: &r}, Now: t0})
 	}},
-	{"prepared", func(b *Batch, i int) error { return b.Prepared(i, `{"patch":"x"}`) }},
+	{"prepared", func(b *Batch, i int) error { return b.Tell(i, PreparedEvent{Arguments: `{"patch":"x"}`}) }},
 	{"guardian: approve", func(b *Batch, i int) error {
-		return b.Review(i, guardian.Verdict{Decision: guardian.Approve, Reason: "fine"}, t0)
+		return b.Tell(i, ReviewEvent{Verdict: guardian.Verdict{Decision: guardian.Approve, Reason: "fine"}, Now: t0})
 	}},
 	{"guardian: deny", func(b *Batch, i int) error {
-		return b.Review(i, guardian.Verdict{Decision: guardian.Deny, Reason: "no"}, t0)
+		return b.Tell(i, ReviewEvent{Verdict: guardian.Verdict{Decision: guardian.Deny, Reason: "no"}, Now: t0})
 	}},
 	{"guardian: ask", func(b *Batch, i int) error {
-		return b.Review(i, guardian.Verdict{Decision: guardian.AskPerson, Reason: "unsure"}, t0)
+		return b.Tell(i, ReviewEvent{Verdict: guardian.Verdict{Decision: guardian.AskPerson, Reason: "unsure"}, Now: t0})
 	}},
-	{"person: approve", func(b *Batch, i int) error { return b.Decide(i, Approval{Decision: DecisionApprove}) }},
+	{"person: approve", func(b *Batch, i int) error {
+		return b.Tell(i, DecideEvent{Approval: Approval{Decision: DecisionApprove}})
+	}},
 	{"person: deny", func(b *Batch, i int) error {
-		return b.Decide(i, Approval{Decision: DecisionDeny, Feedback: "not that"})
+		return b.Tell(i, DecideEvent{Approval: Approval{Decision: DecisionDeny, Feedback: "not that"}})
 	}},
-	{"remembered rule", func(b *Batch, i int) error { return b.Release(i) }},
-	{"decision taken in", func(b *Batch, i int) error { return b.TakeIn(i) }},
-	{"approval timeout", func(b *Batch, i int) error { return b.Timeout(i, time.Hour) }},
-	{"interrupt", func(b *Batch, i int) error { return b.Stop(i, true) }},
-	{"cancel", func(b *Batch, i int) error { return b.Stop(i, false) }},
-	{"start", func(b *Batch, i int) error { return b.Start(i) }},
-	{"lost worker", func(b *Batch, i int) error { return b.WorkerLost(i) }},
-	{"result", func(b *Batch, i int) error { return b.Ran(i, ranResult()) }},
+	{"remembered rule", func(b *Batch, i int) error { return b.Tell(i, ReleaseEvent{}) }},
+	{"decision taken in", func(b *Batch, i int) error { return b.Tell(i, TakeInEvent{}) }},
+	{"approval timeout", func(b *Batch, i int) error { return b.Tell(i, TimeoutEvent{After: time.Hour}) }},
+	{"interrupt", func(b *Batch, i int) error { return b.Tell(i, StopEvent{Interrupted: true}) }},
+	{"cancel", func(b *Batch, i int) error { return b.Tell(i, StopEvent{}) }},
+	{"start", func(b *Batch, i int) error { return b.Tell(i, StartEvent{}) }},
+	{"lost worker", func(b *Batch, i int) error { return b.Tell(i, WorkerLostEvent{}) }},
+	{"result", func(b *Batch, i int) error { return b.Tell(i, RanEvent{Result: ranResult()}) }},
 	{"run switch", func(b *Batch, i int) error { b.Resume(func(string) bool { return true }); return nil }},
 	{"run switch, tool gone", func(b *Batch, i int) error { b.Resume(func(string) bool { return false }); return nil }},
 }
@@ -128,6 +134,15 @@ func TestBatchEveryStateAndEvent(t *testing.T) {
 	fmt.Printf("session.Batch: %d states × %d events = %d transitions walked (%d allowed, %d refused)\n",
 		len(states), len(events), walked, walked-refused, refused)
 	require.Equal(t, len(states)*len(events), walked)
+}
+
+// TestBatchTellRefusesAnUnknownEvent: an event Tell does not know is
+// refused, never dropped.
+func TestBatchTellRefusesAnUnknownEvent(t *testing.T) {
+	t.Parallel()
+	b := oneCall(Proposed{})
+	require.ErrorIs(t, b.Tell(0, nil), ErrNotAllowed)
+	require.Equal(t, "proposed", b.Calls[0].State.Name())
 }
 
 // TestBatchForbiddenEvents: a decision for a call that is decided, for a

@@ -42,7 +42,7 @@ func (s *driver) compactOnOverflow(ctx workflow.Context, err error) bool {
 // transcript; the originals stay there too (conversation-original query).
 // It reports whether anything was compacted.
 func (s *driver) compact(ctx workflow.Context, why string) (bool, error) {
-	prev := s.phase
+	prev := s.pub.phase
 	s.setPhase(ctx, PhaseCompacting)
 	defer s.setPhase(ctx, prev)
 	keep := s.limits.KeepTurns()

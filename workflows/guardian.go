@@ -77,7 +77,7 @@ func (s *driver) review(ctx workflow.Context, cs callRef) {
 	}
 	s.logger(ctx).Info("guardian", "id", call.Ref, "call_id", call.ID, "tool", call.Name, "decision", v.Decision,
 		"failure", v.Failure, "cached", v.Cached, "reason", v.Reason)
-	s.must(s.batch.Review(cs.i, v, workflow.Now(ctx)))
+	s.tell(cs.i, session.ReviewEvent{Verdict: v, Now: workflow.Now(ctx)})
 	s.afterDecision(ctx)
 }
 

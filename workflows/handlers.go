@@ -162,14 +162,14 @@ func (s *driver) applyApproval(ctx workflow.Context, ap Approval) (ApprovalOutco
 	}
 	if child, call, ok, _ := s.childCall(ap); ok && !ap.All {
 		out := s.forwardApproval(ctx, child, call, ap)
-		s.publishPending(ctx)
+		s.show(ctx)
 		return out, nil
 	}
 	d := ap
 	d.Decision = strings.ToLower(strings.TrimSpace(ap.Decision))
 	out := ApprovalOutcome{Decision: d.Decision}
 	for _, i := range calls {
-		if err := s.batch.Decide(i, d); err != nil {
+		if err := s.batch.Tell(i, session.DecideEvent{Approval: d}); err != nil {
 			return out, err // checkApproval let only waiting calls through
 		}
 		c := s.batch.Calls[i].Call
@@ -219,15 +219,6 @@ func (s *driver) pending() []PendingApproval {
 		})
 	}
 	return append(out, s.childPendingList()...)
-}
-
-// publishPending shows a change of the waiting calls (a sub-agent's among
-// them) in the search attributes, the current details and to the parent.
-func (s *driver) publishPending(ctx workflow.Context) {
-	s.publish(ctx)
-	workflow.SetCurrentDetails(ctx, s.details())
-	s.tellParent(ctx)
-	s.notifyWaiting(ctx)
 }
 
 func orNone(ids []string) string {

@@ -39,12 +39,11 @@ const (
 
 // notifyWaiting posts a waiting notification when calls start waiting
 // for a person: once per wait, with every waiting call (a sub-agent's
-// too). Called wherever the waiting calls may have changed.
-func (s *driver) notifyWaiting(ctx workflow.Context) {
+// too), p as the shown state has them (driver.show).
+func (s *driver) notifyWaiting(ctx workflow.Context, p []PendingApproval) {
 	if !s.notes.on {
 		return
 	}
-	p := s.pending()
 	if len(p) == 0 {
 		s.notes.told = false
 		return

@@ -10,6 +10,7 @@ import (
 	activities "github.com/longrun/longrun/activities/contract" // the activities' contract; renamed in one go after issue 30's merges
 	"github.com/longrun/longrun/conversation"
 	"github.com/longrun/longrun/permission"
+	"github.com/longrun/longrun/session"
 	tools "github.com/longrun/longrun/toolspec" // the tool contract; renamed in one go after issue 30's merges
 )
 
@@ -118,7 +119,7 @@ func (s *driver) remember(ap Approval, approved []int) ([]string, error) {
 			if o == i || !s.engine.Covers(rule, perm) || s.engine.Decide(perm).Action != permission.Allow {
 				continue
 			}
-			s.must(s.batch.Release(o)) // a rule decided, not a person's look at this call
+			s.tell(o, session.ReleaseEvent{}) // a rule decided, not a person's look at this call
 			released = append(released, s.batch.Calls[o].Call.ID)
 		}
 	}

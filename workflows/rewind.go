@@ -120,8 +120,8 @@ func (s *driver) checkRewind(req RewindRequest) error {
 	switch {
 	case s.rw.req != nil:
 		return errors.New("a rewind is already in progress")
-	case s.phase != PhaseWaitingInput:
-		return fmt.Errorf("the session is %s: a rewind waits until it waits for your message (interrupt it first, then rewind)", s.phase)
+	case s.pub.phase != PhaseWaitingInput:
+		return fmt.Errorf("the session is %s: a rewind waits until it waits for your message (interrupt it first, then rewind)", s.pub.phase)
 	case s.runningJobs():
 		return errors.New("background jobs are running in the checkout and could write to it after the rewind: stop them first (ask the model, or interrupt), then rewind")
 	}
@@ -181,8 +181,9 @@ func (s *driver) rewindNow(ctx workflow.Context) {
 	}
 	s.logger(ctx).Info("rewound", "to", m.Turn, "from", from, "checkpoint", m.Checkpoint)
 	s.rw.done, s.rw.out = true, RewindOutcome{Turn: m.Turn, From: from, Checkpoint: m.Checkpoint}
-	s.publish(ctx)
-	workflow.SetCurrentDetails(ctx, s.details())
+	st := s.shown()
+	s.publish(ctx, st.visible)
+	workflow.SetCurrentDetails(ctx, s.render(st))
 }
 
 func orBase(commit string) string {

@@ -35,13 +35,11 @@ type driver struct {
 	toolDefs []activities.ToolDef
 
 	batch *session.Batch
-	phase string
+	pub   publisher // what the session last showed of itself (visibility.go)
 
 	workflowID   string
-	defaultModel string   // the worker's LONGRUN_MODEL, from the catalog
-	lastTool     string   // "shell: go test ./..." of the latest call started
-	published    *visible // what publish last upserted
-	publishedAt  time.Time
+	defaultModel string // the worker's LONGRUN_MODEL, from the catalog
+	lastTool     string // "shell: go test ./..." of the latest call started
 
 	engine *permission.Engine
 	guard  GuardianState // approval "guardian": its cache, streak and log (guardian.go)
@@ -322,24 +320,6 @@ func (s *driver) result(status, errText string) SessionResult {
 		}
 	}
 	return SessionResult{Status: status, FinalText: final, Turns: s.Turn, Usage: s.Usage, Error: errText}
-}
-
-// setPhase records the phase for the status query, the search attribute
-// and the UI's current details.
-func (s *driver) setPhase(ctx workflow.Context, phase string) {
-	s.phase = phase
-	s.publish(ctx)
-	workflow.SetCurrentDetails(ctx, s.details())
-	s.tellParent(ctx)
-	s.notifyWaiting(ctx)
-}
-
-func (s *driver) status() Status {
-	return Status{
-		Phase: s.phase, Turn: s.Turn, MaxTurns: s.limits.Turns(), Model: s.Model, Usage: s.Usage,
-		PendingApprovals: len(s.pending()), LastError: s.LastError, LastErrorType: s.LastErrorType, Rejected: s.Rejected,
-		Guardian: s.guard.Log, Changes: s.Changes,
-	}
 }
 
 // logger is the replay-safe workflow logger (it drops lines while

@@ -138,7 +138,7 @@ func (s *driver) onChildPending(ctx workflow.Context, cp ChildPending) {
 		s.childPending = map[string][]PendingApproval{}
 	}
 	s.childPending[cp.Child] = cp.Pending
-	s.publishPending(ctx)
+	s.show(ctx)
 }
 
 // startedChild reports whether id names a sub-agent this session started

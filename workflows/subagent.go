@@ -149,12 +149,12 @@ func (s *driver) childInput(cs callRef, p TaskParams) SessionInput {
 }
 
 // tellParent sends the parent this child's waiting calls when they
-// changed, so the person sees them where they look.
-func (s *driver) tellParent(ctx workflow.Context) {
+// changed, so the person sees them where they look. p is the shown
+// state's waiting calls (driver.show).
+func (s *driver) tellParent(ctx workflow.Context, p []PendingApproval) {
 	if s.in.Parent == nil {
 		return
 	}
-	p := s.pending()
 	key := make([]string, len(p))
 	for i, c := range p {
 		key[i] = c.ID + ":" + c.Digest

@@ -23,6 +23,59 @@ import (
 // interval until the next upsert.
 const counterInterval = 5 * time.Second
 
+// publisher is what the session last showed of itself: its phase (the
+// status query's too) and the search attributes it last upserted, which
+// publish compares against.
+type publisher struct {
+	phase       string
+	published   *visible // what publish last upserted
+	publishedAt time.Time
+}
+
+// shown is what the session shows of itself at one moment. One place
+// computes it (driver.shown), and everything that shows the session reads
+// it: the search attributes, the current details, the parent (a child's
+// waiting calls) and the notifications. None of them asks the batch on
+// its own, so they cannot show two different moments.
+type shown struct {
+	visible                   // the search attributes' values
+	pending []PendingApproval // the calls waiting for a person, the children's among them
+}
+
+// shown is the session as it stands now.
+func (s *driver) shown() shown {
+	p := s.pending()
+	return shown{pending: p, visible: visible{
+		phase: s.pub.phase, model: s.Model, workspace: s.workspaceLabel(),
+		pending: int64(len(p)), turns: int64(s.Turn), tokens: s.Usage.TotalTokens,
+	}}
+}
+
+// setPhase records the phase and shows the session in it.
+func (s *driver) setPhase(ctx workflow.Context, phase string) {
+	s.pub.phase = phase
+	s.show(ctx)
+}
+
+// show publishes the session as it stands (shown) to everyone who shows
+// it: the search attributes, the Web UI's current details, the parent
+// and the notifications.
+func (s *driver) show(ctx workflow.Context) {
+	st := s.shown()
+	s.publish(ctx, st.visible)
+	workflow.SetCurrentDetails(ctx, s.render(st))
+	s.tellParent(ctx, st.pending)
+	s.notifyWaiting(ctx, st.pending)
+}
+
+func (s *driver) status() Status {
+	return Status{
+		Phase: s.pub.phase, Turn: s.Turn, MaxTurns: s.limits.Turns(), Model: s.Model, Usage: s.Usage,
+		PendingApprovals: len(s.pending()), LastError: s.LastError, LastErrorType: s.LastErrorType, Rejected: s.Rejected,
+		Guardian: s.guard.Log, Changes: s.Changes,
+	}
+}
+
 // visible is the last published value of each attribute.
 type visible struct {
 	phase, model, workspace string
@@ -30,16 +83,12 @@ type visible struct {
 }
 
 // publish upserts the attributes whose values changed, in one command.
-func (s *driver) publish(ctx workflow.Context) {
-	now := visible{
-		phase: s.phase, model: s.Model, workspace: s.workspaceLabel(),
-		pending: int64(len(s.pending())), turns: int64(s.Turn), tokens: s.Usage.TotalTokens,
-	}
-	if s.published != nil && *s.published == now {
+func (s *driver) publish(ctx workflow.Context, now visible) {
+	if s.pub.published != nil && *s.pub.published == now {
 		return
 	}
-	if s.published != nil && onlyCounters(*s.published, now) &&
-		workflow.Now(ctx).Sub(s.publishedAt) < counterInterval {
+	if s.pub.published != nil && onlyCounters(*s.pub.published, now) &&
+		workflow.Now(ctx).Sub(s.pub.publishedAt) < counterInterval {
 		return
 	}
 	updates := []temporal.SearchAttributeUpdate{
@@ -56,8 +105,8 @@ func (s *driver) publish(ctx workflow.Context) {
 		s.logger(ctx).Warn("upsert search attributes", "error", err)
 		return
 	}
-	s.published = &now
-	s.publishedAt = workflow.Now(ctx)
+	s.pub.published = &now
+	s.pub.publishedAt = workflow.Now(ctx)
 }
 
 // onlyCounters reports whether a and b differ in the counters alone.
@@ -78,13 +127,16 @@ func (s *driver) workspaceLabel() string {
 // where the session is. The waiting calls come first: the UI shows the
 // details in a frame of its own height, and what a person must act on
 // must not be the part cut off below the plan.
-func (s *driver) details() string {
+func (s *driver) details() string { return s.render(s.shown()) }
+
+// render is the current details of the session as st shows it.
+func (s *driver) render(st shown) string {
 	var b strings.Builder
-	if p := s.pending(); len(p) > 0 {
+	if p := st.pending; len(p) > 0 {
 		s.waitingDetails(&b, p)
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "**phase:** %s · **turn:** %d/%d · **tokens:** %d", s.phase, s.Turn, s.limits.Turns(), s.Usage.TotalTokens)
+	fmt.Fprintf(&b, "**phase:** %s · **turn:** %d/%d · **tokens:** %d", st.phase, s.Turn, s.limits.Turns(), s.Usage.TotalTokens)
 	if s.Usage.CostUSD > 0 {
 		fmt.Fprintf(&b, " · **cost:** ~$%.4f", s.Usage.CostUSD)
 	}
