@@ -54,6 +54,12 @@ type ToolRequest struct {
 	// (checkout.Info.Name); WorkDir is then relative to it. Empty: the
 	// session runs in place, in the worker's workspace.
 	Checkout string `json:"checkout,omitempty"`
+	// CheckoutQueue is set on a call the session runs as a local activity
+	// in its checkout: the queue the checkout is pinned to. A worker whose
+	// checkouts are pinned elsewhere answers ErrTypeNotHere instead of
+	// running the call (here.go). Empty on an activity, which only the
+	// worker holding the checkout takes.
+	CheckoutQueue string `json:"checkout_queue,omitempty"`
 	// Prepare asks the tool to complete the call's arguments rather than
 	// run it (tools.Preparer, Spec.Prepares).
 	Prepare bool `json:"prepare,omitempty"`
@@ -64,6 +70,9 @@ type ToolRequest struct {
 // the system failed and is for Temporal to retry (or not, for tools that
 // change things: the workflow schedules those with a single attempt).
 func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result, error) {
+	if err := a.here(req.Checkout, req.CheckoutQueue); err != nil {
+		return tools.Result{}, err
+	}
 	t, ok := a.lookupCallTool(req)
 	if !ok {
 		return tools.Result{}, temporal.NewNonRetryableApplicationError(

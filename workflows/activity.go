@@ -153,7 +153,10 @@ func (s *driver) toolCall(ctx workflow.Context, cs callRef, req activities.ToolR
 	s.pin(&opts)
 	actx := workflow.WithActivityOptions(ctx, opts)
 	var res toolspec.Result
-	err := schedule(actx, local, a.RunTool, req).Get(ctx, &res)
+	err := s.runHere(ctx, actx, local, a.RunTool, func(queue string) any {
+		req.CheckoutQueue = queue
+		return req
+	}, &res)
 	return res, err
 }
 
@@ -275,9 +278,11 @@ func (s *driver) closeCheckoutCall(ctx workflow.Context) (activities.CloseChecko
 }
 
 // checkpointCall records the checkout as a checkpoint and pushes it to the
-// checkpoint remote, on the worker holding it (checkpoint.go). It waits
-// for that worker as long as a tool call does: a schedule-to-start
-// timeout here is how the session finds the worker lost.
+// checkpoint remote, on the worker holding it (checkpoint.go): locally
+// when that worker runs this workflow task (here.go), else as an
+// activity on its queue. That activity waits for the worker as long as a
+// tool call does: a schedule-to-start timeout is how the session finds
+// the worker lost.
 func (s *driver) checkpointCall(ctx workflow.Context) (activities.CheckpointResult, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              s.Checkout.Queue,
@@ -288,7 +293,10 @@ func (s *driver) checkpointCall(ctx workflow.Context) (activities.CheckpointResu
 	})
 	req := activities.CheckpointRequest{Checkout: s.Checkout.Info, Previous: s.Checkout.Checkpoint, Paths: s.Checkout.CheckpointPaths(len(s.Jobs))}
 	var res activities.CheckpointResult
-	err := workflow.ExecuteActivity(actx, a.Checkpoint, req).Get(ctx, &res)
+	err := s.runHere(ctx, actx, s.localHere(), a.Checkpoint, func(queue string) any {
+		req.CheckoutQueue = queue
+		return req
+	}, &res)
 	return res, err
 }
 
