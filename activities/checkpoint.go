@@ -25,9 +25,14 @@ type (
 
 // Checkpoint records the session's checkout as a commit on its private
 // ref (checkout.Checkpoint) and pushes it to the checkpoint remote. It
-// runs on the worker holding the checkout. A push that fails is an error,
-// so the activity retries; the commit is made once (same tree, same id).
+// runs on the worker holding the checkout: as a local activity when that
+// worker runs the session's workflow task, else as an activity on its
+// queue. A push that fails is an error, so the activity retries; the
+// commit is made once (same tree, same id).
 func (a *Activities) Checkpoint(ctx context.Context, req CheckpointRequest) (CheckpointResult, error) {
+	if err := a.here(req.Checkout.Name, req.CheckoutQueue); err != nil {
+		return CheckpointResult{}, err
+	}
 	dir, err := a.ownCheckout(req.Checkout.Name)
 	if err != nil {
 		return CheckpointResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "BadCheckout", nil)

@@ -29,6 +29,9 @@ type ToolRequest = contract.ToolRequest
 // the system failed and is for Temporal to retry (or not, for tools that
 // change things: the workflow schedules those with a single attempt).
 func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result, error) {
+	if err := a.here(req.Checkout, req.CheckoutQueue); err != nil {
+		return tools.Result{}, err
+	}
 	t, ok := a.lookupCallTool(req)
 	if !ok {
 		return tools.Result{}, temporal.NewNonRetryableApplicationError(

@@ -149,7 +149,10 @@ func (s *driver) toolCall(ctx workflow.Context, cs callRef, req activities.ToolR
 	s.pin(&opts)
 	actx := workflow.WithActivityOptions(ctx, opts)
 	var res toolspec.Result
-	err := schedule(actx, local, activities.RunTool, req).Get(ctx, &res)
+	err := s.runHere(ctx, actx, local, activities.RunTool, func(queue string) any {
+		req.CheckoutQueue = queue
+		return req
+	}, &res)
 	return res, err
 }
 
@@ -271,9 +274,11 @@ func (s *driver) closeCheckoutCall(ctx workflow.Context) (activities.CloseChecko
 }
 
 // checkpointCall records the checkout as a checkpoint and pushes it to the
-// checkpoint remote, on the worker holding it (checkpoint.go). It waits
-// for that worker as long as a tool call does: a schedule-to-start
-// timeout here is how the session finds the worker lost.
+// checkpoint remote, on the worker holding it (checkpoint.go): locally
+// when that worker runs this workflow task (here.go), else as an
+// activity on its queue. That activity waits for the worker as long as a
+// tool call does: a schedule-to-start timeout is how the session finds
+// the worker lost.
 func (s *driver) checkpointCall(ctx workflow.Context) (activities.CheckpointResult, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              s.Checkout.Queue,
@@ -284,7 +289,10 @@ func (s *driver) checkpointCall(ctx workflow.Context) (activities.CheckpointResu
 	})
 	req := activities.CheckpointRequest{Checkout: s.Checkout.Info, Previous: s.Checkout.Checkpoint, Paths: s.Checkout.CheckpointPaths(len(s.Jobs))}
 	var res activities.CheckpointResult
-	err := workflow.ExecuteActivity(actx, activities.Checkpoint, req).Get(ctx, &res)
+	err := s.runHere(ctx, actx, s.localHere(), activities.Checkpoint, func(queue string) any {
+		req.CheckoutQueue = queue
+		return req
+	}, &res)
 	return res, err
 }
 

@@ -27,9 +27,10 @@ const (
 var testCheckout = checkout.Info{Repo: "/repo", Dir: "/state/checkouts/s1", Name: "s1", Branch: "longrun/s1", Base: "abc", Sub: "pkg"}
 
 // TestIsolatedSessionIsPinnedToItsCheckout: a session on a repository
-// gets its own checkout; every tool call, reads included (no local
-// activity), carries the checkout and goes to the queue of the worker that
-// made it; at the end the checkout is committed with the first line of
+// gets its own checkout; every tool call carries the checkout and runs
+// on the worker that made it: a write through its queue, a read as a
+// local activity there, since that worker runs the workflow task too
+// (here.go; local_test.go for another worker); at the end the checkout is committed with the first line of
 // the final text, and the result names the branch.
 func TestIsolatedSessionIsPinnedToItsCheckout(t *testing.T) {
 	t.Parallel()
@@ -59,16 +60,28 @@ func TestIsolatedSessionIsPinnedToItsCheckout(t *testing.T) {
 		queues[i.ActivityType.Name] = i.TaskQueue
 		mu.Unlock()
 	})
+	var local []string
+	var localQueue string
+	h.env.SetOnLocalActivityStartedListener(func(i *activity.Info, _ context.Context, args []any) {
+		if i.ActivityType.Name == "RunTool" {
+			mu.Lock()
+			local = append(local, args[0].(activities.ToolRequest).CallID)
+			localQueue = args[0].(activities.ToolRequest).CheckoutQueue
+			mu.Unlock()
+		}
+	})
 	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
 	require.NoError(t, h.env.GetWorkflowError())
 	var r SessionResult
 	require.NoError(t, h.env.GetWorkflowResult(&r))
 
-	require.Len(t, reqs, 2, "the read ran as an activity too, not locally")
+	require.Len(t, reqs, 2)
 	for _, req := range reqs {
 		require.Equal(t, "s1", req.Checkout, req.CallID)
 		require.Equal(t, "pkg", req.WorkDir, "the working directory inside the checkout")
 	}
+	require.Equal(t, []string{"r1"}, local, "the read ran locally")
+	require.Equal(t, testCheckoutQueue, localQueue, "the local read names the checkout's queue, so another worker would refuse it")
 	require.Equal(t, "w1-own", queues["RunTool"], "tool calls go to the worker holding the checkout")
 	require.Equal(t, "w1-own", queues["CloseCheckout"])
 	require.Equal(t, "Changed a", closed.Message)

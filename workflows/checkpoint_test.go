@@ -20,8 +20,10 @@ import (
 	"github.com/longrun/longrun/tools"
 )
 
-// The checkpoint activity a test scripts: each call's request, and
-// whether it finds the worker gone (nobody polls its queue).
+// The checkpoint activity a test scripts: each call's request and where
+// it ran (its queue, or "local"), and whether it finds the worker gone
+// (nobody polls its queue). A local call on a worker without the
+// checkout is answered not here (harness.notHere) and not counted.
 type checkpoints struct {
 	mu    sync.Mutex
 	reqs  []activities.CheckpointRequest
@@ -32,10 +34,17 @@ type checkpoints struct {
 func (c *checkpoints) mock(h *harness) {
 	h.env.OnActivity(a.Checkpoint, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, r activities.CheckpointRequest) (activities.CheckpointResult, error) {
+			if err := h.notHere(ctx, r.CheckoutQueue); err != nil {
+				return activities.CheckpointResult{}, err
+			}
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			c.reqs = append(c.reqs, r)
-			c.queue = append(c.queue, activity.GetInfo(ctx).TaskQueue)
+			where := activity.GetInfo(ctx).TaskQueue
+			if activity.GetInfo(ctx).IsLocalActivity {
+				where = "local"
+			}
+			c.queue = append(c.queue, where)
 			if c.gone {
 				c.gone = false
 				return activities.CheckpointResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
@@ -46,25 +55,46 @@ func (c *checkpoints) mock(h *harness) {
 
 // A batch with a call that may change files is followed by a checkpoint
 // on the worker holding the checkout, given the previous one; a batch of
-// reads is not; the checkout query holds the last checkpoint's id.
+// reads is not; the checkout query holds the last checkpoint's id. The
+// checkpoint runs as a local activity when that worker runs the
+// workflow task, else as an activity on its queue; with local_reads
+// false always as an activity.
 func TestCheckpointAfterABatchThatMayChangeFiles(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name, taskWorker string
+		localReads       *bool
+		where            string
+	}{
+		{name: "workflow task on the checkout's worker", where: "local"},
+		{name: "workflow task on another worker", taskWorker: "w2-own", where: testCheckoutQueue},
+		{name: "local_reads false", localReads: Flag(false), where: testCheckoutQueue},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			checkpointAfterABatch(t, tc.taskWorker, tc.localReads, tc.where)
+		})
+	}
+}
+
+func checkpointAfterABatch(t *testing.T, taskWorker string, localReads *bool, where string) {
 	h := newHarness(t, []activities.ModelResponse{
 		toolReply(call("w1", "write", `{"path":"a","content":"x"}`)),
 		toolReply(call("r1", "read", `{"path":"a"}`)),
 		toolReply(call("w2", "write", `{"path":"b","content":"y"}`)),
 		textReply("done"),
 	}, nil)
+	h.taskWorker = taskWorker
 	var cps checkpoints
 	cps.mock(h)
 	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee"}, nil)
-	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase, LocalReads: localReads})
 	require.NoError(t, h.env.GetWorkflowError())
 
 	require.Len(t, cps.reqs, 2, "after each write's batch, not after the read's")
 	require.Equal(t, "", cps.reqs[0].Previous)
 	require.Equal(t, "cp1", cps.reqs[1].Previous)
-	require.Equal(t, []string{testCheckoutQueue, testCheckoutQueue}, cps.queue)
+	require.Equal(t, []string{where, where}, cps.queue)
 	require.Equal(t, testCheckout, cps.reqs[0].Checkout)
 	v, err := h.env.QueryWorkflow(QueryCheckout)
 	require.NoError(t, err)
@@ -79,7 +109,8 @@ func TestCheckpointAfterABatchThatMayChangeFiles(t *testing.T) {
 // worker_lost, the checkpoint finds nobody polling its queue, the
 // checkout is restored on another worker from the last checkpoint, the
 // model is told, and every later call (and the close) goes to the new
-// worker.
+// worker: here the one running the workflow task, so its reads run
+// locally.
 func TestLostWorkerRestoresTheCheckout(t *testing.T) {
 	t.Parallel()
 	var cps checkpoints
@@ -101,11 +132,19 @@ func TestLostWorkerRestoresTheCheckout(t *testing.T) {
 		return tools.Result{Content: "ok " + r.CallID}, nil
 	})
 	queues := map[string][]string{}
+	var local []string // calls that ran as local activities
 	var mu sync.Mutex
 	h.env.SetOnActivityStartedListener(func(i *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		mu.Lock()
 		queues[i.ActivityType.Name] = append(queues[i.ActivityType.Name], i.TaskQueue)
 		mu.Unlock()
+	})
+	h.env.SetOnLocalActivityStartedListener(func(i *activity.Info, _ context.Context, args []any) {
+		if i.ActivityType.Name == "RunTool" {
+			mu.Lock()
+			local = append(local, args[0].(activities.ToolRequest).CallID)
+			mu.Unlock()
+		}
 	})
 	cps.mock(h)
 	restored := checkout.Info{Repo: "/b/checkouts/s1", Dir: "/b/checkouts/s1", Name: "s1", Branch: "longrun/s1", Base: "abc", Sub: "pkg"}
@@ -121,6 +160,9 @@ func TestLostWorkerRestoresTheCheckout(t *testing.T) {
 			closed = r
 			return activities.CloseCheckoutResult{Commit: "c0ffee"}, nil
 		})
+	// The workflow tasks run on the worker that will restore the
+	// checkout: the first one is lost, its calls are pinned there.
+	h.taskWorker = "w2-own"
 	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase, WorkerLostAfter: Duration(3e9)})
 	require.NoError(t, h.env.GetWorkflowError())
 	var r SessionResult
@@ -132,7 +174,8 @@ func TestLostWorkerRestoresTheCheckout(t *testing.T) {
 	require.Equal(t, conversation.ReasonWorkerLost, resultOf(msgs, "r0").Reason, "a read pinned to the lost worker too")
 	require.Equal(t, "cp1", restoreReq.Checkpoint, "restored from the last checkpoint")
 	require.Equal(t, testCheckout, restoreReq.Checkout)
-	require.Equal(t, []string{testCheckoutQueue, testCheckoutQueue, testCheckoutQueue, "w2-own"}, queues["RunTool"], "pinned to the new worker")
+	require.Equal(t, []string{testCheckoutQueue, testCheckoutQueue, testCheckoutQueue}, queues["RunTool"], "pinned to the first worker")
+	require.Equal(t, []string{"r1"}, local, "no local try while the first worker held the checkout (a local checkpoint found it elsewhere); the restored checkout is where the workflow task runs: its reads run there locally")
 	require.NotEqual(t, testCheckoutQueue, queues["RestoreCheckout"][0], "any worker restores")
 	require.Equal(t, []string{"w2-own"}, queues["CloseCheckout"])
 	require.Equal(t, restored, closed.Checkout)
@@ -267,6 +310,9 @@ func TestCheckpointBundleGoesToTheRestore(t *testing.T) {
 			return activities.CheckoutResult{Checkout: &restored, WorkerQueue: "w2-own"}, nil
 		})
 	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee", Bundle: "sha256:branch"}, nil)
+	// The workflow tasks run on the worker that will restore the
+	// checkout: the first one is lost, its calls are pinned there.
+	h.taskWorker = "w2-own"
 	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase, WorkerLostAfter: Duration(3e9)})
 	require.NoError(t, h.env.GetWorkflowError())
 

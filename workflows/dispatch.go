@@ -48,10 +48,11 @@ func (jobTool) answer(ctx workflow.Context, s *driver, cs callRef) (toolspec.Res
 }
 
 // dispatch runs a call where session.Route says: answered by the session,
-// or as a tool activity (local or not).
+// or as a tool activity (local or not: local in a checkout only where
+// the checkout is, here.go).
 func (s *driver) dispatch(ctx workflow.Context, cs callRef) (toolspec.Result, error) {
 	self, bySession := s.self[cs.call().Name]
-	switch session.Route(cs.spec, bySession, s.in.localReads() && !s.isolated()) {
+	switch session.Route(cs.spec, bySession, s.localHere()) {
 	case session.RunBySession:
 		return self.answer(ctx, s, cs)
 	case session.RunLocalActivity:

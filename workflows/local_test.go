@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -129,4 +130,75 @@ func TestLocalModelCallsRunLocally(t *testing.T) {
 	require.Contains(t, local, "ListTools", "start-up steps run locally too")
 	require.Contains(t, local, "LoadWorkspaceConfig")
 	require.Empty(t, remote, "nothing goes through an activity task")
+}
+
+// In a checkout of its own, a read runs as a local activity when the
+// worker running the workflow task holds the checkout. When another
+// worker runs it, the local read is answered not here and the read runs
+// on the checkout's queue as an activity; the session then sends its
+// reads straight there for localRetryTurns turns (no marker each), and
+// tries locally once more after them. Every read is answered.
+func TestReadsRunLocallyWhereTheCheckoutIs(t *testing.T) {
+	t.Parallel()
+	turns := localRetryTurns + 2
+	for _, tc := range []struct {
+		name, taskWorker string
+		tried, pinned    []string // reads tried locally; reads run as activities
+	}{
+		{name: "on the checkout's worker", tried: ids(1, turns)},
+		{name: "on another worker", taskWorker: "w2-own",
+			tried: []string{"t1", fmt.Sprintf("t%d", 1+localRetryTurns)}, pinned: ids(1, turns)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var replies []activities.ModelResponse
+			for i := 1; i <= turns; i++ {
+				replies = append(replies, toolReply(call(fmt.Sprintf("t%d", i), "read", fmt.Sprintf(`{"path":"a","offset":%d}`, i))))
+			}
+			h := newHarness(t, append(replies, textReply("done")), nil)
+			h.taskWorker = tc.taskWorker
+			h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee"}, nil)
+			var mu sync.Mutex
+			var tried, pinned []string
+			h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, args []any) {
+				if info.ActivityType.Name == "RunTool" {
+					mu.Lock()
+					defer mu.Unlock()
+					tried = append(tried, args[0].(activities.ToolRequest).CallID)
+				}
+			})
+			h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+				if info.ActivityType.Name != "RunTool" {
+					return
+				}
+				var req activities.ToolRequest
+				require.NoError(t, args.Get(&req))
+				require.Equal(t, testCheckoutQueue, info.TaskQueue, "pinned to the checkout's worker")
+				require.Empty(t, req.CheckoutQueue, "an activity asks no worker whether it holds the checkout: only that one polls its queue")
+				mu.Lock()
+				defer mu.Unlock()
+				pinned = append(pinned, req.CallID)
+			})
+			h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
+			require.NoError(t, h.env.GetWorkflowError())
+			var r SessionResult
+			require.NoError(t, h.env.GetWorkflowResult(&r))
+			require.Equal(t, ResultCompleted, r.Status)
+			require.Equal(t, tc.tried, tried)
+			require.Equal(t, tc.pinned, pinned)
+			msgs := h.conversation(t)
+			for _, id := range ids(1, turns) {
+				require.Equal(t, "ok "+id, byID(msgs, id).Content)
+			}
+		})
+	}
+}
+
+// ids are the call ids t<from>..t<to>.
+func ids(from, to int) []string {
+	var out []string
+	for i := from; i <= to; i++ {
+		out = append(out, fmt.Sprintf("t%d", i))
+	}
+	return out
 }

@@ -44,6 +44,8 @@ type driver struct {
 	engine *permission.Engine
 	guard  GuardianState // approval "guardian": its cache, streak and log (guardian.go)
 
+	missed localMiss // the last local call that found the checkout elsewhere (here.go)
+
 	running      int // calls of the batch holding a pool slot
 	runStartTurn int // s.Turn when this run started
 

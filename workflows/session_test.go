@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
@@ -78,6 +79,25 @@ type harness struct {
 	requests []activities.ModelRequest
 	mu       sync.Mutex
 	ran      []string // tool call ids, in the order their activities ran
+	// taskWorker is the queue the checkouts of the worker running the
+	// session's workflow tasks are pinned to ("": testCheckoutQueue, the
+	// worker that made the checkout). A local call for a checkout pinned
+	// elsewhere is answered as activities.RunTool and Checkpoint answer
+	// it there: not here.
+	taskWorker string
+}
+
+// notHere is what the activities answer a local call for the checkout
+// pinned to queue when h.taskWorker does not hold it; nil otherwise.
+func (h *harness) notHere(ctx context.Context, queue string) error {
+	w := h.taskWorker
+	if w == "" {
+		w = testCheckoutQueue
+	}
+	if !activity.GetInfo(ctx).IsLocalActivity || queue == "" || queue == w {
+		return nil
+	}
+	return activities.NotHereError(queue, "the test's workflow tasks run on "+w)
 }
 
 // newHarness scripts the model with replies and runs tools with run.
@@ -111,6 +131,9 @@ func newHarnessWith(t *testing.T, wc activities.WorkspaceConfig, replies []activ
 	}
 	h.env.OnActivity(a.RunTool, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, r activities.ToolRequest) (tools.Result, error) {
+			if err := h.notHere(ctx, r.CheckoutQueue); err != nil {
+				return tools.Result{}, err
+			}
 			// The batch plan runs calls of one reply at once.
 			h.mu.Lock()
 			h.ran = append(h.ran, r.CallID)

@@ -77,6 +77,10 @@ type CheckpointRequest struct {
 	Checkout record.Info `json:"checkout"`
 	Previous string      `json:"previous,omitempty"`
 	Paths    []string    `json:"paths,omitempty"`
+	// CheckoutQueue is set when the session runs the checkpoint as a
+	// local activity (ToolRequest.CheckoutQueue): a worker that does not
+	// hold the checkout answers ErrTypeNotHere.
+	CheckoutQueue string `json:"checkout_queue,omitempty"`
 }
 
 // CheckpointResult is the checkpoint commit (Previous when nothing

@@ -50,6 +50,12 @@ type ToolRequest struct {
 	// Prepare asks the tool to complete the call's arguments rather than
 	// run it (tools.Preparer, Spec.Prepares).
 	Prepare bool `json:"prepare,omitempty"`
+	// CheckoutQueue is set on a call the session runs as a local activity
+	// in its checkout: the queue the checkout is pinned to. A worker whose
+	// checkouts are pinned elsewhere answers ErrTypeNotHere instead of
+	// running the call (activities/here.go). Empty on an activity, which
+	// only the worker holding the checkout takes.
+	CheckoutQueue string `json:"checkout_queue,omitempty"`
 }
 
 // Catalog is the tool catalog a session works with, recorded in history at
@@ -60,3 +66,12 @@ type Catalog struct {
 	// that names none: the session picks its edit tools for it.
 	DefaultModel string `json:"default_model,omitempty"`
 }
+
+// ErrTypeNotHere answers a local activity that needs the session's
+// checkout on a worker that does not hold it. A local activity runs on
+// whichever worker runs the session's workflow task, which is the
+// checkout's worker in the common case (one worker, or sticky execution
+// there) but not always; the session then sends the call to the
+// checkout's worker as an activity. Never retried: the same worker would
+// answer the same.
+const ErrTypeNotHere = "CheckoutNotHere"
