@@ -48,6 +48,9 @@ type CheckpointResult struct {
 // runs on the worker holding the checkout. A push that fails is an error,
 // so the activity retries; the commit is made once (same tree, same id).
 func (a *Activities) Checkpoint(ctx context.Context, req CheckpointRequest) (CheckpointResult, error) {
+	// The workflow's heartbeat timeout (checkoutHeartbeat) retries a
+	// call whose worker died within seconds, not at start-to-close.
+	defer heartbeatEvery(ctx, ctx, HeartbeatEvery)()
 	dir, err := a.ownCheckout(req.Checkout.Name)
 	if err != nil {
 		return CheckpointResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "BadCheckout", nil)
@@ -111,6 +114,9 @@ type RestoreRequest struct {
 // restarted: same disk, new queue) takes it up as it is (Kept), remote or
 // not.
 func (a *Activities) RestoreCheckout(ctx context.Context, req RestoreRequest) (CheckoutResult, error) {
+	// The workflow's heartbeat timeout (checkoutHeartbeat) retries a
+	// call whose worker died within seconds, not at start-to-close.
+	defer heartbeatEvery(ctx, ctx, HeartbeatEvery)()
 	if in, ok := checkout.Adopt(ctx, req.Checkout, a.cfg.StateDir); ok {
 		return CheckoutResult{Checkout: &in, WorkerQueue: a.pinQueue(), Kept: true}, nil
 	}
