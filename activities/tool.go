@@ -92,7 +92,11 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 				mu.Lock()
 				p := progress
 				mu.Unlock()
-				activity.RecordHeartbeat(ctx, p)
+				// A direct call (bench's in-process loop, tests) has no
+				// activity to heartbeat: the SDK would panic.
+				if activity.IsActivity(ctx) {
+					activity.RecordHeartbeat(ctx, p)
+				}
 			}
 		}
 	}()
