@@ -42,6 +42,9 @@ type (
 // larger one fails the session's start with ErrTypeCopyTooLarge, naming
 // --in-place and git init as the ways on.
 func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (CheckoutResult, error) {
+	// The workflow's heartbeat timeout (checkoutHeartbeat) retries a
+	// call whose worker died within seconds, not at start-to-close.
+	defer heartbeatEvery(ctx, ctx, HeartbeatEvery)()
 	if a.cfg.StateDir == "" || a.cfg.Workspace == nil {
 		return CheckoutResult{Note: "this worker keeps no state directory, so the session runs in place, in the worker's workspace"}, nil
 	}
@@ -100,6 +103,9 @@ type CloseCheckoutRequest = contract.CloseCheckoutRequest
 // person discards it (starter discard). It runs on the worker holding the
 // checkout.
 func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest) (CloseCheckoutResult, error) {
+	// The workflow's heartbeat timeout (checkoutHeartbeat) retries a
+	// call whose worker died within seconds, not at start-to-close.
+	defer heartbeatEvery(ctx, ctx, HeartbeatEvery)()
 	in, err := a.ownCheckout(req.Checkout.Name)
 	if err != nil {
 		return CloseCheckoutResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "BadCheckout", nil)

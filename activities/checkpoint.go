@@ -33,6 +33,9 @@ func (a *Activities) Checkpoint(ctx context.Context, req CheckpointRequest) (Che
 	if err := a.here(req.Checkout.Name, req.CheckoutQueue); err != nil {
 		return CheckpointResult{}, err
 	}
+	// The workflow's heartbeat timeout (checkoutHeartbeat) retries a
+	// call whose worker died within seconds, not at start-to-close.
+	defer heartbeatEvery(ctx, ctx, HeartbeatEvery)()
 	dir, err := a.ownCheckout(req.Checkout.Name)
 	if err != nil {
 		return CheckpointResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "BadCheckout", nil)
@@ -86,6 +89,9 @@ type RestoreRequest = contract.RestoreRequest
 // restarted: same disk, new queue) takes it up as it is (Kept), remote or
 // not.
 func (a *Activities) RestoreCheckout(ctx context.Context, req RestoreRequest) (CheckoutResult, error) {
+	// The workflow's heartbeat timeout (checkoutHeartbeat) retries a
+	// call whose worker died within seconds, not at start-to-close.
+	defer heartbeatEvery(ctx, ctx, HeartbeatEvery)()
 	if in, ok := checkout.Adopt(ctx, req.Checkout, a.cfg.StateDir); ok {
 		return CheckoutResult{Checkout: &in, WorkerQueue: a.pinQueue(), Kept: true}, nil
 	}

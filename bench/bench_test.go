@@ -55,9 +55,41 @@ func TestTinyScenarios(t *testing.T) {
 	require.Contains(t, out.String(), "model activity scheduled→started")
 }
 
+// TestTinyIsolated runs the ratio scenario in-process and the concurrency
+// scenario's worker process with sessions in a checkout of their own (the
+// product default), from a git repository and from a copy: durable.run
+// fails a session whose result names no branch, so this proves the
+// sessions took the isolated path. Tables are checked, never figures.
+func TestTinyIsolated(t *testing.T) {
+	t.Parallel()
+	bin := devserverBin(t)
+	for _, co := range []string{checkoutGit, checkoutCopy} {
+		t.Run(co, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := ParseFlags([]string{"-scenario", "ratio,concurrency", "-runs", "1", "-turns", "1", "-latency", "1ms",
+				"-sessions", "2", "-concurrency-turns", "1", "-store", "-checkout", co, "-devserver", bin})
+			require.NoError(t, err)
+			var out bytes.Buffer
+			require.NoError(t, Run(cfg, &out))
+			require.Contains(t, out.String(), "checkout "+co+", 1 runs")
+			require.Contains(t, out.String(), "durable wall / model time")
+			require.Contains(t, out.String(), "checkout "+co+", store true")
+		})
+	}
+}
+
+func TestParseFlagsCheckout(t *testing.T) {
+	t.Parallel()
+	c, err := ParseFlags(nil)
+	require.NoError(t, err)
+	require.Equal(t, checkoutNone, c.Opts.Checkout, "the earlier tables' setting stays the default")
+	_, err = ParseFlags([]string{"-checkout", "worktree"})
+	require.ErrorContains(t, err, "have none, in-place, git, copy")
+}
+
 func TestResponderShape(t *testing.T) {
 	t.Parallel()
-	wd, err := newWorld(0)
+	wd, err := newWorld(0, checkoutNone)
 	require.NoError(t, err)
 	defer wd.close()
 	res, err := runBaseline(t.Context(), wd.acts, 3)

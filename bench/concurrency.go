@@ -12,13 +12,13 @@ import (
 // the same shape on that worker (Temporal's ceiling here) and N baseline
 // loops at once in the bench process.
 func concurrency(ctx context.Context, c Config, srv *server, out io.Writer) error {
-	wd, err := newWorld(0)
+	wd, err := newWorld(0, c.Opts.Checkout)
 	if err != nil {
 		return err
 	}
 	defer wd.close()
-	queue := fmt.Sprintf("bench-conc-%d", time.Now().UnixNano())
-	wp, err := startWorkerProc(srv.addr, queue, wd.model.URL(), wd.dir, c.Opts)
+	queue := wd.queue
+	wp, err := startWorkerProc(srv.addr, queue, wd.model.URL(), wd.dir, wd.state, c.Store, c.Opts)
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func concurrency(ctx context.Context, c Config, srv *server, out io.Writer) erro
 		return fmt.Errorf("warm-up plain workflow: %w", err)
 	}
 	runs := min(c.Runs, 3)
-	fmt.Fprintf(out, "### concurrency: N sessions of %d tool turns at once, one worker, zero-latency model, %d runs\n\n", c.ConcTurns, runs)
+	fmt.Fprintf(out, "### concurrency: N sessions of %d tool turns at once, one worker, zero-latency model, checkout %s, store %v, %d runs\n\n", c.ConcTurns, c.Opts.Checkout, c.Store, runs)
 	fmt.Fprintf(out, "| N | durable steps/s | plain SDK steps/s | baseline steps/s | durable/plain | durable/baseline | worker RSS per session KiB | worker RSS per plain workflow KiB | devserver peak RSS MiB |\n")
 	fmt.Fprintf(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, n := range c.Sessions {

@@ -97,7 +97,7 @@ func (s *server) pid() int {
 // in-process worker, or (w nil) one in a child process (workerproc.go).
 type durable struct {
 	c     client.Client
-	w     worker.Worker
+	ws    []worker.Worker
 	queue string
 	opts  runOptions
 	seq   atomic.Int64
@@ -106,16 +106,30 @@ type durable struct {
 var quiet = sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
 
 func newDurable(addr string, wd *world, o runOptions) (*durable, error) {
-	d, err := dialDurable(addr, fmt.Sprintf("bench-%d", time.Now().UnixNano()), o)
+	d, err := dialDurable(addr, wd.queue, o)
 	if err != nil {
 		return nil, err
 	}
-	d.w = newWorker(d.c, d.queue, wd.acts, wd.reader, o)
-	if err := d.w.Start(); err != nil {
+	if d.ws, err = startWorkers(d.c, d.queue, wd.acts, wd.reader, wd.isolation(), o); err != nil {
 		d.c.Close()
-		return nil, fmt.Errorf("start worker: %w", err)
+		return nil, err
 	}
 	return d, nil
+}
+
+// startWorkers starts newWorkers' workers, stopping those started when
+// one fails.
+func startWorkers(c client.Client, queue string, acts *activities.Activities, reader workflows.TranscriptReader, iso isolation, o runOptions) ([]worker.Worker, error) {
+	ws := newWorkers(c, queue, acts, reader, iso, o)
+	for i, w := range ws {
+		if err := w.Start(); err != nil {
+			for _, s := range ws[:i] {
+				s.Stop()
+			}
+			return nil, fmt.Errorf("start worker: %w", err)
+		}
+	}
+	return ws, nil
 }
 
 // dialDurable is a durable with a client only, for a worker elsewhere.
@@ -127,27 +141,36 @@ func dialDurable(addr, queue string, o runOptions) (*durable, error) {
 	return &durable{c: c, queue: queue, opts: o}, nil
 }
 
-// newWorker is the bench's worker: the session and the plain SDK
-// workflow with their activities. The SDK's defaults (1,000 workflow
-// task and activity slots each, a sticky cache of 10,000) hold 500
-// sessions at once.
-func newWorker(c client.Client, queue string, acts *activities.Activities, reader workflows.TranscriptReader, o runOptions) worker.Worker {
-	w := worker.New(c, queue, worker.Options{
+// newWorkers are the bench's worker: the session and the plain SDK
+// workflow with their activities on queue, and with iso, the activities
+// again on the worker's own queue and on the queue its checkouts' calls
+// are pinned to, as the product worker polls them (rootWorkers in
+// worker/start.go). The SDK's defaults (1,000 workflow task and activity
+// slots each, a sticky cache of 10,000) hold 500 sessions at once.
+func newWorkers(c client.Client, queue string, acts *activities.Activities, reader workflows.TranscriptReader, iso isolation, o runOptions) []worker.Worker {
+	opts := worker.Options{
 		MaxConcurrentWorkflowTaskPollers: o.WFTPollers,
 		MaxConcurrentActivityTaskPollers: o.ActPollers,
 		DisableEagerActivities:           !o.Eager,
-	})
+	}
+	w := worker.New(c, queue, opts)
 	sessions := &workflows.Sessions{Transcript: reader}
 	w.RegisterWorkflowWithOptions(sessions.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
 	w.RegisterActivity(acts)
 	w.RegisterWorkflowWithOptions(benchPlainWorkflow, workflow.RegisterOptions{Name: plainWorkflowType})
 	w.RegisterActivity(&plainActivities{})
-	return w
+	ws := []worker.Worker{w}
+	for _, q := range iso.queues() {
+		qw := worker.New(c, q, opts)
+		qw.RegisterActivity(acts)
+		ws = append(ws, qw)
+	}
+	return ws
 }
 
 func (d *durable) close() {
-	if d.w != nil {
-		d.w.Stop()
+	for _, w := range d.ws {
+		w.Stop()
 	}
 	d.c.Close()
 }
@@ -161,7 +184,8 @@ func (d *durable) session(ctx context.Context, turns int) (time.Duration, string
 // input is the session input of a session of turns tool turns of calls
 // calls each, as every durable run of the bench starts it.
 func (d *durable) input(turns, calls int) workflows.SessionInput {
-	return workflows.SessionInput{Prompt: prompt(turns, calls), Profile: "build", MaxTurns: turns + 1, LocalReads: workflows.Flag(d.opts.LocalReads), LocalModel: d.opts.LocalModel}
+	return workflows.SessionInput{Prompt: prompt(turns, calls), Profile: "build", MaxTurns: turns + 1, LocalReads: workflows.Flag(d.opts.LocalReads), LocalModel: d.opts.LocalModel,
+		InPlace: d.opts.Checkout == checkoutInPlace}
 }
 
 // run starts a session with in, waits for its result and checks it
@@ -182,6 +206,10 @@ func (d *durable) run(ctx context.Context, in workflows.SessionInput, want int) 
 	wall := time.Since(start)
 	if res.Status != workflows.ResultCompleted || res.Turns != want {
 		return wall, id, fmt.Errorf("session %s: status %s after %d turns, want completed after %d", id, res.Status, res.Turns, want)
+	}
+	if isolated := d.opts.Checkout == checkoutGit || d.opts.Checkout == checkoutCopy; isolated != (res.Branch != "") {
+		// A figure for the wrong path would be worse than none.
+		return wall, id, fmt.Errorf("session %s: checkout %s, but its result names branch %q", id, d.opts.Checkout, res.Branch)
 	}
 	return wall, id, nil
 }

@@ -169,7 +169,7 @@ func growthWorld(withStore bool) (*world, string, error) {
 		cfg.Transcript = store
 	}
 	acts := activities.New(cfg)
-	return &world{model: m, dir: dir, acts: acts, reader: reader}, storeDir, nil
+	return &world{model: m, dir: dir, acts: acts, reader: reader, checkout: checkoutNone, queue: newQueue("bench")}, storeDir, nil
 }
 
 // growthPoint is the series at one turn.

@@ -13,13 +13,17 @@ import (
 // (scheduled to started) and the run (started to completed, which includes
 // reporting the result).
 type turnCost struct {
-	Wall                    time.Duration // model call scheduled to the next model call scheduled
-	WFTs                    int           // workflow tasks scheduled in the turn
-	Events                  int
-	Upserts                 int // search attribute upserts
-	WFTQueue, WFTRun        time.Duration
-	ModelQueue, ModelRun    time.Duration
-	ToolQueue, ToolRun      time.Duration
+	Wall                 time.Duration // model call scheduled to the next model call scheduled
+	WFTs                 int           // workflow tasks scheduled in the turn
+	Events               int
+	Upserts              int // search attribute upserts
+	WFTQueue, WFTRun     time.Duration
+	ModelQueue, ModelRun time.Duration
+	ToolQueue, ToolRun   time.Duration
+	// Other activities (a checkpoint, a checkout's open or close):
+	// how many, and their dispatch and run.
+	Others                  int
+	OtherQueue, OtherRun    time.Duration
 	ModelStart, NextModelAt time.Time
 }
 
@@ -71,6 +75,10 @@ func breakdown(h *historypb.History) []turnCost {
 		case actTool:
 			t.ToolQueue += s.run.Sub(s.at)
 			t.ToolRun += at.Sub(s.run)
+		default:
+			t.Others++
+			t.OtherQueue += s.run.Sub(s.at)
+			t.OtherRun += at.Sub(s.run)
 		}
 	}
 	for _, ev := range h.GetEvents() {

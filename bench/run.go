@@ -24,6 +24,9 @@ type runOptions struct {
 	EagerStart             bool // eager workflow start
 	LocalReads             bool // SessionInput.LocalReads in every session the bench starts
 	LocalModel             bool // SessionInput.LocalModel likewise
+	// Checkout is where the sessions' calls run (checkout.go): none,
+	// in-place, git or copy.
+	Checkout string
 	// Gzip compresses the gRPC requests to the server. Off by default: the
 	// product worker's --grpc-compression auto sends none to a loopback
 	// server, which the bench's devserver is.
@@ -111,6 +114,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.BoolVar(&c.Opts.EagerStart, "eager-start", false, "eager workflow start")
 	fs.BoolVar(&c.Opts.LocalReads, "local-reads", true, "local_reads in every session input: read-only tools run as local activities (the default; -local-reads=false turns it off)")
 	fs.BoolVar(&c.Opts.Gzip, "gzip", false, "gzip gRPC requests to the server (the product worker does so only to a server that is not on loopback)")
+	fs.StringVar(&c.Opts.Checkout, "checkout", checkoutNone, "where sessions' calls run: none (a worker with no state directory, sessions in its workspace: the earlier tables), in-place (a worker with a state directory, sessions started --in-place), git (longrun start's default in a repository: a checkout of the session's own, calls pinned to its worker) or copy (the default outside git: a copy of its own)")
 	fs.BoolVar(&c.Opts.LocalModel, "local-model", false, "local_model in every session input: model calls run as local activities")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (the in-process worker, not the server) to this file")
 	fs.BoolVar(&c.Store, "store", false, "ratio, overhead: the durable worker keeps a transcript store, as the product worker does by default (the baseline keeps its conversation in memory)")
@@ -147,6 +151,9 @@ func ParseFlags(args []string) (Config, error) {
 			return c, fmt.Errorf("-sessions: %q is not a positive number", s)
 		}
 		c.Sessions = append(c.Sessions, n)
+	}
+	if err := checkCheckout(c.Opts.Checkout); err != nil {
+		return c, err
 	}
 	if c.Runs <= 0 || c.Turns <= 0 {
 		return c, errors.New("-runs and -turns must be positive")

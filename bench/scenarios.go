@@ -21,14 +21,14 @@ import (
 // with a two-turn session each so the first measured run pays no
 // connection or cache set-up.
 func pair(ctx context.Context, c Config, srv *server, latency time.Duration) (*world, *durable, error) {
-	wd, err := newWorld(latency)
+	wd, err := newWorld(latency, c.Opts.Checkout)
 	if err != nil {
 		return nil, nil, err
 	}
 	if c.Store {
 		// The product's default: the worker keeps the conversation in a
 		// transcript store; the baseline keeps it in memory.
-		if wd.base, err = newActivities(wd.model.URL(), wd.dir, nil); err != nil {
+		if wd.base, err = newActivities(wd.model.URL(), wd.dir, nil, isolation{}); err != nil {
 			wd.close()
 			return nil, nil, err
 		}
@@ -60,7 +60,8 @@ func ratio(ctx context.Context, c Config, srv *server, out io.Writer) error {
 	}
 	defer wd.close()
 	defer d.close()
-	var base, dur, rat []float64
+	var base, dur, rat, bModel, dModel []float64
+	model := ms(c.Latency) * float64(c.Turns+1) // the model calls' own time
 	for i := 0; i < c.Runs; i++ {
 		var b loopResult
 		var dw time.Duration
@@ -77,12 +78,15 @@ func ratio(ctx context.Context, c Config, srv *server, out io.Writer) error {
 			return err
 		}
 		base, dur, rat = append(base, ms(b.Wall)), append(dur, ms(dw)), append(rat, ms(dw)/ms(b.Wall))
+		bModel, dModel = append(bModel, ms(b.Wall)/model), append(dModel, ms(dw)/model)
 	}
-	fmt.Fprintf(out, "### durable vs baseline: %d tool turns + final text, model latency %s, %d runs\n\n", c.Turns, c.Latency, c.Runs)
+	fmt.Fprintf(out, "### durable vs baseline: %d tool turns + final text, model latency %s, checkout %s, %d runs\n\n", c.Turns, c.Latency, c.Opts.Checkout, c.Runs)
 	fmt.Fprintf(out, "| loop | wall ms, median (min–max) |\n|---|---:|\n")
 	fmt.Fprintf(out, "| baseline (in-process, no Temporal) | %s |\n", summarize(base).cell(0))
 	fmt.Fprintf(out, "| durable (AgentSession) | %s |\n", summarize(dur).cell(0))
-	fmt.Fprintf(out, "| **ratio durable/baseline** (goal ≤ 1.05) | %s |\n\n", summarize(rat).cell(3))
+	fmt.Fprintf(out, "| **ratio durable/baseline** (goal ≤ 1.05) | %s |\n", summarize(rat).cell(3))
+	fmt.Fprintf(out, "| baseline wall / model time (%d calls × %s) | %s |\n", c.Turns+1, c.Latency, summarize(bModel).cell(3))
+	fmt.Fprintf(out, "| durable wall / model time | %s |\n\n", summarize(dModel).cell(3))
 	return nil
 }
 
@@ -99,6 +103,7 @@ func overhead(ctx context.Context, c Config, srv *server, out io.Writer) error {
 		bMed, bP95, dMed, dP95, diff                             []float64
 		wfts, events, upserts                                    []float64
 		wftQ, wftR, modelQ, modelR, toolQ, toolR, wallPerTurnRun []float64
+		others, otherQ, otherR                                   []float64
 	)
 	for i := 0; i < c.Runs; i++ {
 		b, err := runBaseline(ctx, wd.baseline(), c.Turns)
@@ -149,8 +154,11 @@ func overhead(ctx context.Context, c Config, srv *server, out io.Writer) error {
 		modelR = append(modelR, med(func(t turnCost) float64 { return ms(t.ModelRun) }))
 		toolQ = append(toolQ, med(func(t turnCost) float64 { return ms(t.ToolQueue) }))
 		toolR = append(toolR, med(func(t turnCost) float64 { return ms(t.ToolRun) }))
+		others = append(others, med(func(t turnCost) float64 { return float64(t.Others) }))
+		otherQ = append(otherQ, med(func(t turnCost) float64 { return ms(t.OtherQueue) }))
+		otherR = append(otherR, med(func(t turnCost) float64 { return ms(t.OtherRun) }))
 	}
-	fmt.Fprintf(out, "### per-turn overhead: zero-latency model, %d tool turns, %d runs\n\n", c.Turns, c.Runs)
+	fmt.Fprintf(out, "### per-turn overhead: zero-latency model, %d tool turns, checkout %s, %d runs\n\n", c.Turns, c.Opts.Checkout, c.Runs)
 	fmt.Fprintf(out, "Each cell: median over runs (min–max) of that run's per-turn figure.\n\n")
 	fmt.Fprintf(out, "| figure | ms |\n|---|---:|\n")
 	fmt.Fprintf(out, "| baseline turn, median | %s |\n", summarize(bMed).cell(2))
@@ -169,7 +177,10 @@ func overhead(ctx context.Context, c Config, srv *server, out io.Writer) error {
 	fmt.Fprintf(out, "| model activity scheduled→started ms | %s |\n", summarize(modelQ).cell(2))
 	fmt.Fprintf(out, "| model activity started→completed ms | %s |\n", summarize(modelR).cell(2))
 	fmt.Fprintf(out, "| tool activity scheduled→started ms | %s |\n", summarize(toolQ).cell(2))
-	fmt.Fprintf(out, "| tool activity started→completed ms | %s |\n\n", summarize(toolR).cell(2))
+	fmt.Fprintf(out, "| tool activity started→completed ms | %s |\n", summarize(toolR).cell(2))
+	fmt.Fprintf(out, "| other activities (checkpoint) | %s |\n", summarize(others).cell(1))
+	fmt.Fprintf(out, "| other activities scheduled→started ms | %s |\n", summarize(otherQ).cell(2))
+	fmt.Fprintf(out, "| other activities started→completed ms | %s |\n\n", summarize(otherR).cell(2))
 	return nil
 }
 
@@ -178,7 +189,7 @@ func overhead(ctx context.Context, c Config, srv *server, out io.Writer) error {
 // turn, as sessions are; without, many calls a turn keep the history
 // (which then carries the conversation) inside the server's limits.
 func replay(ctx context.Context, c Config, srv *server, out io.Writer) error {
-	wd, err := newWorld(0)
+	wd, err := newWorld(0, c.Opts.Checkout)
 	if err != nil {
 		return err
 	}

@@ -86,7 +86,16 @@ type world struct {
 	// reader is the transcript store the worker's conversation query
 	// reads, as a worker started with --transcript on has; nil without.
 	reader workflows.TranscriptReader
+	// checkout is where the durable sessions' calls run (checkout.go);
+	// state is the worker's state directory, "" for checkoutNone.
+	checkout string
+	state    string
+	// queue is the durable worker's task queue.
+	queue string
 }
+
+// newQueue is a task queue name of its own, starting with prefix.
+func newQueue(prefix string) string { return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()) }
 
 // baseline is the activities the in-process loop calls.
 func (w *world) baseline() *activities.Activities {
@@ -96,27 +105,43 @@ func (w *world) baseline() *activities.Activities {
 	return w.acts
 }
 
-func newWorld(delay time.Duration) (*world, error) {
+// newWorld makes the workspace for the checkout mode co (checkout.go:
+// a git repository with one commit for checkoutGit, a state directory
+// beside it unless checkoutNone), the scripted model and the activities.
+func newWorld(delay time.Duration, co string) (*world, error) {
 	dir, err := os.MkdirTemp("", "longrun-bench-")
 	if err != nil {
 		return nil, err
 	}
+	w := &world{dir: dir, checkout: co, queue: newQueue("bench")}
 	if err := os.WriteFile(filepath.Join(dir, benchFile), []byte("one line of notes\n"), 0o644); err != nil {
+		w.close()
 		return nil, err
 	}
-	m := newModel(delay)
-	acts, err := newActivities(m.URL(), dir, nil)
-	if err != nil {
-		m.Close()
+	if w.state, err = prepareCheckout(dir, co); err != nil {
+		w.close()
 		return nil, err
 	}
-	return &world{model: m, dir: dir, acts: acts}, nil
+	w.model = newModel(delay)
+	if w.acts, err = w.activities(nil); err != nil {
+		w.close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// activities are the world's activities keeping conversations in store
+// (nil: none), with the worker's state directory and queues when its
+// sessions get checkouts.
+func (w *world) activities(store transcript.Store) (*activities.Activities, error) {
+	return newActivities(w.model.URL(), w.dir, store, w.isolation())
 }
 
 // newActivities are the activities on the model at modelURL with the
 // builtin tools in the workspace dir, keeping conversations in store (nil:
-// none).
-func newActivities(modelURL, dir string, store transcript.Store) (*activities.Activities, error) {
+// none), and the state directory and queues of iso (zero: none, so every
+// session runs in the workspace).
+func newActivities(modelURL, dir string, store transcript.Store, iso isolation) (*activities.Activities, error) {
 	ws, err := tools.NewWorkspace(dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
@@ -125,9 +150,12 @@ func newActivities(modelURL, dir string, store transcript.Store) (*activities.Ac
 		Model: activities.ModelConfig{
 			BaseURL: modelURL, APIKey: "bench", DefaultModel: "scripted-bench", RequestTimeout: time.Minute,
 		},
-		Registry:   tools.NewRegistry(tools.Builtin(tools.DefaultConfig())...),
-		Workspace:  ws,
-		Transcript: store,
+		Registry:      tools.NewRegistry(tools.Builtin(tools.DefaultConfig())...),
+		Workspace:     ws,
+		Transcript:    store,
+		StateDir:      iso.StateDir,
+		WorkerQueue:   iso.Own,
+		CheckoutQueue: iso.Pinned,
 	}), nil
 }
 
@@ -135,19 +163,38 @@ func newActivities(modelURL, dir string, store transcript.Store) (*activities.Ac
 // workspace and the worker's workflows its reader, as a worker started
 // with --transcript on does. Call it before newDurable.
 func (w *world) withStore() error {
-	d, err := transcript.NewDir(filepath.Join(w.dir, ".longrun", "transcript"))
+	store, err := openStore(w.dir, w.state)
 	if err != nil {
-		return fmt.Errorf("transcript store: %w", err)
+		return err
 	}
-	store := transcript.NewCache(d, 64<<20)
-	if w.acts, err = newActivities(w.model.URL(), w.dir, store); err != nil {
+	if w.acts, err = w.activities(store); err != nil {
 		return err
 	}
 	w.reader = store
 	return nil
 }
 
+// openStore opens a transcript store in the state directory state, as
+// the product worker keeps it (a copy of the workspace, checkoutCopy,
+// must not carry it along), or in the workspace dir without one.
+func openStore(dir, state string) (*transcript.Cache, error) {
+	where := filepath.Join(dir, ".longrun", "transcript")
+	if state != "" {
+		where = filepath.Join(state, "transcript")
+	}
+	d, err := transcript.NewDir(where)
+	if err != nil {
+		return nil, fmt.Errorf("transcript store: %w", err)
+	}
+	return transcript.NewCache(d, 64<<20), nil
+}
+
 func (w *world) close() {
-	w.model.Close()
+	if w.model != nil {
+		w.model.Close()
+	}
 	_ = os.RemoveAll(w.dir)
+	if w.state != "" {
+		_ = os.RemoveAll(w.state)
+	}
 }

@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+
+	"github.com/longrun/longrun/transcript"
+	"github.com/longrun/longrun/workflows"
 )
 
 // The concurrency scenario runs its worker in a child process (this
@@ -34,8 +37,10 @@ type workerProc struct {
 }
 
 // startWorkerProc starts a worker for queue on the server at addr whose
-// activities call the model at modelURL in the workspace dir.
-func startWorkerProc(addr, queue, modelURL, dir string, o runOptions) (*workerProc, error) {
+// activities call the model at modelURL in the workspace dir, with the
+// state directory state ("" for none: its sessions run in dir) and, with
+// store, a transcript store.
+func startWorkerProc(addr, queue, modelURL, dir, state string, store bool, o runOptions) (*workerProc, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -43,7 +48,8 @@ func startWorkerProc(addr, queue, modelURL, dir string, o runOptions) (*workerPr
 	cmd := exec.Command(self, workerCmd,
 		"-address", addr, "-queue", queue, "-model", modelURL, "-dir", dir,
 		"-wft-pollers", strconv.Itoa(o.WFTPollers), "-activity-pollers", strconv.Itoa(o.ActPollers),
-		"-eager="+strconv.FormatBool(o.Eager), "-gzip="+strconv.FormatBool(o.Gzip))
+		"-eager="+strconv.FormatBool(o.Eager), "-gzip="+strconv.FormatBool(o.Gzip),
+		"-state", state, "-store="+strconv.FormatBool(store))
 	cmd.Stderr = os.Stderr
 	// The worker must not outlive a bench that dies.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -102,6 +108,8 @@ func workerMain(args []string) error {
 	queue := fs.String("queue", "", "task queue")
 	model := fs.String("model", "", "the scripted model's base URL")
 	dir := fs.String("dir", "", "the workspace")
+	state := fs.String("state", "", "the worker's state directory (empty: none)")
+	withStore := fs.Bool("store", false, "keep a transcript store")
 	var o runOptions
 	fs.IntVar(&o.WFTPollers, "wft-pollers", 0, "")
 	fs.IntVar(&o.ActPollers, "activity-pollers", 0, "")
@@ -110,7 +118,21 @@ func workerMain(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	acts, err := newActivities(*model, *dir, nil)
+	iso := isolationFor(*queue, *state)
+	// Interfaces left nil without a store: a nil *transcript.Cache in
+	// them would be a store that is there.
+	var (
+		store  transcript.Store
+		reader workflows.TranscriptReader
+	)
+	if *withStore {
+		cache, err := openStore(*dir, *state)
+		if err != nil {
+			return err
+		}
+		store, reader = cache, cache
+	}
+	acts, err := newActivities(*model, *dir, store, iso)
 	if err != nil {
 		return err
 	}
@@ -119,11 +141,15 @@ func workerMain(args []string) error {
 		return fmt.Errorf("dial %s: %w", *addr, err)
 	}
 	defer c.Close()
-	w := newWorker(c, *queue, acts, nil, o)
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
+	ws, err := startWorkers(c, *queue, acts, reader, iso, o)
+	if err != nil {
+		return err
 	}
-	defer w.Stop()
+	defer func() {
+		for _, w := range ws {
+			w.Stop()
+		}
+	}()
 	fmt.Println(workerReady)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)

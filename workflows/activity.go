@@ -241,11 +241,21 @@ func notifyCall(ctx workflow.Context, ev activities.NotifyEvent) workflow.Future
 	return workflow.ExecuteActivity(actx, activities.Notify, ev)
 }
 
+// checkoutHeartbeat is how soon the server retries a checkout's own call
+// (open, checkpoint, close, restore) whose worker stopped heartbeating.
+// Without it a worker killed in one of them, or a task handed to a
+// killed worker's poll, held the session for the whole start-to-close
+// timeout (5 to 10 minutes): make chaos found sessions stalled so in
+// CloseCheckout and Checkpoint. The activities heartbeat every
+// activities.HeartbeatEvery while they run.
+const checkoutHeartbeat = 10 * activities.HeartbeatEvery
+
 // openCheckoutCall makes the session's own checkout (checkout.go) on
 // whichever worker takes it; the result names that worker's own queue.
 func (s *driver) openCheckoutCall(ctx workflow.Context) (activities.CheckoutResult, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute, // a large repository's worktree
+		HeartbeatTimeout:    checkoutHeartbeat,
 		RetryPolicy: &temporal.RetryPolicy{
 			MaximumAttempts:        3,
 			NonRetryableErrorTypes: []string{activities.ErrTypeBadBase},
@@ -264,6 +274,7 @@ func (s *driver) closeCheckoutCall(ctx workflow.Context) (activities.CloseChecko
 		TaskQueue:              s.Checkout.Queue,
 		ScheduleToStartTimeout: s.workerWait(), // past it the worker is lost (checkpoint.go)
 		StartToCloseTimeout:    10 * time.Minute,
+		HeartbeatTimeout:       checkoutHeartbeat,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
 		Summary:                "commit the checkout on " + s.Checkout.Branch,
 	})
@@ -284,6 +295,7 @@ func (s *driver) checkpointCall(ctx workflow.Context) (activities.CheckpointResu
 		TaskQueue:              s.Checkout.Queue,
 		ScheduleToStartTimeout: s.workerWait(),
 		StartToCloseTimeout:    5 * time.Minute, // the first push sends the base's objects
+		HeartbeatTimeout:       checkoutHeartbeat,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{"BadCheckout"}},
 		Summary:                "checkpoint " + s.Checkout.Branch,
 	})
@@ -302,6 +314,7 @@ func (s *driver) checkpointCall(ctx workflow.Context) (activities.CheckpointResu
 func (s *driver) restoreCheckoutCall(ctx workflow.Context) (activities.CheckoutResult, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute, // fetching a large repository
+		HeartbeatTimeout:    checkoutHeartbeat,
 		RetryPolicy: &temporal.RetryPolicy{
 			MaximumAttempts:        3,
 			NonRetryableErrorTypes: []string{activities.ErrTypeWorkspaceLost},

@@ -1,0 +1,46 @@
+package workflows
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/tools"
+)
+
+// TestCheckoutCallsHaveAHeartbeatTimeout: the calls of a session's
+// checkout (open, checkpoint, close) are retried within the heartbeat
+// timeout when their worker dies, not at their 5 to 10 minute
+// start-to-close timeout, which stalled sessions in make chaos.
+func TestCheckoutCallsHaveAHeartbeatTimeout(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("w1", "write", `{"path":"a","content":"x"}`)),
+		textReply("done"),
+	}, func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
+		return tools.Result{Content: "ok"}, nil
+	})
+	h.env.OnActivity(a.Checkpoint, mock.Anything, mock.Anything).Return(activities.CheckpointResult{Commit: "cp1"}, nil)
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee"}, nil)
+	var mu sync.Mutex
+	heartbeat := map[string]time.Duration{}
+	h.env.SetOnActivityStartedListener(func(i *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		mu.Lock()
+		defer mu.Unlock()
+		heartbeat[i.ActivityType.Name] = i.HeartbeatTimeout
+	})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
+	require.NoError(t, h.env.GetWorkflowError())
+	for _, name := range []string{"OpenCheckout", "Checkpoint", "CloseCheckout"} {
+		require.Contains(t, heartbeat, name, "the session ran %s", name)
+		require.Positive(t, heartbeat[name], "%s has a heartbeat timeout", name)
+		require.LessOrEqual(t, heartbeat[name], time.Minute, "%s's heartbeat timeout", name)
+	}
+}
