@@ -83,6 +83,8 @@ type Main struct {
 	bounds bounds
 	// drain is --drain-timeout (drain.go).
 	drain drainFlag
+	// deployment is --deployment and --build-id (deployment.go).
+	deployment deploymentFlags
 }
 
 // ParseFlags reads flags, falling back to the environment (getenv) and
@@ -140,6 +142,7 @@ func (m *Main) bindFlags(fs *flag.FlagSet, getenv func(string) string, raw *rawF
 	if err := m.drain.bind(fs, getenv); err != nil {
 		return err
 	}
+	m.deployment.bind(fs, getenv)
 	if err := m.bindWorkerFlags(fs, getenv, raw); err != nil {
 		return err
 	}
@@ -251,6 +254,9 @@ func (m *Main) checkFlags() error {
 		return err
 	}
 	if err := m.drain.parse(); err != nil {
+		return err
+	}
+	if err := m.deployment.parse(); err != nil {
 		return err
 	}
 	if m.Guardian.Timeout <= 0 {

@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/codec"
@@ -247,6 +246,7 @@ func (m *Main) workerOptions(s *started) {
 	s.wopts.WorkerStopTimeout = m.drain.timeout
 	s.calls = newHeld(s.logger)
 	s.wopts.Interceptors = []interceptor.WorkerInterceptor{s.calls}
+	m.deployment.report(s.logger)
 }
 
 // rootQueues are a root's queues besides its own root queues: the
@@ -315,19 +315,19 @@ func (m *Main) buildActivities(s *started, i int, r servedRoot, q rootQueues) (*
 // their first activity makes the checkout there), the worker's own queue
 // for its jobs, and the queue its checkouts are pinned to. The shared
 // queue runs sessions started without a directory, in the first root.
+// The queues sessions run on are versioned when the worker is a
+// deployment version (deploymentFlags.sessionOptions); the others never.
 func (m *Main) rootWorkers(s *started, i int, r servedRoot, q rootQueues, acts *activities.Activities) []worker.Worker {
 	var workers []worker.Worker
+	sessionQueues := r.queues(m.TaskQueue)
 	if i == 0 {
-		shared := worker.New(s.client, m.TaskQueue, s.wopts)
-		shared.RegisterWorkflowWithOptions(s.sessions.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
-		shared.RegisterActivity(acts)
-		workers = append(workers, shared)
+		sessionQueues = append([]string{m.TaskQueue}, sessionQueues...)
 	}
-	for _, rq := range r.queues(m.TaskQueue) {
-		rw := worker.New(s.client, rq, s.wopts)
-		rw.RegisterWorkflowWithOptions(s.sessions.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
-		rw.RegisterActivity(acts)
-		workers = append(workers, rw)
+	for _, sq := range sessionQueues {
+		sw := worker.New(s.client, sq, m.deployment.sessionOptions(s.wopts))
+		sw.RegisterWorkflowWithOptions(s.sessions.AgentSession, m.deployment.registerOptions(workflows.WorkflowType))
+		sw.RegisterActivity(acts)
+		workers = append(workers, sw)
 	}
 	for _, qn := range []string{q.own, q.pinned} {
 		qw := worker.New(s.client, qn, s.wopts)

@@ -52,7 +52,25 @@ func (s *driver) continueAsNew(ctx workflow.Context) error {
 	next.Resume = &r
 	next.Fork = next.Fork.carried()
 	s.logger(ctx).Info("continue as new", "run", r.Run, "pending", len(s.pending()))
-	return workflow.NewContinueAsNewError(ctx, WorkflowType, next)
+	// On a versioned worker the run is pinned to its build; the next one
+	// starts on the deployment's current build (AutoUpgrade for its first
+	// task, pinned again from then on). On an unversioned worker the
+	// server ignores the option.
+	return workflow.NewContinueAsNewErrorWithOptions(ctx, workflow.ContinueAsNewErrorOptions{
+		InitialVersioningBehavior: workflow.ContinueAsNewVersioningBehaviorAutoUpgrade,
+	}, WorkflowType, next)
+}
+
+// wantUpgrade reports whether the run, pinned to its build, should
+// continue as new so the session moves to the deployment's current
+// build: the server says the current build changed since this run was
+// pinned, and the run has done a turn, so a run the server kept on its
+// build cannot switch again and again without progress. It is asked
+// between turns only (beforeTurn): the turn in progress, a batch waiting
+// for a person included, ends on the build that began it. The flag comes
+// from the workflow task's started event, so a replay reads the same.
+func (s *driver) wantUpgrade(ctx workflow.Context) bool {
+	return session.ShouldUpgrade(s.Turn-s.runStartTurn, workflow.GetInfo(ctx).GetTargetWorkerDeploymentVersionChanged())
 }
 
 // restore takes the carried state into this run. Its permissions and

@@ -88,7 +88,7 @@ func (s *driver) beforeTurn(ctx workflow.Context) outcome {
 	case session.StopBudget:
 		return end(s.result(ResultBudget, why), nil)
 	}
-	if s.wantSwitch(ctx) {
+	if s.wantSwitch(ctx) || s.wantUpgrade(ctx) {
 		return end(SessionResult{}, errSwitch)
 	}
 	if err := s.compactIfNeeded(ctx); err != nil {

@@ -10,10 +10,13 @@ package workflows
 //
 // where id is a constant appended to changeIDs, and the histories recorded
 // before it stay in testdata/ beside new ones. Worker Deployment
-// Versioning was the other way; it is not used because a session idles
-// for days ("forever") in one run, which would pin it, and every old
-// worker with it, to its version until a person writes again, and because
-// its upgrade at continue-as-new is experimental in the SDK we use.
+// Versioning (longrun-worker --deployment/--build-id) is the other way,
+// for deployments that run it: a run is pinned to the build that began
+// it and the session moves to the current build at the next turn
+// boundary (wantUpgrade), so only unversioned workers need the branch. It
+// stays optional because a session idle for days ("forever") in one run
+// pins its build until a person writes again, and because its upgrade at
+// continue-as-new is experimental in the SDK we use.
 
 // changeIDs are the GetVersion change ids, oldest first. Append only:
 // testdata/versions.golden freezes the released ones (TestVersionsFrozen).
