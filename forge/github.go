@@ -2,6 +2,7 @@ package forge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -49,7 +50,7 @@ func (g *gitHub) FindOpen(ctx context.Context, head string) (*PR, error) {
 	for page := 0; page < 20; page++ {
 		prs, resp, err := g.c.PullRequests.List(ctx, g.owner, g.repo, opts)
 		if err != nil {
-			return nil, err
+			return nil, refused(err)
 		}
 		for _, p := range prs {
 			// Filtered here too: Gitea ignores the head parameter.
@@ -70,7 +71,7 @@ func (g *gitHub) Create(ctx context.Context, pr PR) (*PR, error) {
 		Title: github.Ptr(pr.Title), Body: github.Ptr(pr.Body), Head: github.Ptr(pr.Head), Base: github.Ptr(pr.Base),
 	})
 	if err != nil {
-		return nil, err
+		return nil, refused(err)
 	}
 	return fromGitHub(p), nil
 }
@@ -80,7 +81,7 @@ func (g *gitHub) Update(ctx context.Context, pr PR) (*PR, error) {
 		Title: github.Ptr(pr.Title), Body: github.Ptr(pr.Body),
 	})
 	if err != nil {
-		return nil, err
+		return nil, refused(err)
 	}
 	return fromGitHub(p), nil
 }
@@ -91,7 +92,7 @@ func (g *gitHub) Comments(ctx context.Context, number int) ([]string, error) {
 	for page := 0; page < 20; page++ {
 		cs, resp, err := g.c.Issues.ListComments(ctx, g.owner, g.repo, number, opts)
 		if err != nil {
-			return nil, err
+			return nil, refused(err)
 		}
 		for _, c := range cs {
 			out = append(out, c.GetBody())
@@ -106,6 +107,19 @@ func (g *gitHub) Comments(ctx context.Context, number int) ([]string, error) {
 
 func (g *gitHub) Comment(ctx context.Context, number int, body string) error {
 	_, _, err := g.c.Issues.CreateComment(ctx, g.owner, g.repo, number, &github.IssueComment{Body: github.Ptr(body)})
+	return refused(err)
+}
+
+// refused marks an answer no retry can change (bad credentials, no such
+// repository, a request the forge will not take) with ErrRefused; a
+// rate limit or a server's failure stays as it is, for a retry.
+func refused(err error) error {
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		if c := er.Response.StatusCode; c >= 400 && c < 500 && c != http.StatusTooManyRequests && c != http.StatusRequestTimeout {
+			return fmt.Errorf("%w: %w", ErrRefused, err)
+		}
+	}
 	return err
 }
 

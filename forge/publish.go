@@ -2,11 +2,16 @@ package forge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/longrun/longrun/checkout"
 )
+
+// ErrRefused wraps a forge's answer that no retry can change: bad
+// credentials, no such repository, a request it will not take.
+var ErrRefused = errors.New("the forge refused")
 
 // PR is a pull request as Publish reads and writes it.
 type PR struct {

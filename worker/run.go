@@ -83,6 +83,8 @@ type Main struct {
 	bounds bounds
 	// drain is --drain-timeout (drain.go).
 	drain drainFlag
+	// push publishes sessions' branches (push.go).
+	push pushConfig
 }
 
 // ParseFlags reads flags, falling back to the environment (getenv) and
@@ -106,6 +108,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 		return nil, err
 	}
 	m.defaultDirs(getenv)
+	if err := m.push.parse(getenv, m.Notify.ConsoleURL); err != nil {
+		return nil, err
+	}
 	if err := m.modelFromFlags(raw, getenv); err != nil {
 		return nil, err
 	}
@@ -137,6 +142,7 @@ func (m *Main) bindFlags(fs *flag.FlagSet, getenv func(string) string, raw *rawF
 	m.checkouts.bind(fs, getenv)
 	m.bundles.bind(fs, getenv)
 	m.bounds.bind(fs, getenv)
+	m.push.bind(fs, getenv)
 	if err := m.drain.bind(fs, getenv); err != nil {
 		return err
 	}

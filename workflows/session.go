@@ -41,6 +41,7 @@ type driver struct {
 	defaultModel string   // the worker's LONGRUN_MODEL, from the catalog
 	lastTool     string   // "shell: go test ./..." of the latest call started
 	published    *visible // what publish last upserted
+	pullRequest  string   // the URL publishBranch got at the end (not carried: nothing follows it)
 	publishedAt  time.Time
 
 	engine *permission.Engine
@@ -329,7 +330,7 @@ func (s *driver) status() Status {
 	return Status{
 		Phase: s.phase, Turn: s.Turn, MaxTurns: s.limits.Turns(), Model: s.Model, Usage: s.Usage,
 		PendingApprovals: len(s.pending()), LastError: s.LastError, LastErrorType: s.LastErrorType, Rejected: s.Rejected,
-		Guardian: s.guard.Log, Changes: s.Changes,
+		Guardian: s.guard.Log, Changes: s.Changes, PullRequest: s.pullRequest,
 	}
 }
 
