@@ -187,3 +187,18 @@ func TestRepoFromURL(t *testing.T) {
 	_, err := forge.RepoFromURL("/app.git")
 	require.ErrorContains(t, err, "--forge-repo")
 }
+
+// A forge that refuses the token (the push went through with another
+// credential) fails with ErrRefused, which is not retried.
+func TestPublishRefusedByTheForge(t *testing.T) {
+	t.Parallel()
+	srv := forgetest.NewGitServer(t, token)
+	gh := forgetest.NewGitHub(t, "another-token", srv)
+	dir, base := person(t, srv)
+	commitOn(t, dir, "longrun/s1", "b.txt", "two\n")
+	cfg := forge.Config{Remote: "origin", API: gh.URL + "/", Token: token}
+	_, err := forge.Publish(context.Background(), cfg, forge.Request{Dir: dir, Branch: "longrun/s1", BaseCommit: base, Session: "s1", Summary: "x"})
+	require.ErrorIs(t, err, forge.ErrRefused)
+	require.NotContains(t, err.Error(), token)
+	require.Empty(t, gh.Pulls())
+}
