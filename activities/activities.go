@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/longrun/longrun/activities/contract"
+	"github.com/longrun/longrun/forge"
 	"github.com/longrun/longrun/lsp"
 	"github.com/longrun/longrun/mcp"
 	"github.com/longrun/longrun/notify"
@@ -121,6 +122,11 @@ type Config struct {
 	// it for as long as it keeps its state directory, across restarts,
 	// unlike WorkerQueue, whose jobs die with the process. "": WorkerQueue.
 	CheckoutQueue string
+	// Forge publishes a session's branch when it ends (PushBranch): the
+	// remote, the forge and its token, which stay in this process. Nil
+	// or not Enabled: branches stay local, and CloseCheckout asks for no
+	// push, so the session issues the commands it always did.
+	Forge *forge.Config
 }
 
 // Activities holds the dependencies of every activity, complete when New

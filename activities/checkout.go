@@ -120,6 +120,7 @@ func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest
 	if err == nil {
 		err = a.storeBranch(ctx, req.Checkout, &c)
 	}
+	c.PushDue = err == nil && a.pushDue(req.Checkout, c)
 	return CloseCheckoutResult(c), err
 }
 

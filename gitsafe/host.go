@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -141,3 +143,31 @@ var emptyHome = sync.OnceValue(func() string {
 	}
 	return dir
 })
+
+// WithConfig adds configuration to a git environment HostEnv made, after
+// (so above) what it sets: for one call's settings that must not be in a
+// command line or a URL, where ps, `git remote -v` and git's own error
+// messages would show them (a forge token's http.extraHeader). An env
+// without GIT_CONFIG_COUNT gets one.
+func WithConfig(env []string, kv ...[2]string) []string {
+	count := 0
+	at := -1
+	for i, e := range env {
+		if v, ok := strings.CutPrefix(e, "GIT_CONFIG_COUNT="); ok {
+			count, _ = strconv.Atoi(v)
+			at = i
+		}
+	}
+	out := slices.Clone(env)
+	for i, c := range kv {
+		n := count + i
+		out = append(out, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", n, c[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", n, c[1]))
+	}
+	total := fmt.Sprintf("GIT_CONFIG_COUNT=%d", count+len(kv))
+	if at >= 0 {
+		out[at] = total
+	} else {
+		out = append(out, total)
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package gitsafe
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,4 +39,24 @@ func TestHostEnvForNeutralisesEveryRepository(t *testing.T) {
 	alone, err := HostEnv(person, HostLocal)
 	require.NoError(t, err)
 	require.NotContains(t, strings.Join(alone, "\n"), "diff.x.textconv", "HostEnv reads only its own repository")
+}
+
+// WithConfig adds keys after HostEnv's, counted, so git reads them all:
+// a real git sees the added key.
+func TestWithConfigAddsKeysGitReads(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env, err := HostEnv(dir, HostLocal)
+	require.NoError(t, err)
+	env = WithConfig(env, [2]string{"http.https://example.test/.extraheader", "X-Test: yes"})
+	cmd := exec.Command("git", "config", "--get", "http.https://example.test/.extraheader")
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	require.Equal(t, "X-Test: yes\n", string(out))
+	cmd = exec.Command("git", "config", "--get", "core.hooksPath")
+	cmd.Dir, cmd.Env = dir, env
+	out, err = cmd.Output()
+	require.NoError(t, err)
+	require.Equal(t, "/dev/null\n", string(out), "HostEnv's own keys still hold")
 }

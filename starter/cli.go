@@ -123,6 +123,7 @@ func commands() []command {
 		{"rewind", "rewind SESSION --to TURN [MESSAGE...]", "take a waiting session back to a turn, files included (later turns stay in its history)", (*app).cmdRewind},
 		{"diff", "diff SESSION", "print what a session changed in its own checkout (its branch and what it has not committed) against its base", (*app).cmdDiff},
 		{"apply", "apply SESSION [--to DIR] [--include-control PATH]", "apply a session's changes to your checkout (git apply --3way); refuses, changing nothing, on a conflict or a control file (.longrun/, AGENTS.md) not named by --include-control", (*app).cmdApply},
+		{"push", "push SESSION", "push an ended session's branch to the remote and open or update its pull request (LONGRUN_PUSH_REMOTE, LONGRUN_FORGE_TOKEN: see longrun-worker --push-remote)", (*app).cmdPush},
 		{"discard", "discard SESSION", "remove an ended session's branch and checkout", (*app).cmdDiscard},
 		{"checkouts", "checkouts [--state-dir DIR]", "list the sessions' checkouts a worker on this machine keeps, and the disk they take", (*app).cmdCheckouts},
 		{"list", "list [--waiting] [--running] [--phase P] [--query Q] [--limit N] [--quiet]", "list sessions with phase, turns and pending approvals (search attributes)", (*app).cmdList},

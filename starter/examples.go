@@ -35,6 +35,7 @@ var examples = map[string][]string{
 	"diff":      {`diff session-1`, `diff session-1 | git apply --stat`},
 	"apply":     {`apply session-1`, `apply session-1 --to ../other-checkout`},
 	"discard":   {`discard session-1`},
+	"push":      {`push session-1`, `LONGRUN_PUSH_REMOTE=origin LONGRUN_FORGE_TOKEN_FILE=~/.forge-token push session-1 --json`},
 	"checkouts": {`checkouts`, `checkouts --state-dir /var/lib/longrun --json`},
 	"list": {
 		`list`,

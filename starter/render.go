@@ -191,6 +191,9 @@ func statusRows(tw io.Writer, st workflows.Status) {
 	fmt.Fprintf(tw, "pending approvals\t%d\n", st.PendingApprovals)
 	guardianRows(tw, st)
 	changesRows(tw, st.Changes, nil)
+	if st.PullRequest != "" {
+		fmt.Fprintf(tw, "pull request\t%s\n", oneLine(st.PullRequest))
+	}
 	if st.LastError != "" {
 		fmt.Fprintf(tw, "last error\t%s\n", oneLine(st.LastError))
 	}
@@ -240,6 +243,12 @@ func renderResult(w io.Writer, res workflows.SessionResult) {
 		}
 		fmt.Fprintf(tw, "branch\t%s (%s; %s diff, apply or discard it)\n", res.Branch, commit, progName)
 		changesRows(tw, res.Changes, res.LeftOut)
+	}
+	if res.PullRequest != "" {
+		fmt.Fprintf(tw, "pull request\t%s\n", oneLine(res.PullRequest))
+	}
+	if res.PushError != "" {
+		fmt.Fprintf(tw, "push error\t%s (%s push to try again)\n", oneLine(res.PushError), progName)
 	}
 	tw.Flush()
 	if res.FinalText != "" {

@@ -30,7 +30,7 @@ var envAllowed = []string{
 // The notification sinks' URLs and secret are here too: a Slack webhook's
 // URL is its token, and the secret would let a command forge a signed
 // notification.
-var envNeverPassed = []string{"OPENAI_API_KEY", "TEMPORAL_API_KEY", "LONGRUN_NOTIFY", "LONGRUN_NOTIFY_SLACK", "LONGRUN_NOTIFY_SECRET"}
+var envNeverPassed = []string{"OPENAI_API_KEY", "TEMPORAL_API_KEY", "LONGRUN_NOTIFY", "LONGRUN_NOTIFY_SLACK", "LONGRUN_NOTIFY_SECRET", "LONGRUN_FORGE_TOKEN"}
 
 // envCredentialNames are names of credentials: never passed from the
 // allowlist (a guard should a later entry or a GO* variable match one),

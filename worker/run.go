@@ -85,6 +85,8 @@ type Main struct {
 	drain drainFlag
 	// deployment is --deployment and --build-id (deployment.go).
 	deployment deploymentFlags
+	// push publishes sessions' branches (push.go).
+	push pushConfig
 }
 
 // ParseFlags reads flags, falling back to the environment (getenv) and
@@ -108,6 +110,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 		return nil, err
 	}
 	m.defaultDirs(getenv)
+	if err := m.push.parse(getenv, m.Notify.ConsoleURL); err != nil {
+		return nil, err
+	}
 	if err := m.modelFromFlags(raw, getenv); err != nil {
 		return nil, err
 	}
@@ -139,6 +144,7 @@ func (m *Main) bindFlags(fs *flag.FlagSet, getenv func(string) string, raw *rawF
 	m.checkouts.bind(fs, getenv)
 	m.bundles.bind(fs, getenv)
 	m.bounds.bind(fs, getenv)
+	m.push.bind(fs, getenv)
 	if err := m.drain.bind(fs, getenv); err != nil {
 		return err
 	}

@@ -284,6 +284,7 @@ func (m *Main) buildActivities(s *started, i int, r servedRoot, q rootQueues) (*
 		CheckpointRemote: m.CheckpointRemote,
 		CheckoutQueue:    q.pinned,
 		MaxCheckoutBytes: m.checkouts.max,
+		Forge:            m.push.forge(),
 	}
 	if s.store != nil {
 		// Not a nil *transcript.Cache in the interface: that would be a
@@ -297,6 +298,9 @@ func (m *Main) buildActivities(s *started, i int, r servedRoot, q rootQueues) (*
 	cfg.MaxBundleBytes = m.bundles.apply(m.CheckpointRemote, m.Transcript, logger)
 	if i == 0 {
 		m.checkouts.report(m.StateDir, s.logger)
+		if cfg.Forge != nil {
+			s.logger.Info("sessions' branches are published when they end", "push", cfg.Forge.String())
+		}
 	}
 	servers, err := openMCP(r.cfg.MCP, r.ws.Root(), s.logger, tcfg)
 	if err != nil {

@@ -122,4 +122,7 @@ func (s *driver) closeCheckout(ctx workflow.Context, res *SessionResult) {
 		res.Branch, res.Commit = s.Checkout.Branch, closed.Commit
 		res.Changes, res.LeftOut = s.Changes, closed.LeftOut
 	}
+	if err == nil {
+		s.publishBranch(ctx, closed, res)
+	}
 }

@@ -332,6 +332,9 @@ type Status struct {
 	// Changes is what an isolated session's checkout holds against its
 	// base, as of its latest call that may have changed files.
 	Changes *record.Stat `json:"changes,omitempty"`
+	// PullRequest is the URL of the pull request the session's branch
+	// was published to at its end (SessionResult.PullRequest).
+	PullRequest string `json:"pull_request,omitempty"`
 }
 
 // Outcomes of a finished session.
@@ -363,6 +366,11 @@ type SessionResult struct {
 	// files the session changed, which the branch does not hold.
 	Changes *record.Stat `json:"changes,omitempty"`
 	LeftOut []string     `json:"left_out,omitempty"`
+	// PullRequest is the URL of the pull request the branch was
+	// published to, when the worker holding it publishes (longrun-worker
+	// --push-remote); PushError says why publishing failed.
+	PullRequest string `json:"pull_request,omitempty"`
+	PushError   string `json:"push_error,omitempty"`
 }
 
 // System prompt modes (SessionInput.SystemPromptMode).

@@ -72,7 +72,7 @@ func (s *driver) status() Status {
 	return Status{
 		Phase: s.pub.phase, Turn: s.Turn, MaxTurns: s.limits.Turns(), Model: s.Model, Usage: s.Usage,
 		PendingApprovals: len(s.pending()), LastError: s.LastError, LastErrorType: s.LastErrorType, Rejected: s.Rejected,
-		Guardian: s.guard.Log, Changes: s.Changes,
+		Guardian: s.guard.Log, Changes: s.Changes, PullRequest: s.pullRequest,
 	}
 }
 

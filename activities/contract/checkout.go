@@ -132,3 +132,30 @@ type RewindRequest struct {
 	// Commit is the checkpoint; "" is the base (the branch's head).
 	Commit string `json:"commit,omitempty"`
 }
+
+// ErrTypePushRefused fails a push the forge refused (bad credentials, no
+// such repository): retrying cannot help, a person must fix the
+// worker's configuration and run `longrun push`.
+const ErrTypePushRefused = "PushRefused"
+
+// PushRequest asks the worker that holds a session's branch to publish
+// it: push it to the configured remote and open or update its pull
+// request. It holds nothing secret: the credentials are the worker's.
+type PushRequest struct {
+	Checkout record.Info `json:"checkout"`
+	// Summary is the session's final text, the pull request's body.
+	Summary string `json:"summary,omitempty"`
+	// LeftOut are the control files the branch does not hold.
+	LeftOut []string `json:"left_out,omitempty"`
+}
+
+// PushResult is the non-secret outcome the history keeps: the pull
+// request's URL and number, the commit pushed, the remote without user
+// information (forge.Published, field for field).
+type PushResult struct {
+	URL     string `json:"url"`
+	Number  int    `json:"number"`
+	Commit  string `json:"commit"`
+	Created bool   `json:"created,omitempty"`
+	Remote  string `json:"remote"`
+}

@@ -46,6 +46,9 @@ const (
 	// RewindCheckout puts the checkout's files back to a checkpoint
 	// (RewindRequest).
 	RewindCheckout = "RewindCheckout"
+	// PushBranch publishes a closed session's branch and opens or
+	// updates its pull request (PushRequest, PushResult).
+	PushBranch = "PushBranch"
 )
 
 // Names lists every activity name above, for the test that keeps them
@@ -54,6 +57,6 @@ func Names() []string {
 	return []string{
 		ListTools, LoadWorkspaceConfig, CallModel, Compact, RunTool, KillJobs,
 		ReviewCall, Notify, OpenCheckout, CloseCheckout, Checkpoint, RestoreCheckout,
-		RewindCheckout,
+		RewindCheckout, PushBranch,
 	}
 }

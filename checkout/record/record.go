@@ -86,4 +86,10 @@ type Closed struct {
 	// restored on a worker with no checkpoint remote: the person's
 	// repository fetches the branch from it (starter diff, apply).
 	Bundle string `json:"bundle,omitempty"`
+	// PushDue is set by the worker that closed the checkout, not by
+	// Close: it publishes branches (a push remote is configured there)
+	// and this one has a commit, so the session asks it to publish
+	// (PushBranch). Never set on a worker without a push remote, whose
+	// sessions then issue the commands they always did.
+	PushDue bool `json:"push_due,omitempty"`
 }

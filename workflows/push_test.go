@@ -1,0 +1,97 @@
+package workflows
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/tools"
+)
+
+// TestPushAfterCloseWhenTheWorkerPublishes: a worker that publishes says
+// so in the close's result (push_due); the session then asks the same
+// worker to push, with its final text and the control files left out,
+// and the pull request's URL is in the result and the status query. A
+// worker that does not publish gets no push command at all.
+func TestPushAfterCloseWhenTheWorkerPublishes(t *testing.T) {
+	t.Parallel()
+	for _, due := range []bool{true, false} {
+		h := newHarness(t, []activities.ModelResponse{
+			toolReply(call("w1", "write", `{"path":"a","content":"x"}`)),
+			textReply("Changed a\n\nBecause."),
+		}, func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
+			return tools.Result{Content: "ok"}, nil
+		})
+		h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee", LeftOut: []string{"AGENTS.md"}, PushDue: due}, nil)
+		var mu sync.Mutex
+		var pushed []activities.PushRequest
+		h.env.OnActivity(a.PushBranch, mock.Anything, mock.Anything).Return(
+			func(_ context.Context, r activities.PushRequest) (activities.PushResult, error) {
+				mu.Lock()
+				pushed = append(pushed, r)
+				mu.Unlock()
+				return activities.PushResult{URL: "https://forge.test/acme/app/pull/7", Number: 7, Commit: "c0ffee"}, nil
+			}).Maybe()
+		queues := map[string]string{}
+		h.env.SetOnActivityStartedListener(func(i *activity.Info, _ context.Context, _ converter.EncodedValues) {
+			mu.Lock()
+			queues[i.ActivityType.Name] = i.TaskQueue
+			mu.Unlock()
+		})
+		h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
+		require.NoError(t, h.env.GetWorkflowError())
+		var r SessionResult
+		require.NoError(t, h.env.GetWorkflowResult(&r))
+		v, err := h.env.QueryWorkflow(QueryStatus)
+		require.NoError(t, err)
+		var st Status
+		require.NoError(t, v.Get(&st))
+		if !due {
+			require.Empty(t, pushed, "no push command without a push remote")
+			require.Empty(t, r.PullRequest)
+			require.Empty(t, st.PullRequest)
+			continue
+		}
+		require.Len(t, pushed, 1)
+		require.Equal(t, testCheckoutQueue, queues["PushBranch"], "the push runs on the worker holding the branch")
+		require.Equal(t, "Changed a\n\nBecause.", pushed[0].Summary)
+		require.Equal(t, []string{"AGENTS.md"}, pushed[0].LeftOut)
+		require.Equal(t, "longrun/s1", pushed[0].Checkout.Branch)
+		require.Equal(t, "https://forge.test/acme/app/pull/7", r.PullRequest)
+		require.Equal(t, "https://forge.test/acme/app/pull/7", st.PullRequest)
+	}
+}
+
+// TestPushRefusedIsInTheResultNotAFailure: the forge refusing the push
+// leaves the session completed, with the reason in push_error.
+func TestPushRefusedIsInTheResultNotAFailure(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("w1", "write", `{"path":"a","content":"x"}`)),
+		textReply("done"),
+	}, func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
+		return tools.Result{Content: "ok"}, nil
+	})
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee", PushDue: true}, nil)
+	calls := 0
+	h.env.OnActivity(a.PushBranch, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.PushRequest) (activities.PushResult, error) {
+			calls++
+			return activities.PushResult{}, temporal.NewNonRetryableApplicationError("the forge refused: 401 Bad credentials", activities.ErrTypePushRefused, nil)
+		})
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
+	require.NoError(t, h.env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+	require.Equal(t, ResultCompleted, r.Status)
+	require.Equal(t, 1, calls, "a refusal is not retried")
+	require.Contains(t, r.PushError, "Bad credentials")
+	require.Empty(t, r.PullRequest)
+}
