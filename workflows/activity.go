@@ -360,3 +360,21 @@ func (s *driver) forkCheckoutCall(ctx workflow.Context, f *ForkFrom) (activities
 	err := workflow.ExecuteActivity(actx, activities.OpenCheckout, req).Get(ctx, &res)
 	return res, err
 }
+
+// pushCall asks the worker holding the session's branch to publish it
+// (push.go): pinned there, retried, a refusal not retried.
+func (s *driver) pushCall(ctx workflow.Context, req activities.PushRequest) (activities.PushResult, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              s.Checkout.Queue,
+		ScheduleToStartTimeout: s.workerWait(),
+		StartToCloseTimeout:    5 * time.Minute, // a first push sends the base's objects
+		RetryPolicy: &temporal.RetryPolicy{
+			MaximumAttempts:        5,
+			NonRetryableErrorTypes: []string{activities.ErrTypePushRefused},
+		},
+		Summary: "push " + s.Checkout.Branch + " and open its pull request",
+	})
+	var pushed activities.PushResult
+	err := workflow.ExecuteActivity(actx, activities.PushBranch, req).Get(ctx, &pushed)
+	return pushed, err
+}

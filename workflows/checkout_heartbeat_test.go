@@ -27,11 +27,25 @@ func TestCheckoutCallsHaveAHeartbeatTimeout(t *testing.T) {
 	}, func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
 		return tools.Result{Content: "ok"}, nil
 	})
-	h.env.OnActivity(a.Checkpoint, mock.Anything, mock.Anything).Return(activities.CheckpointResult{Commit: "cp1"}, nil)
+	// The workflow's task runs on another worker than the checkout's, so
+	// the checkpoint is an activity on the checkout's queue (here.go). As
+	// a local activity it needs no heartbeat: it dies with the workflow
+	// task that runs it, which is retried.
+	h.taskWorker = "another-worker"
+	h.env.OnActivity(a.Checkpoint, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, r activities.CheckpointRequest) (activities.CheckpointResult, error) {
+			if err := h.notHere(ctx, r.CheckoutQueue); err != nil {
+				return activities.CheckpointResult{}, err
+			}
+			return activities.CheckpointResult{Commit: "cp1"}, nil
+		})
 	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee"}, nil)
 	var mu sync.Mutex
 	heartbeat := map[string]time.Duration{}
 	h.env.SetOnActivityStartedListener(func(i *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if i.IsLocalActivity {
+			return
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		heartbeat[i.ActivityType.Name] = i.HeartbeatTimeout

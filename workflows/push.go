@@ -1,9 +1,6 @@
 package workflows
 
 import (
-	"time"
-
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	activities "github.com/longrun/longrun/activities/contract" // the activities' contract; renamed in one go after issue 30's merges
@@ -21,19 +18,8 @@ func (s *driver) publishBranch(ctx workflow.Context, closed activities.CloseChec
 	if !closed.PushDue || res == nil {
 		return
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:              s.Checkout.Queue,
-		ScheduleToStartTimeout: s.workerWait(),
-		StartToCloseTimeout:    5 * time.Minute, // a first push sends the base's objects
-		RetryPolicy: &temporal.RetryPolicy{
-			MaximumAttempts:        5,
-			NonRetryableErrorTypes: []string{activities.ErrTypePushRefused},
-		},
-		Summary: "push " + s.Checkout.Branch + " and open its pull request",
-	})
-	req := activities.PushRequest{Checkout: s.Checkout.Info, Summary: s.FinalText, LeftOut: closed.LeftOut}
-	var pushed activities.PushResult
-	if err := workflow.ExecuteActivity(actx, activities.PushBranch, req).Get(ctx, &pushed); err != nil {
+	pushed, err := s.pushCall(ctx, activities.PushRequest{Checkout: s.Checkout.Info, Summary: s.FinalText, LeftOut: closed.LeftOut})
+	if err != nil {
 		s.logger(ctx).Warn("could not publish the session's branch", "branch", s.Checkout.Branch, "error", err)
 		res.PushError = rootMessage(err)
 		return
