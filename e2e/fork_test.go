@@ -42,7 +42,7 @@ func TestForkAndRewindAtAnEarlierTurn(t *testing.T) {
 		Prompt: "six turns", Profile: "auto", IdleTimeout: workflows.Forever, ContinueAsNewTurns: 2,
 	})
 	waitIdleAt(t, id, 6)
-	desc, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+	desc, err := describeRun(context.Background(), tc, id, "")
 	require.NoError(t, err)
 	info := desc.GetWorkflowExecutionInfo()
 	require.NotEqual(t, info.GetFirstRunId(), info.GetExecution().GetRunId(), "the session continued as new")
@@ -100,6 +100,8 @@ func TestForkAndRewindAtAnEarlierTurn(t *testing.T) {
 	out, err = e.starter("turns", id)
 	require.NoError(t, err, out)
 	require.NotContains(t, out, "turn 6 ", "the later turns are not this conversation's any more")
+	recordHistory(t, id, "rewind_after_continue_as_new")
+	recordHistory(t, forkID, "fork_at_turn_3")
 }
 
 // waitIdleAt waits until the session waits for a message at turn.

@@ -66,6 +66,7 @@ func TestPushOpensAPullRequestAtTheEnd(t *testing.T) {
 	}
 	st := query[workflows.Status](t, id, workflows.QueryStatus)
 	require.Equal(t, r.PullRequest, st.PullRequest)
+	recordHistory(t, id, "push_pull_request")
 	show, err := e.starter("show", id)
 	require.NoError(t, err, show)
 	require.Contains(t, show, r.PullRequest)
