@@ -52,7 +52,7 @@ func (a *Activities) PushBranch(ctx context.Context, req PushRequest) (PushResul
 	}
 	ns := ""
 	if activity.IsActivity(ctx) {
-		ns = activity.GetInfo(ctx).WorkflowNamespace
+		ns = activity.GetInfo(ctx).Namespace
 	}
 	pub, err := forge.Publish(ctx, *a.cfg.Forge, forge.Request{
 		Dir: dir, Branch: in.Branch, BaseCommit: in.Base, Session: sessionID(ctx), Namespace: ns,
