@@ -43,6 +43,7 @@ var processAllowed = map[string]string{
 	"bench/":                 "benchmark programs: run by a person, never by a session",
 	"lsp/internal/lspbench/": "a benchmark program: run by a person, never by a session",
 	"tools/internal/":        "benchmark programs: run by a person, never by a session",
+	"forge/forgetest/":       "test servers standing in for a remote (git http-backend, the scripted forge's look at its repository): imported by tests only, never by the worker",
 }
 
 // processStart is one place in the source that starts a process.
