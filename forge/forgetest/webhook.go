@@ -59,7 +59,7 @@ func Labeled(is Issue, label, sender string) (string, any) {
 // Commented is the "issue_comment" event of sender's comment on is.
 func Commented(is Issue, body, sender string) (string, any) {
 	return "issue_comment", map[string]any{"action": "created", "issue": is.json(),
-		"comment": map[string]any{"id": time.Now().UnixNano(), "body": body, "user": user(sender)},
+		"comment":    map[string]any{"id": time.Now().UnixNano(), "body": body, "user": user(sender)},
 		"repository": repoJSON(is.Repo), "sender": user(sender)}
 }
 
@@ -72,7 +72,7 @@ func (p Pull) json() map[string]any {
 // comment on line of path in p's diff.
 func ReviewCommented(p Pull, path string, line int, body, sender string) (string, any) {
 	return "pull_request_review_comment", map[string]any{"action": "created", "pull_request": p.json(),
-		"comment": map[string]any{"id": time.Now().UnixNano(), "body": body, "path": path, "line": line, "user": user(sender)},
+		"comment":    map[string]any{"id": time.Now().UnixNano(), "body": body, "path": path, "line": line, "user": user(sender)},
 		"repository": repoJSON(p.Repo), "sender": user(sender)}
 }
 
@@ -80,7 +80,7 @@ func ReviewCommented(p Pull, path string, line int, body, sender string) (string
 // state "changes_requested", "commented" or "approved".
 func Reviewed(p Pull, state, body, sender string) (string, any) {
 	return "pull_request_review", map[string]any{"action": "submitted", "pull_request": p.json(),
-		"review": map[string]any{"id": time.Now().UnixNano(), "state": state, "body": body, "user": user(sender)},
+		"review":     map[string]any{"id": time.Now().UnixNano(), "state": state, "body": body, "user": user(sender)},
 		"repository": repoJSON(p.Repo), "sender": user(sender)}
 }
 
