@@ -265,6 +265,11 @@ func (c HookConfig) comment(a Action, issue *github.Issue, body string) (Action,
 		}
 		return c.start(a, issue, rest), nil
 	case "/approve", "/deny":
+		if issue.IsPullRequest() {
+			// The payload does not name the pull request's branch, so
+			// not its session either; a review's payload does.
+			return Action{}, refuse(202, "%s on pull request #%d's conversation: its branch is not in the payload; write it on the issue, or as a review comment", cmd, issue.GetNumber())
+		}
 		a.Issue = issue.GetNumber()
 		a.Session = SessionFor(a.Repo, a.Issue)
 		return decision(a, cmd, rest)
@@ -284,7 +289,23 @@ func (c HookConfig) onPull(repo *github.Repository, sender *github.User, pr *git
 	if a.Session == "" {
 		return Action{}, refuse(202, "pull request #%d: its branch %q is not a Longrun session's (longrun/<session>)", a.Issue, pr.GetHead().GetRef())
 	}
+	if !ofRepo(a.Session, a.Repo) {
+		return Action{}, refuse(403, "pull request #%d: session %s was started from another repository's issue than %s", a.Issue, a.Session, a.Repo)
+	}
 	return a, nil
+}
+
+// ofRepo reports whether session, when it is one an issue started
+// (SessionFor), was started on repo: a branch pushed to one repository
+// cannot steer the session of another's issue. Other sessions (started
+// by hand, pushed by their worker) pass.
+func ofRepo(session, repo string) bool {
+	if !strings.HasPrefix(session, "gh-") {
+		return true
+	}
+	i := strings.LastIndexByte(session, '-')
+	n, err := strconv.Atoi(session[i+1:])
+	return err == nil && SessionFor(repo, n) == session
 }
 
 // review is a review's text as the session's next message, unless it is

@@ -72,6 +72,10 @@ func TestParse(t *testing.T) {
 	pull := forgetest.Pull{Number: 8, Repo: "acme/app", Head: "longrun/gh-acme-app-7", Base: "main", State: "open"}
 	foreign := pull
 	foreign.Head = "feature"
+	crossed := pull
+	crossed.Head = "longrun/gh-acme-app-x-7"
+	prIssue := issue
+	prIssue.Number = 8
 	pr := issue
 	type want struct {
 		kind                forge.Kind
@@ -107,6 +111,8 @@ func TestParse(t *testing.T) {
 		{"review comment", "", nil, want{kind: forge.Message, session: "gh-acme-app-7", text: "Review comment on greeting.txt line 1:\n\nsay hi instead"}},
 		{"review comment, /approve", "", nil, want{kind: forge.Approve, session: "gh-acme-app-7", call: "c9"}},
 		{"review comment on a foreign branch", "", nil, want{status: 202}},
+		{"review on another repository's session", "", nil, want{status: 403}},
+		{"/approve in a pull request's conversation", "", nil, want{status: 202}},
 		{"changes requested", "", nil, want{kind: forge.Message, session: "gh-acme-app-7", text: "Review (changes_requested):\n\nnot yet"}},
 		{"approved, no text", "", nil, want{status: 202}},
 		{"ping", "", nil, want{status: 200}},
@@ -154,6 +160,12 @@ func TestParse(t *testing.T) {
 				ev, body = payload(forgetest.ReviewCommented(pull, "greeting.txt", 1, "/approve c9", "alice"))
 			case "review comment on a foreign branch":
 				ev, body = payload(forgetest.ReviewCommented(foreign, "greeting.txt", 1, "say hi", "alice"))
+			case "review on another repository's session":
+				ev, body = payload(forgetest.Reviewed(crossed, "changes_requested", "x", "alice"))
+			case "/approve in a pull request's conversation":
+				_, p := forgetest.Commented(prIssue, "/approve c3", "alice")
+				p.(map[string]any)["issue"].(map[string]any)["pull_request"] = map[string]any{"url": "https://api.github.com/repos/acme/app/pulls/8"}
+				ev, body = payload("issue_comment", p)
 			case "changes requested":
 				ev, body = payload(forgetest.Reviewed(pull, "changes_requested", "not yet", "alice"))
 			case "approved, no text":
