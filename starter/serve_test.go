@@ -205,3 +205,39 @@ func TestServeReviewIsTheNextMessage(t *testing.T) {
 	require.Equal(t, workflows.SignalUserMessage, f.fc.signals[0].name)
 	require.Equal(t, workflows.UserMessage{Text: "Review comment on greeting.txt line 1:\n\nsay hi"}, f.fc.signals[0].arg)
 }
+
+// TestServeDecides: /approve and /deny in an issue's comments go as
+// `longrun approve`/`deny` send theirs: the waiting calls read, the call
+// picked by the id the person wrote, the approve update with the digest
+// read; a call not waiting decides nothing and says which are.
+func TestServeDecides(t *testing.T) {
+	t.Parallel()
+	issue := forgetest.Issue{Number: 7, Repo: "acme/app", Title: "Fix it", Author: "mallory"}
+	pending := withDigests(pendingCalls("c3"))
+	for _, tc := range []struct {
+		name, comment string
+		status        int
+		want          *workflows.Approval
+		body          string
+	}{
+		{"approve", "/approve c3", 200, &workflows.Approval{ID: "c3", Decision: "approve", Digest: pending[0].Digest}, "approved c3 (shell) in gh-acme-app-7"},
+		{"approve by the model's id", "/approve m_c3", 200, &workflows.Approval{CallID: "m_c3", Decision: "approve", Digest: pending[0].Digest}, "approved c3"},
+		{"deny with reason", "/deny c3 not in this repo\nuse make", 200, &workflows.Approval{ID: "c3", Decision: "deny", Feedback: "not in this repo\nuse make", Digest: pending[0].Digest}, "denied c3"},
+		{"a call not waiting", "/approve c9", 409, nil, "c9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newHookFixture(t)
+			f.fc.query = pendingQuery(pending)
+			ev, p := forgetest.Commented(issue, tc.comment, "alice")
+			status, body := forgetest.NewDelivery(t, f.url, hookSecret, ev, p).Send(t)
+			require.Equal(t, tc.status, status, body)
+			require.Contains(t, body, tc.body)
+			if tc.want == nil {
+				require.Empty(t, f.fc.signals, "nothing decided")
+				return
+			}
+			require.Equal(t, []signalCall{{"gh-acme-app-7", workflows.UpdateApprove, *tc.want}}, f.fc.signals)
+		})
+	}
+}
