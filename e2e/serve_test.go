@@ -102,7 +102,7 @@ func TestServeIssueToPullRequest(t *testing.T) {
 	ev, p = forgetest.Labeled(evil, "longrun", "mallory")
 	_, status, body = deliver(ev, p)
 	require.Equal(t, 403, status, body)
-	_, err := tc.DescribeWorkflowExecution(context.Background(), forge.SessionFor(repo, evil.Number), "")
+	_, err := describeRun(context.Background(), tc, forge.SessionFor(repo, evil.Number), "")
 	var nf *serviceerror.NotFound
 	require.True(t, errors.As(err, &nf), "no session for the refused deliveries: %v", err)
 	require.Contains(t, log.String(), "refused (401): bad signature")
@@ -210,7 +210,7 @@ func TestServeIssueToPullRequest(t *testing.T) {
 // currentRun is the run id of the session's current run.
 func currentRun(t *testing.T, id string) string {
 	t.Helper()
-	d, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+	d, err := describeRun(context.Background(), tc, id, "")
 	require.NoError(t, err)
 	return d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 }
