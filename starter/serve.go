@@ -98,7 +98,7 @@ func (a *app) cmdServe(ctx context.Context, fs *flag.FlagSet, args []string) err
 		return fmt.Errorf("listen %s: %w", *listen, err)
 	}
 	h := &hookServer{a: a, c: c, cfg: cfg, sf: sf, maxBody: *maxBody}
-	srv := &http.Server{Handler: h.logHost(policy, hostcheck.Wrap(policy, h.handler())), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
+	srv := &http.Server{Handler: hostcheck.Wrap(policy.Logging(h.logHost), h.handler()), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
 	fmt.Fprintf(a.stdout, "webhooks on http://%s/webhook (Temporal %s, namespace %s): %d repositories, %d allowed users, label %q\n",
 		ln.Addr(), a.cfg.Address, a.cfg.Namespace, len(cfg.Repos), len(cfg.Allow), cfg.Label)
 	return serveUntil(ctx, srv, ln, "serve")
@@ -179,15 +179,10 @@ type hookServer struct {
 	logMu   sync.Mutex
 }
 
-// logHost logs a request hostcheck is about to refuse for its Host, so
-// that refusal too leaves its reason in the log.
-func (h *hookServer) logHost(p hostcheck.Policy, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !p.Allows(r.Host) {
-			h.logf(cut(r.Header.Get(forge.HeaderDelivery), 100), "refused (421): Host %q is not this service's (--allowed-host)", cut(r.Host, 200))
-		}
-		next.ServeHTTP(w, r)
-	})
+// logHost logs a request hostcheck refuses for its Host, so that
+// refusal too leaves its reason in the log.
+func (h *hookServer) logHost(r *http.Request) {
+	h.logf(cut(r.Header.Get(forge.HeaderDelivery), 100), "refused (421): Host %q is not this service's (--allowed-host)", cut(r.Host, 200))
 }
 
 func (h *hookServer) handler() http.Handler {

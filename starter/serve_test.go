@@ -91,7 +91,7 @@ func newHookFixture(t *testing.T) hookFixture {
 	h := &hookServer{a: a, c: fc, cfg: cfg, sf: sf, maxBody: 64 << 10}
 	policy, err := hostcheck.New("127.0.0.1:0", nil, "--allowed-host")
 	require.NoError(t, err)
-	srv := httptest.NewServer(h.logHost(policy, hostcheck.Wrap(policy, h.handler())))
+	srv := httptest.NewServer(hostcheck.Wrap(policy.Logging(h.logHost), h.handler()))
 	t.Cleanup(srv.Close)
 	return hookFixture{url: srv.URL + "/webhook", fc: fc, log: &log}
 }
