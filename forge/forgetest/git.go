@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/longrun/longrun/hostcheck"
 )
 
 // GitServer serves the bare repositories under Root over smart HTTP, to
@@ -53,7 +55,7 @@ func NewGitServer(t testing.TB, token string) *GitServer {
 		Path: backend,
 		Env:  []string{"GIT_PROJECT_ROOT=" + g.Root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "HOME=" + g.Root},
 	}
-	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	g.Server = httptest.NewServer(hostcheck.Wrap(hostcheck.Policy{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, pass, ok := r.BasicAuth()
 		if !ok || pass != g.Token {
 			g.mu.Lock()
@@ -75,7 +77,7 @@ func NewGitServer(t testing.TB, token string) *GitServer {
 		// http-backend wants the user for receive-pack.
 		r.Header.Set("Remote-User", "longrun")
 		h.ServeHTTP(w, r)
-	}))
+	})))
 	t.Cleanup(g.Close)
 	return g
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/longrun/longrun/hostcheck"
 )
 
 // Pull is a pull request the scripted forge holds.
@@ -57,7 +59,7 @@ func NewGitHub(t testing.TB, token string, git *GitServer) *GitHub {
 	mux.HandleFunc("PATCH /repos/{owner}/{repo}/pulls/{n}", f.update)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/issues/{n}/comments", f.comments)
 	mux.HandleFunc("POST /repos/{owner}/{repo}/issues/{n}/comments", f.comment)
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.Server = httptest.NewServer(hostcheck.Wrap(hostcheck.Policy{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := r.Header.Get("Authorization")
 		f.mu.Lock()
 		f.auth = append(f.auth, got)
@@ -71,7 +73,7 @@ func NewGitHub(t testing.TB, token string, git *GitServer) *GitHub {
 			return
 		}
 		mux.ServeHTTP(w, r)
-	}))
+	})))
 	t.Cleanup(f.Close)
 	return f
 }
