@@ -130,9 +130,12 @@ func Sign(secret, body []byte) []byte {
 
 // SessionFor is the id of the session an issue starts: made of the
 // repository and the number only, so a webhook delivered twice names
-// the same session, and its branch (checkout.Branch) is the same.
+// the same session, and its branch (checkout.Branch) is the same. The
+// owner and the name are joined by "_", which no owner's name holds, and
+// the number is last: two issues never share an id (acme/app-x #7 is
+// gh-acme_app-x-7, acme-app/x #7 gh-acme-app_x-7).
 func SessionFor(repo string, issue int) string {
-	return checkout.Sanitize("gh-" + strings.ToLower(strings.ReplaceAll(repo, "/", "-")) + "-" + strconv.Itoa(issue))
+	return checkout.Sanitize("gh-" + strings.ToLower(strings.Replace(repo, "/", "_", 1)) + "-" + strconv.Itoa(issue))
 }
 
 // SessionOfBranch is the session whose branch is head (longrun/<session>),

@@ -45,10 +45,12 @@ func TestVerify(t *testing.T) {
 
 func TestSessionNames(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, "gh-acme-app-7", forge.SessionFor("Acme/App", 7))
-	require.Equal(t, "gh-acme-my.app-7", forge.SessionFor("acme/my.app", 7))
+	require.Equal(t, "gh-acme_app-7", forge.SessionFor("Acme/App", 7))
+	require.Equal(t, "gh-acme_my.app-7", forge.SessionFor("acme/my.app", 7))
+	require.NotEqual(t, forge.SessionFor("acme/app-x", 7), forge.SessionFor("acme-app/x", 7))
+	require.NotEqual(t, forge.SessionFor("acme/app-7", 3), forge.SessionFor("acme/app", 73))
 	for head, want := range map[string]string{
-		"longrun/gh-acme-app-7":  "gh-acme-app-7",
+		"longrun/gh-acme_app-7":  "gh-acme_app-7",
 		"longrun/session-1":      "session-1",
 		"main":                   "",
 		"longrun/":               "",
@@ -57,7 +59,7 @@ func TestSessionNames(t *testing.T) {
 		"longrun/--force":        "",
 		"feature/longrun/x":      "",
 		"longrun/a\nb":           "",
-		"longrun/gh-acme-app-7 ": "",
+		"longrun/gh-acme_app-7 ": "",
 	} {
 		require.Equal(t, want, forge.SessionOfBranch(head), "%q", head)
 	}
@@ -69,11 +71,11 @@ func TestParse(t *testing.T) {
 	issue := forgetest.Issue{Number: 7, Repo: "acme/app", Title: "Fix the greeting", Body: "It says hello.", Author: "mallory"}
 	other := issue
 	other.Repo = "acme/other"
-	pull := forgetest.Pull{Number: 8, Repo: "acme/app", Head: "longrun/gh-acme-app-7", Base: "main", State: "open"}
+	pull := forgetest.Pull{Number: 8, Repo: "acme/app", Head: "longrun/gh-acme_app-7", Base: "main", State: "open"}
 	foreign := pull
 	foreign.Head = "feature"
 	crossed := pull
-	crossed.Head = "longrun/gh-acme-app-x-7"
+	crossed.Head = "longrun/gh-acme_app-x-7"
 	prIssue := issue
 	prIssue.Number = 8
 	pr := issue
@@ -93,27 +95,27 @@ func TestParse(t *testing.T) {
 		body  []byte
 		want  want
 	}{
-		{"labelled by an allowed user", "", nil, want{kind: forge.Start, session: "gh-acme-app-7", text: "Fix the greeting\n\nIt says hello."}},
-		{"labelled, login in another case", "", nil, want{kind: forge.Start, session: "gh-acme-app-7"}},
+		{"labelled by an allowed user", "", nil, want{kind: forge.Start, session: "gh-acme_app-7", text: "Fix the greeting\n\nIt says hello."}},
+		{"labelled, login in another case", "", nil, want{kind: forge.Start, session: "gh-acme_app-7"}},
 		{"another label", "", nil, want{status: 202}},
 		{"labelled by someone else", "", nil, want{status: 403}},
 		{"repository not configured", "", nil, want{status: 403}},
-		{"/longrun comment", "", nil, want{kind: forge.Start, session: "gh-acme-app-7", text: "Fix the greeting\n\nIt says hello.\n\nand add a test\nplease"}},
+		{"/longrun comment", "", nil, want{kind: forge.Start, session: "gh-acme_app-7", text: "Fix the greeting\n\nIt says hello.\n\nand add a test\nplease"}},
 		{"plain comment", "", nil, want{status: 202}},
 		{"command not first", "", nil, want{status: 202}},
-		{"/approve", "", nil, want{kind: forge.Approve, session: "gh-acme-app-7", call: "c3"}},
-		{"/deny with reason", "", nil, want{kind: forge.Deny, session: "gh-acme-app-7", call: "c3", text: "not that file\nuse b.txt"}},
+		{"/approve", "", nil, want{kind: forge.Approve, session: "gh-acme_app-7", call: "c3"}},
+		{"/deny with reason", "", nil, want{kind: forge.Deny, session: "gh-acme_app-7", call: "c3", text: "not that file\nuse b.txt"}},
 		{"/deny without reason", "", nil, want{status: 400}},
 		{"/approve a flag", "", nil, want{status: 400}},
 		{"/approve nothing", "", nil, want{status: 400}},
-		{"/approve id with newline", "", nil, want{kind: forge.Approve, session: "gh-acme-app-7", call: "c3"}},
+		{"/approve id with newline", "", nil, want{kind: forge.Approve, session: "gh-acme_app-7", call: "c3"}},
 		{"/approve by someone else", "", nil, want{status: 403}},
-		{"review comment", "", nil, want{kind: forge.Message, session: "gh-acme-app-7", text: "Review comment on greeting.txt line 1:\n\nsay hi instead"}},
-		{"review comment, /approve", "", nil, want{kind: forge.Approve, session: "gh-acme-app-7", call: "c9"}},
+		{"review comment", "", nil, want{kind: forge.Message, session: "gh-acme_app-7", text: "Review comment on greeting.txt line 1:\n\nsay hi instead"}},
+		{"review comment, /approve", "", nil, want{kind: forge.Approve, session: "gh-acme_app-7", call: "c9"}},
 		{"review comment on a foreign branch", "", nil, want{status: 202}},
 		{"review on another repository's session", "", nil, want{status: 403}},
 		{"/approve in a pull request's conversation", "", nil, want{status: 202}},
-		{"changes requested", "", nil, want{kind: forge.Message, session: "gh-acme-app-7", text: "Review (changes_requested):\n\nnot yet"}},
+		{"changes requested", "", nil, want{kind: forge.Message, session: "gh-acme_app-7", text: "Review (changes_requested):\n\nnot yet"}},
 		{"approved, no text", "", nil, want{status: 202}},
 		{"ping", "", nil, want{status: 200}},
 		{"push event", "", nil, want{status: 202}},

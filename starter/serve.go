@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -177,6 +178,42 @@ type hookServer struct {
 	sf      *sessionFlags
 	maxBody int64
 	logMu   sync.Mutex
+
+	// sent are the deliveries whose message went to a session, newest
+	// last: GitHub's "Redeliver" sends a delivery again under its id,
+	// and a review comment must not become two messages. Held in memory
+	// (a restart forgets them); a start and a decision need no such list,
+	// as their ids are the session's and the call's.
+	sentMu sync.Mutex
+	sent   []string
+}
+
+// serveRemember is how many message deliveries serve remembers.
+const serveRemember = 4096
+
+// firstDelivery reports whether delivery's message was not sent before,
+// and remembers it.
+func (h *hookServer) firstDelivery(delivery string) bool {
+	h.sentMu.Lock()
+	defer h.sentMu.Unlock()
+	if slices.Contains(h.sent, delivery) {
+		return false
+	}
+	if len(h.sent) >= serveRemember {
+		h.sent = h.sent[1:]
+	}
+	h.sent = append(h.sent, delivery)
+	return true
+}
+
+// forgetDelivery takes back firstDelivery's note when the message could
+// not be sent, so GitHub's redelivery tries again.
+func (h *hookServer) forgetDelivery(delivery string) {
+	h.sentMu.Lock()
+	defer h.sentMu.Unlock()
+	if i := slices.Index(h.sent, delivery); i >= 0 {
+		h.sent = slices.Delete(h.sent, i, i+1)
+	}
 }
 
 // logHost logs a request hostcheck refuses for its Host, so that
@@ -248,7 +285,7 @@ func (h *hookServer) hook(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), serveActTimeout)
 	defer cancel()
-	status, msg := h.act(ctx, act)
+	status, msg := h.act(ctx, delivery, act)
 	h.logf(delivery, "%s by %s on %s#%d: %s", act.Kind, act.Sender, act.Repo, act.Issue, msg)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
@@ -257,13 +294,17 @@ func (h *hookServer) hook(w http.ResponseWriter, r *http.Request) {
 
 // act does what a verified, allowed delivery asks: the status to answer
 // with and what happened, for the log and the forge's delivery page.
-func (h *hookServer) act(ctx context.Context, act forge.Action) (int, string) {
+func (h *hookServer) act(ctx context.Context, delivery string, act forge.Action) (int, string) {
 	switch act.Kind {
 	case forge.Start:
 		return h.start(ctx, act)
 	case forge.Message:
+		if delivery != "(no id)" && !h.firstDelivery(delivery) {
+			return http.StatusOK, "this delivery's message was sent to " + act.Session + " before: nothing sent"
+		}
 		err := h.c.SignalWorkflow(ctx, act.Session, "", workflows.SignalUserMessage, workflows.UserMessage{Text: act.Text})
 		if err != nil {
+			h.forgetDelivery(delivery)
 			return http.StatusConflict, "nothing sent: " + sessionError(err, "signal "+workflows.SignalUserMessage, act.Session, h.a.cfg.Namespace).Error()
 		}
 		return http.StatusOK, "sent to " + act.Session + " as the next message"

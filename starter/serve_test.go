@@ -144,6 +144,20 @@ func TestServeRefuses(t *testing.T) {
 			require.Contains(t, f.log.String(), tc.log)
 		})
 	}
+	t.Run("oversized body, chunked", func(t *testing.T) {
+		t.Parallel()
+		f := newHookFixture(t)
+		// No Content-Length: the cap is met while reading.
+		body := io.MultiReader(strings.NewReader(`{"pad":"`), strings.NewReader(strings.Repeat("x", 70<<10)), strings.NewReader(`"}`))
+		req, err := http.NewRequest(http.MethodPost, f.url, body)
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+		require.Contains(t, f.log.String(), "body over --max-body")
+	})
 	t.Run("form-encoded", func(t *testing.T) {
 		t.Parallel()
 		f := newHookFixture(t)
@@ -170,7 +184,7 @@ func TestServeStartsOnce(t *testing.T) {
 	require.Equal(t, http.StatusCreated, status, body)
 	require.Len(t, f.fc.started, 1)
 	st := f.fc.started[0]
-	require.Equal(t, "gh-acme-app-7", st.opts.ID)
+	require.Equal(t, "gh-acme_app-7", st.opts.ID)
 	require.Equal(t, enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL, st.opts.WorkflowIDConflictPolicy)
 	require.Equal(t, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, st.opts.WorkflowIDReusePolicy)
 	require.True(t, st.opts.WorkflowExecutionErrorWhenAlreadyStarted)
@@ -182,7 +196,7 @@ func TestServeStartsOnce(t *testing.T) {
 	require.Equal(t, "auto", in.Profile)
 	require.True(t, in.PublishWhenWaiting)
 	require.Equal(t, workflows.Duration(serveIdle), in.IdleTimeout)
-	require.Contains(t, f.log.String(), "started session gh-acme-app-7")
+	require.Contains(t, f.log.String(), "started session gh-acme_app-7")
 
 	f.fc.startErr = serviceerror.NewWorkflowExecutionAlreadyStarted("started", "", "run-1")
 	status, body = d.Send(t)
@@ -196,14 +210,24 @@ func TestServeStartsOnce(t *testing.T) {
 func TestServeReviewIsTheNextMessage(t *testing.T) {
 	t.Parallel()
 	f := newHookFixture(t)
-	pr := forgetest.Pull{Number: 8, Repo: "acme/app", Head: "longrun/gh-acme-app-7", Base: "main", State: "open"}
+	pr := forgetest.Pull{Number: 8, Repo: "acme/app", Head: "longrun/gh-acme_app-7", Base: "main", State: "open"}
 	ev, p := forgetest.ReviewCommented(pr, "greeting.txt", 1, "say hi", "alice")
 	status, body := forgetest.NewDelivery(t, f.url, hookSecret, ev, p).Send(t)
 	require.Equal(t, http.StatusOK, status, body)
 	require.Len(t, f.fc.signals, 1)
-	require.Equal(t, "gh-acme-app-7", f.fc.signals[0].id)
+	require.Equal(t, "gh-acme_app-7", f.fc.signals[0].id)
 	require.Equal(t, workflows.SignalUserMessage, f.fc.signals[0].name)
 	require.Equal(t, workflows.UserMessage{Text: "Review comment on greeting.txt line 1:\n\nsay hi"}, f.fc.signals[0].arg)
+
+	// GitHub's Redeliver: the same delivery id, no second message.
+	d := forgetest.NewDelivery(t, f.url, hookSecret, ev, p)
+	status, body = d.Send(t)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Len(t, f.fc.signals, 2, "a new delivery of a new comment is sent")
+	status, body = d.Send(t)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, "nothing sent")
+	require.Len(t, f.fc.signals, 2, "the redelivery is not")
 }
 
 // TestServeDecides: /approve and /deny in an issue's comments go as
@@ -220,7 +244,7 @@ func TestServeDecides(t *testing.T) {
 		want          *workflows.Approval
 		body          string
 	}{
-		{"approve", "/approve c3", 200, &workflows.Approval{ID: "c3", Decision: "approve", Digest: pending[0].Digest}, "approved c3 (shell) in gh-acme-app-7"},
+		{"approve", "/approve c3", 200, &workflows.Approval{ID: "c3", Decision: "approve", Digest: pending[0].Digest}, "approved c3 (shell) in gh-acme_app-7"},
 		{"approve by the model's id", "/approve m_c3", 200, &workflows.Approval{CallID: "m_c3", Decision: "approve", Digest: pending[0].Digest}, "approved c3"},
 		{"deny with reason", "/deny c3 not in this repo\nuse make", 200, &workflows.Approval{ID: "c3", Decision: "deny", Feedback: "not in this repo\nuse make", Digest: pending[0].Digest}, "denied c3"},
 		{"a call not waiting", "/approve c9", 409, nil, "c9"},
@@ -237,7 +261,7 @@ func TestServeDecides(t *testing.T) {
 				require.Empty(t, f.fc.signals, "nothing decided")
 				return
 			}
-			require.Equal(t, []signalCall{{"gh-acme-app-7", workflows.UpdateApprove, *tc.want}}, f.fc.signals)
+			require.Equal(t, []signalCall{{"gh-acme_app-7", workflows.UpdateApprove, *tc.want}}, f.fc.signals)
 		})
 	}
 }
