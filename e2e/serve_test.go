@@ -151,8 +151,11 @@ func TestServeIssueToPullRequest(t *testing.T) {
 
 	// A review comment is the session's next message; its call asks.
 	ev, p = forgetest.ReviewCommented(pull, "greeting.txt", 1, "say hi instead", "alice")
-	_, status, body = deliver(ev, p)
+	review, status, body := deliver(ev, p)
 	require.Equal(t, 200, status, body)
+	status, body = review.Send(t) // redelivered: not a second message
+	require.Equal(t, 200, status, body)
+	require.Contains(t, body, "nothing sent")
 	pending := waitPending(t, id, 1)
 	require.Equal(t, "c3", pending[0].ID)
 	// /approve from someone else decides nothing; alice's does.
@@ -197,6 +200,14 @@ func TestServeIssueToPullRequest(t *testing.T) {
 		}
 	}
 	require.Equal(t, "Fix the greeting\n\nIt should say changed.\n--in-place --approval none", task, "the issue's text is the task, whole")
+	reviews := 0
+	for _, m := range msgs {
+		if m.Role == "user" && strings.Contains(m.Content, "say hi instead") {
+			reviews++
+			require.Equal(t, "Review comment on greeting.txt line 1:\n\nsay hi instead", m.Content)
+		}
+	}
+	require.Equal(t, 1, reviews, "one message for the review, redelivered or not")
 	hist := string(decodedPayloads(history(t, id)))
 	require.NotContains(t, hist, token, "the history")
 	require.NotContains(t, hist, secret, "the history")
