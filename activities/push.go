@@ -107,6 +107,8 @@ func (a *Activities) publish(ctx context.Context, cfg forge.Config, dir string, 
 	if err != nil {
 		return PushResult(pub), fmt.Errorf("publish %s: %w", in.Branch, err)
 	}
-	activity.GetLogger(ctx).Info("published the session's branch", "branch", in.Branch, "remote", pub.Remote, "pull_request", pub.URL, "commit", pub.Commit, "created", pub.Created)
+	if activity.IsActivity(ctx) {
+		activity.GetLogger(ctx).Info("published the session's branch", "branch", in.Branch, "remote", pub.Remote, "pull_request", pub.URL, "commit", pub.Commit, "created", pub.Created)
+	}
 	return PushResult(pub), nil
 }
