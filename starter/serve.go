@@ -239,9 +239,15 @@ func (h *hookServer) logf(delivery, format string, args ...any) {
 	fmt.Fprintf(h.a.stderr, "serve: delivery %s: %s\n", untrusted.Token(delivery), untrusted.Token(fmt.Sprintf(format, args...)))
 }
 
-// refuse answers status with reason, and logs it.
+// refuse answers status with reason, and logs it: "ignored" for an
+// event it does not act on (a 2xx: the forge need not send it again),
+// "refused" for the rest.
 func (h *hookServer) refuse(w http.ResponseWriter, delivery string, status int, reason string) {
-	h.logf(delivery, "refused (%d): %s", status, reason)
+	verb := "refused"
+	if status < 300 {
+		verb = "ignored"
+	}
+	h.logf(delivery, "%s (%d): %s", verb, status, reason)
 	http.Error(w, reason, status)
 }
 
