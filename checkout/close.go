@@ -39,6 +39,14 @@ func Close(ctx context.Context, in Info, message string) (Closed, error) {
 	return c, finishCheckout(ctx, in)
 }
 
+// CommitOpen commits what the open checkout holds on its branch, control
+// files left out, and measures the branch against its base, as the close
+// does, leaving the checkout where it is: a session that publishes its
+// branch while it waits for a review works on after it.
+func CommitOpen(ctx context.Context, in Info, message string) (Closed, error) {
+	return closeCommit(ctx, in, message)
+}
+
 // closeCommit commits the checkout, control files left out, and measures
 // the branch against its base.
 func closeCommit(ctx context.Context, in Info, message string) (Closed, error) {

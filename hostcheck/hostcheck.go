@@ -36,6 +36,16 @@ type Policy struct {
 	anyIP bool
 	// flag names the option that allows another host, for the refusal.
 	flag string
+	// refused, when set, is told of each request Wrap refuses.
+	refused func(*http.Request)
+}
+
+// Logging returns the policy with f told of each request Wrap refuses,
+// before the refusal is written: a service whose every refusal must be
+// in its log says so there.
+func (p Policy) Logging(f func(*http.Request)) Policy {
+	p.refused = f
+	return p
 }
 
 type hostPort struct{ host, port string }
@@ -124,6 +134,9 @@ func (p Policy) Allows(hostHeader string) bool {
 func Wrap(p Policy, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !p.Allows(r.Host) {
+			if p.refused != nil {
+				p.refused(r)
+			}
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.Header().Set("X-Content-Type-Options", "nosniff")
 			w.Header().Set("Cache-Control", "no-store")

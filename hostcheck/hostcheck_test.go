@@ -121,3 +121,23 @@ func TestWrapRefusesWithABody(t *testing.T) {
 		}
 	}
 }
+
+// TestLoggingIsToldOfRefusals: a policy with Logging tells its function
+// of each request Wrap refuses, and of no other.
+func TestLoggingIsToldOfRefusals(t *testing.T) {
+	t.Parallel()
+	p, err := New("127.0.0.1:0", nil, "--allowed-host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var told []string
+	h := Wrap(p.Logging(func(r *http.Request) { told = append(told, r.Host) }), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	for _, host := range []string{"127.0.0.1:8083", "evil.example", "localhost"} {
+		req := httptest.NewRequest(http.MethodPost, "/webhook", nil)
+		req.Host = host
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	if len(told) != 1 || told[0] != "evil.example" {
+		t.Fatalf("told of %q, want only evil.example", told)
+	}
+}

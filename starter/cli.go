@@ -132,6 +132,7 @@ func commands() []command {
 		{"schedule", "schedule create|list|show|delete|pause|unpause|trigger [flags] [NAME]", "start sessions on a cron or interval (Temporal Schedules)", (*app).cmdSchedule},
 		{"codec-server", "codec-server [--listen HOST:PORT] [--origin URL]... [--token-file F | --no-token] [--allowed-host NAME]... [--max-body BYTES]", "serve the remote codec protocol (for the Web UI and temporal --codec-endpoint) with --encryption-keys", (*app).cmdCodecServer},
 		{"console", "console [--listen HOST:PORT] [--token-file F] [--trusted-proxy-header NAME] [--origin URL]... [--allowed-host NAME]...", "serve the approval inbox in a browser: waiting calls with their diffs, approve or deny, conversations live", (*app).cmdConsole},
+		{"serve", "serve --repo OWNER/NAME=WORKDIR... --allow-user LOGIN... [--listen HOST:PORT] [--webhook-secret-file F] [--label L] [--allowed-host NAME]... [--max-body BYTES] [start's session flags]", "receive GitHub webhooks: a labelled issue starts a session that opens a pull request; reviews and /approve, /deny comments steer it", (*app).cmdServe},
 		{"completion", "completion bash|zsh", "print a shell completion script", (*app).cmdCompletion},
 	}
 }

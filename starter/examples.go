@@ -68,6 +68,10 @@ var examples = map[string][]string{
 	"schedule trigger": {`schedule trigger nightly`, `schedule trigger nightly --overlap allow-all   # even while the last session runs`},
 	"completion":       {`completion bash > /etc/bash_completion.d/longrun`, `source <(longrun completion bash)`, `source <(longrun completion zsh)`},
 	"codec-server":     {`codec-server --encryption-keys /etc/longrun/keys --origin http://localhost:8233 --token-file /etc/longrun/codec-token`, `codec-server --encryption-keys keys --listen 127.0.0.1:8081 --no-token --origin http://localhost:8233`},
+	"serve": {
+		`serve --repo acme/app=app --allow-user alice --profile build   # secret from LONGRUN_WEBHOOK_SECRET_FILE`,
+		`serve --repo acme/app=. --allow-user alice --allow-user bob --label agent --idle-timeout forever --listen 127.0.0.1:8083   # behind a TLS proxy at https://hooks.example.com/webhook`,
+	},
 	"console": {
 		`console                                   # http://127.0.0.1:8082; open the login URL it prints`,
 		`console --token-file ~/.config/longrun/console-token --listen 0.0.0.0:8082`,

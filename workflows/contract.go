@@ -176,6 +176,14 @@ type SessionInput struct {
 	// turn's checkpoint. The fork-input query composes it; starter fork
 	// sends it.
 	Fork *ForkFrom `json:"fork,omitempty"`
+	// PublishWhenWaiting publishes the session's branch each time the
+	// model is done and the session waits for the person's next message
+	// (an IdleTimeout other than 0), not only at its end: a session
+	// started from a forge's issue opens its pull request then, and a
+	// review's comment, sent as the next message, sends it back to work
+	// on the same branch, which is pushed again when it is done (push.go).
+	// It needs an isolated session on a worker with a push remote.
+	PublishWhenWaiting bool `json:"publish_when_waiting,omitempty"`
 }
 
 // Approvers a session can have.

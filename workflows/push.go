@@ -4,7 +4,31 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	activities "github.com/longrun/longrun/activities/contract" // the activities' contract; renamed in one go after issue 30's merges
+	"github.com/longrun/longrun/session"
 )
+
+// publishWaiting publishes the session's branch while it waits for the
+// person's next message (SessionInput.PublishWhenWaiting): the worker
+// holding the checkout commits what it holds on the branch and pushes it,
+// and the pull request is opened or updated, as at the end. A session
+// without the input's flag issues no command here. A failure is logged:
+// the session waits either way, and its end pushes again.
+func (s *driver) publishWaiting(ctx workflow.Context) {
+	if !s.in.PublishWhenWaiting || s.in.IdleTimeout == 0 || !s.isolated() || s.in.Checkout != nil || s.Checkout.Copy || len(s.Inbox) > 0 {
+		return
+	}
+	pushed, err := s.pushCall(ctx, activities.PushRequest{
+		Checkout: s.Checkout.Info, Summary: s.FinalText, Open: true,
+		Message: session.CommitMessage(s.FinalText, s.workflowID),
+	})
+	if err != nil {
+		s.logger(ctx).Warn("could not publish the session's branch while it waits", "branch", s.Checkout.Branch, "error", err)
+		return
+	}
+	if pushed.URL != "" {
+		s.pullRequest = pushed.URL
+	}
+}
 
 // publishBranch asks the worker holding the session's branch to push it
 // and open or update its pull request, when that worker said it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -94,4 +95,56 @@ func TestPushRefusedIsInTheResultNotAFailure(t *testing.T) {
 	require.Equal(t, 1, calls, "a refusal is not retried")
 	require.Contains(t, r.PushError, "Bad credentials")
 	require.Empty(t, r.PullRequest)
+}
+
+// TestPublishWhenWaitingPushesAtEachAnswer: a session started with
+// publish_when_waiting (as `longrun serve` starts one) asks the worker
+// holding its checkout to commit and publish each time the model is done
+// and it waits; the person's next message sends it back to work, and its
+// next answer is published again; its end publishes as always. Without
+// the flag, waiting publishes nothing.
+func TestPublishWhenWaitingPushesAtEachAnswer(t *testing.T) {
+	t.Parallel()
+	for _, on := range []bool{true, false} {
+		h := newHarness(t, []activities.ModelResponse{
+			toolReply(call("w1", "write", `{"path":"a","content":"x"}`)),
+			textReply("Changed a\n\nFirst."),
+			toolReply(call("w2", "write", `{"path":"a","content":"y"}`)),
+			textReply("Changed a again\n\nSecond."),
+		}, func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
+			return tools.Result{Content: "ok"}, nil
+		})
+		h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee", PushDue: true}, nil)
+		var mu sync.Mutex
+		var pushed []activities.PushRequest
+		h.env.OnActivity(a.PushBranch, mock.Anything, mock.Anything).Return(
+			func(_ context.Context, r activities.PushRequest) (activities.PushResult, error) {
+				mu.Lock()
+				pushed = append(pushed, r)
+				mu.Unlock()
+				return activities.PushResult{URL: "https://forge.test/acme/app/pull/7", Number: 7, Commit: "c0ffee"}, nil
+			}).Maybe()
+		h.env.RegisterDelayedCallback(func() {
+			h.env.SignalWorkflow(SignalUserMessage, UserMessage{Text: "Review comment: say y"})
+		}, 10*time.Minute)
+		h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase,
+			IdleTimeout: Duration(time.Hour), PublishWhenWaiting: on})
+		require.NoError(t, h.env.GetWorkflowError())
+		var r SessionResult
+		require.NoError(t, h.env.GetWorkflowResult(&r))
+		require.Equal(t, "Changed a again\n\nSecond.", r.FinalText)
+		if !on {
+			require.Len(t, pushed, 1, "the end's push only")
+			require.False(t, pushed[0].Open)
+			continue
+		}
+		require.Len(t, pushed, 3, "two answers and the end")
+		require.True(t, pushed[0].Open)
+		require.Equal(t, "Changed a\n\nFirst.", pushed[0].Summary)
+		require.Contains(t, pushed[0].Message, "Changed a")
+		require.True(t, pushed[1].Open)
+		require.Equal(t, "Changed a again\n\nSecond.", pushed[1].Summary)
+		require.False(t, pushed[2].Open, "the end pushes the closed branch")
+		require.Equal(t, "https://forge.test/acme/app/pull/7", r.PullRequest)
+	}
 }

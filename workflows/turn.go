@@ -185,6 +185,7 @@ func (s *driver) afterInterrupt(ctx workflow.Context) outcome {
 // awaitNext waits for the person's next message once the model is done;
 // the session completes when none comes.
 func (s *driver) awaitNext(ctx workflow.Context) outcome {
+	s.publishWaiting(ctx)
 	if ok, err := s.waitForInput(ctx); err != nil || !ok {
 		return end(s.result(ResultCompleted, ""), err)
 	}

@@ -147,6 +147,13 @@ type PushRequest struct {
 	Summary string `json:"summary,omitempty"`
 	// LeftOut are the control files the branch does not hold.
 	LeftOut []string `json:"left_out,omitempty"`
+	// Open is a push while the session runs on, its checkout open (a
+	// session waiting for a review: SessionInput.PublishWhenWaiting):
+	// the worker first commits what the checkout holds on its branch,
+	// control files left out, with Message, and publishes from the
+	// checkout.
+	Open    bool   `json:"open,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // PushResult is the non-secret outcome the history keeps: the pull

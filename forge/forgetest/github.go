@@ -41,6 +41,7 @@ type GitHub struct {
 
 	mu     sync.Mutex
 	pulls  []*Pull
+	issues []*Issue
 	auth   []string // every Authorization header seen
 	denied int
 	// OnCreate, when set, runs before a pull request is made (a test
@@ -160,7 +161,7 @@ func (f *GitHub) create(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p := &Pull{Number: len(f.pulls) + 1, Title: in.Title, Body: in.Body, Head: in.Head, Base: in.Base, State: "open", Repo: repo}
+	p := &Pull{Number: f.nextNumber(), Title: in.Title, Body: in.Body, Head: in.Head, Base: in.Base, State: "open", Repo: repo}
 	f.pulls = append(f.pulls, p)
 	writeJSON(w, http.StatusCreated, f.json(p))
 }
