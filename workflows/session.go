@@ -14,6 +14,7 @@ import (
 
 	activities "github.com/longrun/longrun/activities/contract" // the activities' contract; renamed in one go after issue 30's merges
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/eventlog"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/toolspec"
@@ -125,6 +126,7 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 		}
 		if strings.TrimSpace(in.Prompt) != "" {
 			s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleUser, Content: in.Prompt})
+			s.emit(ctx, eventlog.Event{Kind: eventlog.KindUserMessage, Text: in.Prompt})
 		}
 	}
 
@@ -138,6 +140,7 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 	s.killJobs(ctx)
 	s.closeCheckout(ctx, &res)
 	s.setPhase(ctx, PhaseDone)
+	s.emitEnded(ctx, res, err)
 	s.notifyEnd(ctx, res, err)
 	return res, err
 }
@@ -247,7 +250,7 @@ func sameDef(x, y activities.ToolDef) bool {
 // expired).
 func (s *driver) waitForInput(ctx workflow.Context) (bool, error) {
 	if len(s.Inbox) > 0 {
-		s.drainInbox()
+		s.drainInbox(ctx)
 		return true, nil
 	}
 	idle := time.Duration(s.in.IdleTimeout)
@@ -274,7 +277,7 @@ func (s *driver) waitForInput(ctx workflow.Context) (bool, error) {
 		return s.waitForInput(ctx)
 	}
 	s.setPhase(ctx, PhaseRunning)
-	s.drainInbox()
+	s.drainInbox(ctx)
 	return true, nil
 }
 
@@ -283,7 +286,7 @@ func (s *driver) waitForInput(ctx workflow.Context) (bool, error) {
 // waits until they speak or cancel.
 func (s *driver) waitAfterInterrupt(ctx workflow.Context) (bool, error) {
 	if len(s.Inbox) > 0 {
-		s.drainInbox()
+		s.drainInbox(ctx)
 		return true, nil
 	}
 	if s.in.IdleTimeout > 0 {
@@ -304,13 +307,14 @@ func (s *driver) awaitMessage(ctx workflow.Context) (bool, error) {
 		return s.awaitMessage(ctx)
 	}
 	s.setPhase(ctx, PhaseRunning)
-	s.drainInbox()
+	s.drainInbox(ctx)
 	return true, nil
 }
 
-func (s *driver) drainInbox() {
+func (s *driver) drainInbox(ctx workflow.Context) {
 	for _, t := range s.Inbox {
 		s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleUser, Content: t})
+		s.emit(ctx, eventlog.Event{Kind: eventlog.KindUserMessage, Text: t})
 	}
 	s.Inbox = nil
 }

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/longrun/longrun/eventlog"
 	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/untrusted"
 )
@@ -53,6 +54,9 @@ func (s *driver) shown() shown {
 
 // setPhase records the phase and shows the session in it.
 func (s *driver) setPhase(ctx workflow.Context, phase string) {
+	if phase != s.pub.phase {
+		s.emit(ctx, eventlog.Event{Kind: eventlog.KindPhase, Phase: phase})
+	}
 	s.pub.phase = phase
 	s.show(ctx)
 }
