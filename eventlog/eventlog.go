@@ -116,15 +116,18 @@ type Page struct {
 
 // Request is the argument of the events query: {"after": N} asks for the
 // events with Seq > N (0: from the first one kept); Limit caps how many
-// (0 or more than MaxPage: MaxPage).
+// (0 or more than MaxPage: MaxPage). Tail, when set, asks for only the
+// last Tail of them (a page that shows the latest events): the ones
+// skipped are not Missed, they were not asked for.
 type Request struct {
 	After int64 `json:"after"`
 	Limit int   `json:"limit,omitempty"`
+	Tail  int   `json:"tail,omitempty"`
 }
 
 // Errors of a read the log cannot answer.
 var (
-	ErrNegative = errors.New("after must be 0 or more")
+	ErrNegative = errors.New("after, limit and tail must be 0 or more")
 	ErrFuture   = errors.New("after is past the last event")
 )
 
@@ -153,8 +156,8 @@ func (l *Log) After(req Request, run int) (Page, error) {
 		p.First = l.Events[0].Seq
 	}
 	switch {
-	case req.After < 0:
-		return p, fmt.Errorf("events after %d: %w (ask after 0 to read from the first event kept, %d)", req.After, ErrNegative, p.First)
+	case req.After < 0 || req.Limit < 0 || req.Tail < 0:
+		return p, fmt.Errorf("events after %d (limit %d, tail %d): %w (ask after 0 to read from the first event kept, %d)", req.After, req.Limit, req.Tail, ErrNegative, p.First)
 	case req.After > next-1:
 		return p, fmt.Errorf("events after %d: %w (the last is %d; ask after %d or less)", req.After, ErrFuture, next-1, next-1)
 	}
@@ -165,7 +168,14 @@ func (l *Log) After(req Request, run int) (Page, error) {
 	if req.After+1 < p.First {
 		p.Missed = p.First - req.After - 1
 	}
-	for _, e := range l.Events {
+	evs := l.Events
+	if req.Tail > 0 && len(evs) > req.Tail {
+		evs = evs[len(evs)-req.Tail:]
+		if evs[0].Seq > req.After+1 {
+			p.Missed = 0
+		}
+	}
+	for _, e := range evs {
 		if e.Seq <= req.After {
 			continue
 		}

@@ -58,6 +58,12 @@ func TestAfter(t *testing.T) {
 		{name: "behind the kept tail says how many it missed", log: trimmed, req: Request{After: 2}, want: []int64{6, 7, 8, 9, 10}, next: 11, first: 6, missed: 3},
 		{name: "from the start of a trimmed log", log: trimmed, req: Request{}, want: []int64{6, 7, 8, 9, 10}, next: 11, first: 6, missed: 5},
 		{name: "just at the kept tail misses nothing", log: trimmed, req: Request{After: 5}, want: []int64{6, 7, 8, 9, 10}, next: 11, first: 6},
+		{name: "tail", log: logOf(5, 1), req: Request{Tail: 2}, want: []int64{4, 5}, next: 6, first: 1},
+		{name: "tail after", log: logOf(5, 1), req: Request{After: 4, Tail: 2}, want: []int64{5}, next: 6, first: 1},
+		{name: "tail of a trimmed log is not missed", log: trimmed, req: Request{After: 2, Tail: 2}, want: []int64{9, 10}, next: 11, first: 6},
+		{name: "tail longer than the log", log: trimmed, req: Request{After: 2, Tail: 20}, want: []int64{6, 7, 8, 9, 10}, next: 11, first: 6, missed: 3},
+		{name: "negative tail", log: logOf(3, 1), req: Request{Tail: -1}, err: ErrNegative, next: 4, first: 1},
+		{name: "negative limit", log: logOf(3, 1), req: Request{Limit: -1}, err: ErrNegative, next: 4, first: 1},
 		{name: "carried log with no events", log: &Log{Next: 42}, req: Request{After: 41}, want: []int64{}, next: 42, first: 42},
 		{name: "carried log with no events, from an old seq", log: &Log{Next: 42}, req: Request{After: 30}, want: []int64{}, next: 42, first: 42, missed: 11},
 	}

@@ -140,15 +140,11 @@ func (r *Reader) After() int64 { return r.after }
 // events. more says another read would return more at once. An error
 // is the query's; Permanent tells whether trying again can mend it.
 func (r *Reader) Read(ctx context.Context) (evs []Event, more bool, err error) {
-	var page workflows.EventsPage
 	qctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
-	v, err := r.c.QueryWorkflow(qctx, r.id, "", workflows.QueryEvents, workflows.EventsRequest{After: r.after})
+	page, err := Page(qctx, r.c, r.id, workflows.EventsRequest{After: r.after})
 	if err != nil {
 		return nil, false, err
-	}
-	if err := v.Get(&page); err != nil {
-		return nil, false, fmt.Errorf("decode events of %s: %w", r.id, err)
 	}
 	if page.Missed > 0 {
 		evs = append(evs, Event{Event: eventlog.Event{Kind: KindMissed, Time: time.Now(), Run: page.Run,
@@ -165,6 +161,39 @@ func (r *Reader) Read(ctx context.Context) (evs []Event, more bool, err error) {
 		r.after = e.Seq
 	}
 	return evs, page.More, nil
+}
+
+// Page asks the session's events query once.
+func Page(ctx context.Context, c Client, sessionID string, req workflows.EventsRequest) (workflows.EventsPage, error) {
+	var page workflows.EventsPage
+	v, err := c.QueryWorkflow(ctx, sessionID, "", workflows.QueryEvents, req)
+	if err != nil {
+		return page, err
+	}
+	if err := v.Get(&page); err != nil {
+		return page, fmt.Errorf("decode events of %s: %w", sessionID, err)
+	}
+	return page, nil
+}
+
+// PartialOf is the model's reply so far as the heartbeat of the session's
+// pending model call in desc carries it; ok is false when no model call
+// is pending or it has not heartbeated yet.
+func PartialOf(desc *workflowservice.DescribeWorkflowExecutionResponse, dc converter.DataConverter) (text string, ok bool, err error) {
+	for _, pa := range desc.GetPendingActivities() {
+		if pa.GetActivityType().GetName() != "CallModel" {
+			continue
+		}
+		p := pa.GetHeartbeatDetails().GetPayloads()
+		if len(p) == 0 {
+			return "", false, nil
+		}
+		if err := dc.FromPayload(p[0], &text); err != nil {
+			return "", false, err
+		}
+		return text, true, nil
+	}
+	return "", false, nil
 }
 
 // Permanent reports whether err, from Read, is one trying again cannot
@@ -188,30 +217,17 @@ func (r *Reader) Partial(desc *workflowservice.DescribeWorkflowExecutionResponse
 	if !r.streaming || r.opts.NoPartial {
 		return Event{}, false
 	}
-	for _, pa := range desc.GetPendingActivities() {
-		if pa.GetActivityType().GetName() != "CallModel" {
-			continue
-		}
-		p := pa.GetHeartbeatDetails().GetPayloads()
-		if len(p) == 0 {
-			return Event{}, false
-		}
-		var text string
-		if err := r.opts.DataConverter.FromPayload(p[0], &text); err != nil {
-			if r.badCodec {
-				return Event{}, false
-			}
-			r.badCodec = true
-			return Event{Event: eventlog.Event{Kind: KindPartial, Time: time.Now(),
-				Text: "(the model's progress does not decode here: " + err.Error() + ")"}}, true
-		}
-		if text == r.partial {
-			return Event{}, false
-		}
-		r.partial = text
-		return Event{Event: eventlog.Event{Kind: KindPartial, Time: time.Now(), Text: text}}, true
+	text, ok, err := PartialOf(desc, r.opts.DataConverter)
+	switch {
+	case err != nil && !r.badCodec:
+		r.badCodec = true
+		return Event{Event: eventlog.Event{Kind: KindPartial, Time: time.Now(),
+			Text: "(the model's progress does not decode here: " + err.Error() + ")"}}, true
+	case err != nil || !ok || text == r.partial:
+		return Event{}, false
 	}
-	return Event{}, false
+	r.partial = text
+	return Event{Event: eventlog.Event{Kind: KindPartial, Time: time.Now(), Text: text}}, true
 }
 
 // follower is Follow's loop.
@@ -271,7 +287,7 @@ func (f *follower) run(ctx context.Context) {
 			}
 			continue
 		}
-		if status := desc.GetWorkflowExecutionInfo().GetStatus(); closed(status) {
+		if status := desc.GetWorkflowExecutionInfo().GetStatus(); Closed(status) {
 			f.finish(ctx, status)
 			return
 		}
@@ -318,7 +334,9 @@ func (f *follower) finish(ctx context.Context, status enumspb.WorkflowExecutionS
 	f.send(ctx, Event{Event: eventlog.Event{Kind: KindClosed, Time: time.Now(), Outcome: StatusName(status)}})
 }
 
-func closed(st enumspb.WorkflowExecutionStatus) bool {
+// Closed reports whether an execution's status (of the session's latest
+// run) says it has ended: continued-as-new is not an end.
+func Closed(st enumspb.WorkflowExecutionStatus) bool {
 	return st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && st != enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW &&
 		st != enumspb.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED
 }

@@ -64,7 +64,7 @@ func TestEventsOfASessionWithAnApproval(t *testing.T) {
 			last = e.Seq
 		}
 		_, err := h.env.QueryWorkflow(QueryEvents, EventsRequest{After: -1})
-		require.ErrorContains(t, err, "after must be 0 or more")
+		require.ErrorContains(t, err, "after, limit and tail must be 0 or more")
 		_, err = h.env.QueryWorkflow(QueryEvents, EventsRequest{After: 1 << 40})
 		require.ErrorContains(t, err, "after is past the last event")
 	}, 30*time.Second)
