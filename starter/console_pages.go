@@ -125,9 +125,13 @@ type sessionData struct {
 	Keys       string
 	Messages   []messageView
 	MessageErr string
-	Earlier    int  // messages before the ones shown
-	Done       bool // the execution has closed: nothing more will come
-	Every      int  // milliseconds between refreshes
+	// Events are the session's latest events, newest first, each a line
+	// follow.Line rendered; EventsErr says why there are none.
+	Events    []string
+	EventsErr string
+	Earlier   int  // messages before the ones shown
+	Done      bool // the execution has closed: nothing more will come
+	Every     int  // milliseconds between refreshes
 }
 
 func (s *console) sessionData(ctx context.Context, id string) sessionData {
@@ -160,6 +164,11 @@ func (s *console) sessionData(ctx context.Context, id string) sessionData {
 			keys = append(keys, id+"/"+c.ID+"@"+callref.Short(c.Digest))
 		}
 		d.Keys = strings.Join(keys, " ")
+	}
+	if evs, err := s.recentEvents(qctx, id); err != nil {
+		d.EventsErr = err.Error()
+	} else {
+		d.Events = evs
 	}
 	if msgs, err := s.a.queryConversation(qctx, s.c, id); err != nil {
 		d.MessageErr = err.Error()
