@@ -188,6 +188,17 @@ func (l *Log) After(req Request, run int) (Page, error) {
 	return p, nil
 }
 
+// LastPhase is the phase of the newest phase event the log holds, "" if
+// none.
+func (l *Log) LastPhase() string {
+	for i := len(l.Events) - 1; i >= 0; i-- {
+		if l.Events[i].Kind == KindPhase {
+			return l.Events[i].Phase
+		}
+	}
+	return ""
+}
+
 // Carried is the log continue-as-new carries: the same Next, and the
 // newest events within CarryEvents and CarryBytes. A reader behind the
 // carried tail is told how many it missed (Page.Missed).

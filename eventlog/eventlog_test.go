@@ -206,3 +206,13 @@ func TestNoTemporalImports(t *testing.T) {
 		require.False(t, strings.HasPrefix(imp, "go.temporal.io/"), "eventlog imports %s", imp)
 	}
 }
+
+func TestLastPhase(t *testing.T) {
+	t.Parallel()
+	var l Log
+	require.Equal(t, "", l.LastPhase())
+	l.Append(Event{Kind: KindPhase, Phase: "running"})
+	l.Append(Event{Kind: KindPhase, Phase: "waiting-approval"})
+	l.Append(Event{Kind: KindCallDecided})
+	require.Equal(t, "waiting-approval", l.LastPhase())
+}

@@ -1,11 +1,13 @@
 package workflows
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
@@ -146,4 +148,45 @@ func TestEventsCarriedAcrossContinueAsNew(t *testing.T) {
 	require.Equal(t, turns-1, finished, "each call finished once")
 	require.Equal(t, eventlog.KindEnded, p.Events[len(p.Events)-1].Kind)
 	require.Equal(t, p.Next, p.Events[len(p.Events)-1].Seq+1)
+}
+
+// TestEventsNoPhaseFlickerAtASwitch: a run that continues as new while a
+// call waits for a person starts its next run still waiting, as far as
+// the stream says: no "running" between "waiting-approval" and the
+// decision.
+func TestEventsNoPhaseFlickerAtASwitch(t *testing.T) {
+	t.Parallel()
+	l := &longHarness{t: t, store: &memTranscript{heads: map[string][]conversation.Message{}}}
+	l.reply = func(turn int, _ activities.ModelRequest) activities.ModelResponse {
+		switch turn {
+		case 1:
+			return toolReply(readCall(turn))
+		case 2:
+			return toolReply(call("w", "write", `{"path":"b","content":"x"}`))
+		}
+		return textReply("all done")
+	}
+	l.onRun = func(run int, env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() {
+			env.SignalWorkflow(SignalApproval, Approval{CallID: "w", Decision: DecisionApprove})
+		}, time.Hour)
+	}
+	l.run(SessionInput{Prompt: "go", ContinueAsNewTurns: 1})
+	require.GreaterOrEqual(t, l.runs, 2)
+	v, err := l.last.QueryWorkflow(QueryEvents, EventsRequest{})
+	require.NoError(t, err)
+	var p EventsPage
+	require.NoError(t, v.Get(&p))
+	var got []string
+	for _, e := range p.Events {
+		got = append(got, summary(e))
+	}
+	i := slices.Index(got, "phase waiting-approval")
+	j := slices.Index(got, "call_decided c2 write by person approve")
+	require.True(t, i >= 0 && j > i, strings.Join(got, "\n"))
+	require.NotContains(t, got[i:j], "phase running", strings.Join(got, "\n"))
+	require.NotEqual(t, p.Events[i].Run, p.Events[j].Run, "the switch came while the call waited")
+	for k := 1; k < len(p.Events); k++ {
+		require.Equal(t, p.Events[k-1].Seq+1, p.Events[k].Seq)
+	}
 }

@@ -73,7 +73,9 @@ type driver struct {
 	interrupted bool                // the running turn was interrupted
 
 	notes notifier // notifications to the worker's sinks (notify.go)
-	rw    rewinder // the rewind update in flight (rewind.go)
+	// loggedPhase is the phase the event stream last said (setPhase).
+	loggedPhase string
+	rw          rewinder // the rewind update in flight (rewind.go)
 }
 
 // Sessions is the AgentSession workflow with what it needs from the worker
@@ -117,8 +119,16 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 	}
 	if in.Resume != nil {
 		s.restore(in.Resume)
+		// A new run starts "running" for the search attributes, but
+		// for the event stream the session is where it was: a batch
+		// carried waiting for a person goes on waiting, and a client
+		// must not see it flicker to running and back.
+		s.loggedPhase = PhaseRunning
 	}
 	s.setPhase(ctx, PhaseRunning)
+	if p := s.Events.LastPhase(); in.Resume != nil && p != "" {
+		s.loggedPhase = p
+	}
 
 	if in.Resume == nil && !s.seedFork() {
 		if in.SystemPrompt != "" {
