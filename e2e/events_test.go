@@ -185,6 +185,75 @@ func TestEventStreamForEveryClient(t *testing.T) {
 	require.NotContains(t, page, "\x1b")
 }
 
+// TestFollowSaysWhenLostAndBack: with the session's only worker gone,
+// its events cannot be read; the follower says so once, keeps trying,
+// says when it reads again, and loses none of the events made while it
+// could not read (the approval given meanwhile by signal).
+func TestFollowSaysWhenLostAndBack(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t,
+		sm.Tools(sm.Call{ID: "m_w", Name: "write", Arguments: `{"path": "notes.md", "content": "hi"}`}),
+		sm.Text("written"),
+	)
+	id := e.start(workflows.SessionInput{Prompt: "write the notes"})
+	waitPending(t, id, 1)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ch := follow.FollowWith(ctx, tc, id, 0, follow.Options{Timeout: 2 * time.Second})
+	var all []follow.Event
+	next := func(what string, stop func(follow.Event) bool) {
+		t.Helper()
+		for {
+			select {
+			case ev, ok := <-ch:
+				require.True(t, ok, "the stream ended before %s; got %v", what, summaries(eventsOf(all)))
+				all = append(all, ev)
+				if stop(ev) {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatalf("no %s", what)
+			}
+		}
+	}
+	next("the waiting phase", func(ev follow.Event) bool {
+		return ev.Kind == eventlog.KindPhase && ev.Phase == workflows.PhaseWaitingApproval
+	})
+
+	e.stopWorker()
+	next("a lost event", func(ev follow.Event) bool { return ev.Kind == follow.KindLost })
+	// A decision while nobody can answer a query: the durable signal.
+	require.NoError(t, tc.SignalWorkflow(context.Background(), id, "", workflows.SignalApproval, workflows.Approval{ID: "c1", Decision: "approve"}))
+	e.startWorker()
+	next("a back event", func(ev follow.Event) bool { return ev.Kind == follow.KindBack })
+	next("the end", func(ev follow.Event) bool { return ev.Kind == follow.KindClosed })
+
+	lost := 0
+	for _, ev := range all {
+		if ev.Kind == follow.KindLost {
+			lost++
+		}
+	}
+	require.Equal(t, 1, lost, "said once, not every try")
+	evs, seqs := sessionEvents(all)
+	for i, s := range seqs {
+		require.Equal(t, int64(i+1), s)
+	}
+	requireInOrder(t, summaries(evs),
+		"phase waiting-approval",
+		"call_decided c1 write approve by person",
+		"call_finished c1 write ran",
+		"text",
+		"session_ended completed",
+	)
+}
+
+func eventsOf(all []follow.Event) []eventlog.Event {
+	evs, _ := sessionEvents(all)
+	return evs
+}
+
 // backgroundCLI is a starter command running beside the test.
 type backgroundCLI struct {
 	cmd  *exec.Cmd
