@@ -10,18 +10,6 @@ import (
 	"github.com/longrun/longrun/session"
 )
 
-// QueryEvents reads the session's event stream (docs/EVENTS.md): its
-// argument is {"after": N}, its answer an eventlog.Page. A query, not an
-// update: it adds nothing to history and takes none of the few update
-// slots a workflow has (see registerEvents).
-const QueryEvents = "events"
-
-// EventsRequest is the events query's argument (eventlog.Request).
-type EventsRequest = eventlog.Request
-
-// EventsPage is the events query's answer (eventlog.Page).
-type EventsPage = eventlog.Page
-
 // registerEvents answers the events query from the log the run keeps.
 //
 // There is deliberately no update that blocks until a new event exists.
