@@ -32,6 +32,7 @@ const (
 	KindCallStarted  = "call_started"  // the call's tool began to run
 	KindCallFinished = "call_finished" // the call has its one result; Outcome is the result's reason
 	KindEnded        = "session_ended" // the session closed; Outcome is its status
+	KindRewound      = "rewound"       // the session went back to Turn (rewind); Outcome "from turn N"
 )
 
 // Bounds of the log. A reply of megabytes or a session of days keeps the

@@ -94,6 +94,8 @@ func describe(e Event, hint string) string {
 			s += " (error)"
 		}
 		return with(s)
+	case eventlog.KindRewound:
+		return fmt.Sprintf("rewound to turn %d %s", e.Turn, outcome)
 	case eventlog.KindEnded:
 		return with("session ended: " + outcome)
 	case KindPartial:

@@ -30,6 +30,7 @@ func TestLineRendersUntrustedText(t *testing.T) {
 		{"cut here", eventlog.Event{Kind: eventlog.KindText, Text: strings.Repeat("a", 1000)}, []string{"700 more bytes hidden"}},
 		{"partial shows the end", Event{Event: eventlog.Event{Kind: KindPartial, Text: strings.Repeat("a", 1000) + "END\x1b[0m"}}.Event, []string{"writing: …", `END\x1b[0m`}},
 		{"phase", eventlog.Event{Kind: eventlog.KindPhase, Phase: "waiting-approval"}, []string{"phase waiting-approval"}},
+		{"rewound", eventlog.Event{Kind: eventlog.KindRewound, Turn: 2, Outcome: "from turn 4"}, []string{"rewound to turn 2 from turn 4"}},
 		{"ended", eventlog.Event{Kind: eventlog.KindEnded, Outcome: "completed"}, []string{"session ended: completed"}},
 		{"unknown kind from a newer session", eventlog.Event{Kind: "new_kind\x1b", Text: "x"}, []string{`new_kind\x1b: x`}},
 	}
