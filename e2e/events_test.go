@@ -56,11 +56,25 @@ func TestEventStreamForEveryClient(t *testing.T) {
 	}()
 	eventsCLI := e.starterBackground("events", id, "--follow", "--json")
 	watchCLI := e.starterBackground("watch", id, "--json", "--no-interactive")
+	con := startConsole(t, e)
+	cc := newConsoleClient(t, con)
 
 	p := waitPending(t, id, 1)
 	require.Equal(t, "c1", p[0].ID)
 	out, err := e.starter("approve", id, "c1")
 	require.NoError(t, err, out)
+	// The console's page shows the reply while it is written.
+	var writing string
+	waitFor(t, "the console to show the reply being written", 90*time.Second, func() bool {
+		page := cc.get("/session?id=" + id)
+		if i := strings.Index(page, "<h2>Writing</h2>"); i >= 0 {
+			writing, _, _ = strings.Cut(page[i:], "</section>")
+			return true
+		}
+		return false
+	})
+	require.Contains(t, writing, "a long reply.")
+	require.NotContains(t, writing, "\x1b")
 	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
 
 	var all []follow.Event
@@ -159,8 +173,6 @@ func TestEventStreamForEveryClient(t *testing.T) {
 	require.Contains(t, out, fmt.Sprintf("after is past the last event (the last is %d; ask after %d or less)", len(seqs), len(seqs)))
 
 	// The console: its JSON endpoint and the session page.
-	con := startConsole(t, e)
-	cc := newConsoleClient(t, con)
 	var ans struct {
 		Events []follow.Event `json:"events"`
 		Next   int64          `json:"next"`

@@ -10,6 +10,7 @@ import (
 
 	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/follow"
 	"github.com/longrun/longrun/untrusted"
 )
 
@@ -129,9 +130,12 @@ type sessionData struct {
 	// follow.Line rendered; EventsErr says why there are none.
 	Events    []string
 	EventsErr string
-	Earlier   int  // messages before the ones shown
-	Done      bool // the execution has closed: nothing more will come
-	Every     int  // milliseconds between refreshes
+	// Writing is the end of the reply the model is writing (its
+	// heartbeat), made visible; "" when no model call is pending.
+	Writing string
+	Earlier int  // messages before the ones shown
+	Done    bool // the execution has closed: nothing more will come
+	Every   int  // milliseconds between refreshes
 }
 
 func (s *console) sessionData(ctx context.Context, id string) sessionData {
@@ -143,6 +147,9 @@ func (s *console) sessionData(ctx context.Context, id string) sessionData {
 		d.Status.Err = sessionError(err, "describe", id, s.a.cfg.Namespace).Error()
 	} else {
 		task = s.taskOf(desc)
+		if text, ok, _ := follow.PartialOf(desc, s.a.dataConverter()); ok {
+			d.Writing = untrusted.Visible(text)
+		}
 		st := desc.GetWorkflowExecutionInfo().GetStatus().String()
 		d.Status.Execution = statusName(st)
 		d.Done = d.Status.Execution != "running"
