@@ -56,7 +56,16 @@ func (s *driver) runBatch(ctx workflow.Context, calls []conversation.ToolCall) e
 // keep their results, decisions and waiting state under the same ids.
 func (s *driver) resumeBatch(ctx workflow.Context, carried *session.Batch) error {
 	s.batch = carried
+	before := make([]session.CallState, len(carried.Calls))
+	for i, c := range carried.Calls {
+		before[i] = c.State
+	}
 	s.batch.Resume(func(name string) bool { _, ok := s.specs[name]; return ok })
+	for i := range s.batch.Calls {
+		// A denial taken in, or a call whose tool this run lacks, is
+		// finished by Resume itself: the stream hears of it as of any.
+		s.callEvents(ctx, i, before[i], session.TakeInEvent{})
+	}
 	return s.driveBatch(ctx)
 }
 
