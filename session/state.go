@@ -4,6 +4,7 @@ import (
 	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/checkout/record"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/eventlog"
 	"github.com/longrun/longrun/permission"
 )
 
@@ -61,6 +62,10 @@ type State struct {
 	// Marks say where each finished turn left the conversation and the
 	// files, so the session can go back to one (rewind.go).
 	Marks []TurnMark `json:"turn_marks,omitempty"`
+	// Events is the session's event stream (package eventlog): in a run,
+	// every event the log still holds; carried, its tail
+	// (eventlog.Log.Carried), so sequence numbers go on across runs.
+	Events eventlog.Log `json:"events,omitzero"`
 }
 
 // Job is where one background job lives. Its fields have no JSON tags, as

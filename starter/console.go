@@ -150,6 +150,7 @@ func (s *console) handler() http.Handler {
 	mux.HandleFunc("GET /pending", s.authed(s.pendingKeys))
 	mux.HandleFunc("GET /session", s.authed(s.session))
 	mux.HandleFunc("GET /session/live", s.authed(s.live))
+	mux.HandleFunc("GET /session/events", s.authed(s.sessionEvents))
 	mux.HandleFunc("POST /decide", s.authed(s.decide))
 	mux.HandleFunc("POST /apply", s.authed(s.apply))
 	mux.HandleFunc("POST /discard", s.authed(s.discard))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/follow"
 	"github.com/longrun/longrun/untrusted"
 )
 
@@ -125,9 +126,16 @@ type sessionData struct {
 	Keys       string
 	Messages   []messageView
 	MessageErr string
-	Earlier    int  // messages before the ones shown
-	Done       bool // the execution has closed: nothing more will come
-	Every      int  // milliseconds between refreshes
+	// Events are the session's latest events, newest first, each a line
+	// follow.Line rendered; EventsErr says why there are none.
+	Events    []string
+	EventsErr string
+	// Writing is the end of the reply the model is writing (its
+	// heartbeat), made visible; "" when no model call is pending.
+	Writing string
+	Earlier int  // messages before the ones shown
+	Done    bool // the execution has closed: nothing more will come
+	Every   int  // milliseconds between refreshes
 }
 
 func (s *console) sessionData(ctx context.Context, id string) sessionData {
@@ -139,6 +147,9 @@ func (s *console) sessionData(ctx context.Context, id string) sessionData {
 		d.Status.Err = sessionError(err, "describe", id, s.a.cfg.Namespace).Error()
 	} else {
 		task = s.taskOf(desc)
+		if text, ok, _ := follow.PartialOf(desc, s.a.dataConverter()); ok {
+			d.Writing = untrusted.Visible(text)
+		}
 		st := desc.GetWorkflowExecutionInfo().GetStatus().String()
 		d.Status.Execution = statusName(st)
 		d.Done = d.Status.Execution != "running"
@@ -160,6 +171,11 @@ func (s *console) sessionData(ctx context.Context, id string) sessionData {
 			keys = append(keys, id+"/"+c.ID+"@"+callref.Short(c.Digest))
 		}
 		d.Keys = strings.Join(keys, " ")
+	}
+	if evs, err := s.recentEvents(qctx, id); err != nil {
+		d.EventsErr = err.Error()
+	} else {
+		d.Events = evs
 	}
 	if msgs, err := s.a.queryConversation(qctx, s.c, id); err != nil {
 		d.MessageErr = err.Error()

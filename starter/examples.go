@@ -26,6 +26,11 @@ var examples = map[string][]string{
 		`watch session-1 --json              # one JSON event a line`,
 		`watch session-1 | tee session-1.log # piped: plain text, no prompt`,
 	},
+	"events": {
+		`events session-1                    # what the session did, one line an event`,
+		`events session-1 --follow           # and what it does, as it does it, until it ends`,
+		`events session-1 --after 120 --json # the events after #120, one JSON object a line`,
+	},
 	"interrupt": {`interrupt session-1`},
 	"cancel":    {`cancel session-1`},
 	"result":    {`result session-1`, `result session-1 --json`},

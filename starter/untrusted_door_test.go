@@ -13,8 +13,8 @@ import (
 
 // untrustedFields are the fields that hold text the model, a tool or a
 // file wrote: a call's arguments, id and name, a message's content and
-// reasoning, a result's content, a reason.
-var untrustedFields = map[string]bool{"Arguments": true, "CallID": true, "Content": true, "Reasoning": true, "Reason": true, "FinalText": true}
+// reasoning, a result's content, a reason, an event's text, a call's summary.
+var untrustedFields = map[string]bool{"Arguments": true, "CallID": true, "Content": true, "Reasoning": true, "Reason": true, "FinalText": true, "Text": true, "Summary": true}
 
 // One door per boundary: every line the CLI writes to a terminal passes
 // the model's text through the renderer (untrusted, via oneLine, preview,

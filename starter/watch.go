@@ -11,8 +11,10 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/follow"
 	"github.com/longrun/longrun/untrusted"
 	"github.com/longrun/longrun/workflows"
 )
@@ -35,8 +37,11 @@ type event struct {
 	Approval  *workflows.PendingApproval  `json:"approval,omitempty"`
 	Guardian  *workflows.GuardianDecision `json:"guardian,omitempty"` // type guardian: its decision on a call
 	Outcome   string                      `json:"outcome,omitempty"`  // completed, cancelled, terminated, timed-out, failed
-	Result    *workflows.SessionResult    `json:"result,omitempty"`
-	Error     string                      `json:"error,omitempty"`
+	// Event is one event of the session's stream (type event,
+	// docs/EVENTS.md): the same a `longrun events` line holds.
+	Event  *follow.Event            `json:"event,omitempty"`
+	Result *workflows.SessionResult `json:"result,omitempty"`
+	Error  string                   `json:"error,omitempty"`
 }
 
 func (a *app) printEvent(e event) error {
@@ -73,6 +78,15 @@ type watchState struct {
 	// idle is set while no worker polls the session's queue: queries
 	// are not sent (they would only time out).
 	idle bool
+	// events reads the session's event stream (package follow): with
+	// --json each event is a line of type event, and on a terminal the
+	// spinner shows the reply as the model writes it (partial).
+	events *follow.Reader
+	// eventsOff is set once the session cannot give its events (a
+	// worker from before the events query): watch goes on without.
+	eventsOff bool
+	// partial is the model's reply so far while a turn streams.
+	partial string
 }
 
 // maxWatchBackoff is the longest pause between tries while the server is
@@ -92,7 +106,8 @@ func (a *app) warn(w *watchState, err error) {
 // the session closes, then its outcome. Queries need a worker; describe does
 // not, so closing is noticed even when no worker is up.
 func (a *app) watch(ctx context.Context, c sessionClient, session string, interval time.Duration) error {
-	w := &watchState{session: session, shownApp: map[string]bool{}}
+	w := &watchState{session: session, shownApp: map[string]bool{},
+		events: follow.NewReader(c, session, 0, follow.Options{Timeout: watchPollTimeout, DataConverter: a.dataConverter()})}
 	a.ui.more = fullHint("conversation", session)
 	for {
 		dctx, cancel := context.WithTimeout(ctx, watchPollTimeout)
@@ -118,6 +133,7 @@ func (a *app) watch(ctx context.Context, c sessionClient, session string, interv
 			}
 			// Poll after describing: once closed, this last round (answered
 			// by replay) shows the final messages before the outcome.
+			a.pollEvents(ctx, w, desc)
 			a.poll(ctx, c, w)
 			if !open {
 				a.clearSpin(w)
@@ -276,6 +292,9 @@ func (a *app) poll(ctx context.Context, c sessionClient, w *watchState) {
 		cancel()
 		if err == nil {
 			text = activity(msgs, len(pending), st.Phase)
+			if text != "" && w.partial != "" && w.events.Streaming() {
+				text = "writing: " + partialTail(w.partial)
+			}
 			a.printGuardian(w, st)
 		}
 		a.setSpin(w, text, printed)
@@ -334,4 +353,55 @@ func (a *app) outcome(ctx context.Context, c sessionClient, session, runID strin
 		msg += ": " + detail
 	}
 	return exitError{exitFailure, msg}
+}
+
+// pollEvents reads what is new in the session's event stream: with
+// --json each event is written as a line of type event; on a terminal
+// the model's reply so far is kept for the spinner. Piped text output
+// has no use for them and reads none. A read that fails is tried again
+// next round (the rest of watch says when the server is lost); a
+// session that cannot give events at all is said once and left alone.
+func (a *app) pollEvents(ctx context.Context, w *watchState, desc *workflowservice.DescribeWorkflowExecutionResponse) {
+	if w.eventsOff || (!a.cfg.JSON && !a.ui.live) {
+		return
+	}
+	for {
+		evs, more, err := w.events.Read(ctx)
+		if err != nil {
+			if follow.Permanent(err) && ctx.Err() == nil {
+				w.eventsOff = true
+				a.clearSpin(w)
+				fmt.Fprintf(a.stderr, "%s watch: no event stream from %s (%s); watching without it\n", progName, w.session, oneLine(shortErr(err)))
+			}
+			return
+		}
+		if a.cfg.JSON {
+			for i := range evs {
+				_ = a.printEvent(event{Type: "event", SessionID: w.session, Event: &evs[i]})
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	if !w.events.Streaming() {
+		w.partial = ""
+		return
+	}
+	if p, ok := w.events.Partial(desc); ok {
+		w.partial = p.Text
+		if a.cfg.JSON {
+			_ = a.printEvent(event{Type: "event", SessionID: w.session, Event: &p})
+		}
+	}
+}
+
+// partialTail is the end of the reply being written, on one line, made
+// visible: what fits beside the spinner.
+func partialTail(s string) string {
+	s = oneLine(s)
+	if r := []rune(s); len(r) > 60 {
+		s = "…" + string(r[len(r)-60:])
+	}
+	return s
 }

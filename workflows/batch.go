@@ -47,7 +47,7 @@ func (s *driver) runBatch(ctx workflow.Context, calls []conversation.ToolCall) e
 			s.load(c.Name) // a deferred tool the model already knows of: send it from now on
 		}
 		review := d.Verdict == session.Ask && s.reviews(c, d)
-		s.tell(i, session.PolicyEvent{Decision: d, Review: review, Now: now})
+		s.tell(ctx, i, session.PolicyEvent{Decision: d, Review: review, Now: now})
 	}
 	return s.driveBatch(ctx)
 }
@@ -56,7 +56,16 @@ func (s *driver) runBatch(ctx workflow.Context, calls []conversation.ToolCall) e
 // keep their results, decisions and waiting state under the same ids.
 func (s *driver) resumeBatch(ctx workflow.Context, carried *session.Batch) error {
 	s.batch = carried
+	before := make([]session.CallState, len(carried.Calls))
+	for i, c := range carried.Calls {
+		before[i] = c.State
+	}
 	s.batch.Resume(func(name string) bool { _, ok := s.specs[name]; return ok })
+	for i := range s.batch.Calls {
+		// A denial taken in, or a call whose tool this run lacks, is
+		// finished by Resume itself: the stream hears of it as of any.
+		s.callEvents(ctx, i, before[i], session.TakeInEvent{})
+	}
 	return s.driveBatch(ctx)
 }
 
@@ -158,10 +167,12 @@ func (s *driver) ref(i int) callRef {
 // tell tells the batch what happened to call i (session.Batch.Tell). The
 // driver only ever sends an event the call's state allows, so a refusal
 // is a bug, never a person's input: it stops the workflow task.
-func (s *driver) tell(i int, ev session.Event) {
+func (s *driver) tell(ctx workflow.Context, i int, ev session.Event) {
+	before := s.batch.Calls[i].State
 	if err := s.batch.Tell(i, ev); err != nil {
 		panic(fmt.Sprintf("batch: %v", err))
 	}
+	s.callEvents(ctx, i, before, ev)
 }
 
 // runCall is one call's goroutine: it asks the batch where the call is
@@ -177,7 +188,7 @@ func (s *driver) runCall(ctx workflow.Context, cs callRef) {
 		case session.Waiting:
 			s.awaitApproval(ctx, cs)
 		case session.Decided:
-			s.tell(cs.i, session.TakeInEvent{})
+			s.tell(ctx, cs.i, session.TakeInEvent{})
 			s.afterDecision(ctx)
 		case session.Approved:
 			s.runApproved(ctx, cs)
@@ -189,17 +200,19 @@ func (s *driver) runCall(ctx workflow.Context, cs callRef) {
 
 // stop answers a call stopped before it started: the turn was
 // interrupted or the session cancelled.
-func (s *driver) stop(cs callRef) { s.tell(cs.i, session.StopEvent{Interrupted: s.interrupted}) }
+func (s *driver) stop(ctx workflow.Context, cs callRef) {
+	s.tell(ctx, cs.i, session.StopEvent{Interrupted: s.interrupted})
+}
 
 // runApproved waits for the call's turn in the plan, runs it and records
 // its result.
 func (s *driver) runApproved(ctx workflow.Context, cs callRef) {
 	if err := s.admit(ctx, cs); err != nil {
-		s.stop(cs)
+		s.stop(ctx, cs)
 		return
 	}
 	defer s.release()
-	s.tell(cs.i, session.StartEvent{})
+	s.tell(ctx, cs.i, session.StartEvent{})
 	s.lastTool = s.callSummary(cs)
 	res, err := s.dispatch(ctx, cs)
 	s.noteCall(cs, res, err)
@@ -215,10 +228,10 @@ func (s *driver) awaitApproval(ctx workflow.Context, cs callRef) {
 	decided, err := s.awaitDecision(ctx, cs)
 	switch {
 	case err != nil:
-		s.stop(cs)
+		s.stop(ctx, cs)
 		return
 	case !decided:
-		s.tell(cs.i, session.TimeoutEvent{After: time.Duration(s.in.ApprovalTimeout)})
+		s.tell(ctx, cs.i, session.TimeoutEvent{After: time.Duration(s.in.ApprovalTimeout)})
 		s.afterDecision(ctx)
 	}
 }
@@ -245,7 +258,7 @@ func (s *driver) recordRun(ctx workflow.Context, cs callRef, res toolspec.Result
 		r = answer.Result(session.Facts{Tool: cs.call().Name, Detail: rootMessage(err)})
 		s.LastError, s.LastErrorType = fmt.Sprintf("turn %d: %s %s: %s", s.Turn, cs.call().Name, cs.call().Ref, rootMessage(err)), string(answer.Reason())
 	}
-	s.tell(cs.i, session.RanEvent{Result: r})
+	s.tell(ctx, cs.i, session.RanEvent{Result: r})
 }
 
 // admit waits until the batch plan lets cs start: every call it depends on
@@ -331,7 +344,7 @@ func (s *driver) prepare(ctx workflow.Context, cs callRef) {
 	// The calls before it in the plan finish first: a rename computed
 	// before an earlier edit of the same files lands would be stale.
 	if err := workflow.Await(ctx, func() bool { return s.batch.DepsDone(cs.i) }); err != nil {
-		s.stop(cs)
+		s.stop(ctx, cs)
 		s.afterDecision(ctx)
 		return
 	}
@@ -350,7 +363,7 @@ func (s *driver) prepare(ctx workflow.Context, cs callRef) {
 	if err != nil || res.IsError {
 		s.recordRun(ctx, cs, res, err)
 	} else {
-		s.tell(cs.i, session.PreparedEvent{Arguments: string(res.Prepared)})
+		s.tell(ctx, cs.i, session.PreparedEvent{Arguments: string(res.Prepared)})
 	}
 	s.afterDecision(ctx)
 }

@@ -5,6 +5,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/eventlog"
 )
 
 // closeCancelled runs after the session's context is cancelled and every
@@ -27,5 +28,6 @@ func (s *driver) closeCancelled(ctx workflow.Context) error {
 	s.killJobs(dctx)
 	s.closeCheckout(dctx, nil)
 	s.setPhase(dctx, PhaseDone)
+	s.emit(dctx, eventlog.Event{Kind: eventlog.KindEnded, Outcome: "cancelled"})
 	return temporal.NewCanceledError("session cancelled")
 }

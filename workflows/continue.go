@@ -40,6 +40,7 @@ func (s *driver) continueAsNew(ctx workflow.Context) error {
 	s.drainSignals(ctx)
 	r := s.State
 	r.Run++
+	r.Events = *s.Events.Carried()
 	st := s.engine.State()
 	r.Permissions = &st
 	r.Batch, r.Guardian = s.batch, nil // the batch as it is (session.Batch)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/longrun/longrun/checkout/record"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/eventlog"
 	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/session"
@@ -33,6 +34,11 @@ const (
 	QueryStatus               = "status"
 	// QueryTodos returns the session's plan: [{"content", "status"}].
 	QueryTodos = "todos"
+	// QueryEvents reads the session's event stream (docs/EVENTS.md): its
+	// argument is {"after": N} (EventsRequest), its answer an EventsPage.
+	// A query, not an update: it adds nothing to history and takes none
+	// of the few update slots a workflow has (events.go says why).
+	QueryEvents = "events"
 	// SignalChildPending is how a child session tells its parent which of
 	// its calls wait for a person, so they show (and are answered) on the
 	// parent's pending list: the person approves in one place.
@@ -287,6 +293,12 @@ var (
 var SearchAttributes = []temporal.SearchAttributeKey{
 	PhaseKey, ModelKey, WorkspaceKey, PendingApprovalsKey, TurnsKey, TokensKey,
 }
+
+// EventsRequest is the events query's argument (eventlog.Request).
+type EventsRequest = eventlog.Request
+
+// EventsPage is the events query's answer (eventlog.Page).
+type EventsPage = eventlog.Page
 
 // Todo is one step of the plan (session.Todo).
 type Todo = session.Todo

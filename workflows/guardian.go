@@ -60,7 +60,7 @@ func (s *driver) review(ctx workflow.Context, cs callRef) {
 			Why: why, Head: s.Head, Recent: guardian.Recent(s.Messages), Task: guardian.Task(s.Messages)}
 		if err := s.reviewCall(ctx, cs, req, &v); err != nil {
 			if ctx.Err() != nil {
-				s.stop(cs) // cancelled or interrupted
+				s.stop(ctx, cs) // cancelled or interrupted
 				return
 			}
 			v = guardian.Failed(guardian.FailError, "the guardian's activity failed: "+rootMessage(err))
@@ -77,7 +77,7 @@ func (s *driver) review(ctx workflow.Context, cs callRef) {
 	}
 	s.logger(ctx).Info("guardian", "id", call.Ref, "call_id", call.ID, "tool", call.Name, "decision", v.Decision,
 		"failure", v.Failure, "cached", v.Cached, "reason", v.Reason)
-	s.tell(cs.i, session.ReviewEvent{Verdict: v, Now: workflow.Now(ctx)})
+	s.tell(ctx, cs.i, session.ReviewEvent{Verdict: v, Now: workflow.Now(ctx)})
 	s.afterDecision(ctx)
 }
 

@@ -66,6 +66,9 @@ func (s *driver) registerHandlers(ctx workflow.Context) error {
 	); err != nil {
 		return fmt.Errorf("register %s update: %w", UpdateApprove, err)
 	}
+	if err := s.registerEvents(ctx); err != nil {
+		return err
+	}
 	return s.registerRewind(ctx)
 }
 
@@ -169,16 +172,18 @@ func (s *driver) applyApproval(ctx workflow.Context, ap Approval) (ApprovalOutco
 	d.Decision = strings.ToLower(strings.TrimSpace(ap.Decision))
 	out := ApprovalOutcome{Decision: d.Decision}
 	for _, i := range calls {
+		before := s.batch.Calls[i].State
 		if err := s.batch.Tell(i, session.DecideEvent{Approval: d}); err != nil {
 			return out, err // checkApproval let only waiting calls through
 		}
+		s.callEvents(ctx, i, before, session.DecideEvent{Approval: d})
 		c := s.batch.Calls[i].Call
 		out.CallIDs = append(out.CallIDs, c.ID)
 		out.IDs = append(out.IDs, c.Ref)
 	}
 	s.personDecided()
 	if d.Remember == RememberSession {
-		released, err := s.remember(d, calls)
+		released, err := s.remember(ctx, d, calls)
 		if err != nil {
 			return out, err
 		}

@@ -57,13 +57,13 @@ func (s *driver) jobCall(ctx workflow.Context, cs callRef) (toolspec.Result, err
 	case r == nil:
 		return toolspec.Errorf("no background job %q in this session; its jobs: %s", p.ID, s.jobIDs()), nil
 	case r.Gone:
-		s.tell(cs.i, session.WorkerLostEvent{})
+		s.tell(ctx, cs.i, session.WorkerLostEvent{})
 		return toolspec.Errorf("%s", goneText(r)), nil
 	}
 	res, err := s.toolCallOn(ctx, cs, r.Queue)
 	if isWorkerGone(err) {
 		r.Gone = true
-		s.tell(cs.i, session.WorkerLostEvent{})
+		s.tell(ctx, cs.i, session.WorkerLostEvent{})
 		return toolspec.Errorf("%s", goneText(r)), nil
 	}
 	return res, err

@@ -106,7 +106,7 @@ func (s *driver) editToolsForModel(defs []activities.ToolDef) []activities.ToolD
 
 // remember adds the approval's rule for the session and returns the other
 // waiting calls it now allows (released with an approval of their own).
-func (s *driver) remember(ap Approval, approved []int) ([]string, error) {
+func (s *driver) remember(ctx workflow.Context, ap Approval, approved []int) ([]string, error) {
 	var released []string
 	for _, i := range approved {
 		// The person's typed pattern, else exactly this call (literal).
@@ -119,7 +119,7 @@ func (s *driver) remember(ap Approval, approved []int) ([]string, error) {
 			if o == i || !s.engine.Covers(rule, perm) || s.engine.Decide(perm).Action != permission.Allow {
 				continue
 			}
-			s.tell(o, session.ReleaseEvent{}) // a rule decided, not a person's look at this call
+			s.tell(ctx, o, session.ReleaseEvent{}) // a rule decided, not a person's look at this call
 			released = append(released, s.batch.Calls[o].Call.ID)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	activities "github.com/longrun/longrun/activities/contract" // the activities' contract; renamed in one go after issue 30's merges
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/eventlog"
 	"github.com/longrun/longrun/session"
 )
 
@@ -180,6 +181,7 @@ func (s *driver) rewindNow(ctx workflow.Context) {
 		s.Inbox = append(s.Inbox, req.Message)
 	}
 	s.logger(ctx).Info("rewound", "to", m.Turn, "from", from, "checkpoint", m.Checkpoint)
+	s.emit(ctx, eventlog.Event{Kind: eventlog.KindRewound, Turn: m.Turn, Outcome: fmt.Sprintf("from turn %d", from)})
 	s.rw.done, s.rw.out = true, RewindOutcome{Turn: m.Turn, From: from, Checkpoint: m.Checkpoint}
 	st := s.shown()
 	s.publish(ctx, st.visible)

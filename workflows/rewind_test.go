@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/eventlog"
 )
 
 // A waiting session rewound to turn 2 puts its checkout's files back to
@@ -62,4 +64,11 @@ func TestRewindPutsTheFilesAndTheConversationBack(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, v.Get(&turns))
 	require.Len(t, turns, 2, "the later turns' marks are gone")
+	var rw []string
+	for _, e := range h.events(t, 0).Events {
+		if e.Kind == eventlog.KindRewound {
+			rw = append(rw, fmt.Sprintf("%d %s", e.Turn, e.Outcome))
+		}
+	}
+	require.Equal(t, []string{"2 from turn 4"}, rw, "the event stream says so")
 }

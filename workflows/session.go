@@ -14,6 +14,7 @@ import (
 
 	activities "github.com/longrun/longrun/activities/contract" // the activities' contract; renamed in one go after issue 30's merges
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/eventlog"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/toolspec"
@@ -72,7 +73,9 @@ type driver struct {
 	interrupted bool                // the running turn was interrupted
 
 	notes notifier // notifications to the worker's sinks (notify.go)
-	rw    rewinder // the rewind update in flight (rewind.go)
+	// loggedPhase is the phase the event stream last said (setPhase).
+	loggedPhase string
+	rw          rewinder // the rewind update in flight (rewind.go)
 }
 
 // Sessions is the AgentSession workflow with what it needs from the worker
@@ -116,8 +119,16 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 	}
 	if in.Resume != nil {
 		s.restore(in.Resume)
+		// A new run starts "running" for the search attributes, but
+		// for the event stream the session is where it was: a batch
+		// carried waiting for a person goes on waiting, and a client
+		// must not see it flicker to running and back.
+		s.loggedPhase = PhaseRunning
 	}
 	s.setPhase(ctx, PhaseRunning)
+	if p := s.Events.LastPhase(); in.Resume != nil && p != "" {
+		s.loggedPhase = p
+	}
 
 	if in.Resume == nil && !s.seedFork() {
 		if in.SystemPrompt != "" {
@@ -125,6 +136,7 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 		}
 		if strings.TrimSpace(in.Prompt) != "" {
 			s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleUser, Content: in.Prompt})
+			s.emit(ctx, eventlog.Event{Kind: eventlog.KindUserMessage, Text: in.Prompt})
 		}
 	}
 
@@ -138,6 +150,7 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 	s.killJobs(ctx)
 	s.closeCheckout(ctx, &res)
 	s.setPhase(ctx, PhaseDone)
+	s.emitEnded(ctx, res, err)
 	s.notifyEnd(ctx, res, err)
 	return res, err
 }
@@ -247,7 +260,7 @@ func sameDef(x, y activities.ToolDef) bool {
 // expired).
 func (s *driver) waitForInput(ctx workflow.Context) (bool, error) {
 	if len(s.Inbox) > 0 {
-		s.drainInbox()
+		s.drainInbox(ctx)
 		return true, nil
 	}
 	idle := time.Duration(s.in.IdleTimeout)
@@ -274,7 +287,7 @@ func (s *driver) waitForInput(ctx workflow.Context) (bool, error) {
 		return s.waitForInput(ctx)
 	}
 	s.setPhase(ctx, PhaseRunning)
-	s.drainInbox()
+	s.drainInbox(ctx)
 	return true, nil
 }
 
@@ -283,7 +296,7 @@ func (s *driver) waitForInput(ctx workflow.Context) (bool, error) {
 // waits until they speak or cancel.
 func (s *driver) waitAfterInterrupt(ctx workflow.Context) (bool, error) {
 	if len(s.Inbox) > 0 {
-		s.drainInbox()
+		s.drainInbox(ctx)
 		return true, nil
 	}
 	if s.in.IdleTimeout > 0 {
@@ -304,13 +317,14 @@ func (s *driver) awaitMessage(ctx workflow.Context) (bool, error) {
 		return s.awaitMessage(ctx)
 	}
 	s.setPhase(ctx, PhaseRunning)
-	s.drainInbox()
+	s.drainInbox(ctx)
 	return true, nil
 }
 
-func (s *driver) drainInbox() {
+func (s *driver) drainInbox(ctx workflow.Context) {
 	for _, t := range s.Inbox {
 		s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleUser, Content: t})
+		s.emit(ctx, eventlog.Event{Kind: eventlog.KindUserMessage, Text: t})
 	}
 	s.Inbox = nil
 }

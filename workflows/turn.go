@@ -8,6 +8,7 @@ import (
 
 	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/eventlog"
 	"github.com/longrun/longrun/session"
 )
 
@@ -53,10 +54,13 @@ func (s *driver) turn(ctx workflow.Context) outcome {
 	s.Turn++
 	s.logger(ctx).Info("turn", "model", s.Model, "messages", len(s.Messages))
 	turnCtx, cancelTurn := s.startTurn(ctx)
+	s.emit(ctx, eventlog.Event{Kind: eventlog.KindTurnStarted})
 	resp, err := s.callModel(turnCtx)
 	if err != nil {
+		s.emitTurnFailed(ctx, err)
 		return s.modelFailed(ctx, err)
 	}
+	s.emitReply(ctx, resp.Message)
 	s.cancelTurn = nil
 	s.nameCalls(resp.Message.ToolCalls)
 	s.appendReply(resp)
@@ -122,7 +126,7 @@ func (s *driver) begin(ctx workflow.Context) outcome {
 		cancelTurn()
 		return s.afterBatch(ctx, err)
 	case len(s.Inbox) > 0:
-		s.drainInbox()
+		s.drainInbox(ctx)
 	case s.modelIsDone():
 		return s.awaitNext(ctx)
 	}
@@ -170,7 +174,7 @@ func (s *driver) afterBatch(ctx workflow.Context, err error) outcome {
 	if err != nil {
 		return end(SessionResult{}, err)
 	}
-	s.drainInbox()
+	s.drainInbox(ctx)
 	return proceed
 }
 

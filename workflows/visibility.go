@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/longrun/longrun/eventlog"
 	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/untrusted"
 )
@@ -51,8 +52,14 @@ func (s *driver) shown() shown {
 	}}
 }
 
-// setPhase records the phase and shows the session in it.
+// setPhase records the phase and shows the session in it. The event
+// stream hears of a change from the phase it last logged (carried across
+// continue-as-new: see restore).
 func (s *driver) setPhase(ctx workflow.Context, phase string) {
+	if phase != s.loggedPhase {
+		s.emit(ctx, eventlog.Event{Kind: eventlog.KindPhase, Phase: phase})
+		s.loggedPhase = phase
+	}
 	s.pub.phase = phase
 	s.show(ctx)
 }

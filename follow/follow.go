@@ -1,0 +1,371 @@
+// Package follow reads a session's event stream (docs/EVENTS.md) the one
+// way every client does: `longrun watch`, `longrun events --follow`, the
+// console and the chat. Follow asks the session's `events` query for what
+// is new, merges in the text the model is writing (the model activity's
+// heartbeat, which the workflow does not see), follows the session across
+// continue-as-new (its id never changes, and sequence numbers go on), says
+// when it lost the server and when it is back, and ends when the session
+// has closed and its last events are out.
+//
+// Every string in an Event that the model or a tool controls is data: a
+// client shows it through package untrusted.
+package follow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/longrun/longrun/eventlog"
+	"github.com/longrun/longrun/workflows"
+)
+
+// Kinds Follow adds to the session's own (eventlog.Kind*). These are
+// product too (docs/EVENTS.md).
+const (
+	// KindPartial is the reply the model is writing, as its heartbeat
+	// carries it: the last 1,000 bytes of its text (or of its reasoning,
+	// prefixed "thinking: "), or what it waits for. Each replaces the
+	// previous one; the turn's text event replaces them all.
+	KindPartial = "partial"
+	// KindMissed says Missed events are no longer kept: the reader was
+	// further behind than the log's bounded tail.
+	KindMissed = "missed"
+	// KindLost says the server stopped answering (Text: why); Follow
+	// keeps trying. KindBack says it answers again.
+	KindLost = "lost"
+	KindBack = "back"
+	// KindClosed is the last event: the session's execution closed
+	// (Outcome: completed, failed, canceled, terminated, timed-out).
+	KindClosed = "closed"
+	// KindError ends the stream with an error that trying again cannot
+	// mend (Text): no such session, a negative or future "after", a
+	// worker too old to answer the events query.
+	KindError = "error"
+)
+
+// Event is one item of the stream: a session event (Seq > 0) or one of
+// the kinds Follow adds (Seq 0).
+type Event struct {
+	eventlog.Event
+	// Missed is set on KindMissed: how many events were lost to the
+	// log's bound.
+	Missed int64 `json:"missed,omitempty"`
+}
+
+// Client is the part of the Temporal client Follow uses.
+type Client interface {
+	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error)
+	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
+}
+
+// Options tune Follow; the zero value is the defaults.
+type Options struct {
+	// Interval is the pause between two reads when nothing was new
+	// (default 500 ms). Reads cost the session no history.
+	Interval time.Duration
+	// Timeout bounds one read (default 5 s): a session whose worker is
+	// gone shows as lost, not as a frozen stream.
+	Timeout time.Duration
+	// DataConverter decodes the model activity's heartbeat (default: the
+	// SDK's). A session whose payloads are encrypted needs the worker's
+	// keys (codec.DataConverter); without them no partial text is shown.
+	DataConverter converter.DataConverter
+	// NoPartial leaves the heartbeat out: only the session's own events.
+	NoPartial bool
+}
+
+// maxBackoff is the longest pause between tries while the server is lost.
+const maxBackoff = 5 * time.Second
+
+// Follow streams the session's events after sequence number after (0:
+// from the first one kept) until ctx ends or the session closes, then
+// closes the channel. Errors are events: KindLost and KindBack while it
+// retries, KindError when it cannot go on.
+func Follow(ctx context.Context, c Client, sessionID string, after int64) <-chan Event {
+	return FollowWith(ctx, c, sessionID, after, Options{})
+}
+
+// FollowWith is Follow with options.
+func FollowWith(ctx context.Context, c Client, sessionID string, after int64, opts Options) <-chan Event {
+	out := make(chan Event, 64)
+	f := &follower{Reader: NewReader(c, sessionID, after, opts), out: out}
+	go func() {
+		defer close(out)
+		f.run(ctx)
+	}()
+	return out
+}
+
+// Reader reads a session's events one step at a time, for a client that
+// runs its own loop (watch, which describes the session each round
+// anyway, and the console's endpoint). Follow is a loop around it.
+type Reader struct {
+	c     Client
+	id    string
+	after int64
+	opts  Options
+
+	streaming bool   // a model turn started and has not finished
+	partial   string // the last partial text returned
+	badCodec  bool   // the heartbeat did not decode: said once
+}
+
+// NewReader reads sessionID's events after sequence number after.
+func NewReader(c Client, sessionID string, after int64, opts Options) *Reader {
+	if opts.Interval <= 0 {
+		opts.Interval = 500 * time.Millisecond
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	if opts.DataConverter == nil {
+		opts.DataConverter = converter.GetDefaultDataConverter()
+	}
+	return &Reader{c: c, id: sessionID, after: after, opts: opts}
+}
+
+// After is the sequence number of the last event read: where the next
+// read starts.
+func (r *Reader) After() int64 { return r.after }
+
+// Read asks the events query once for what is new: a KindMissed event
+// first when the log no longer holds some of it, then the session's
+// events. more says another read would return more at once. An error
+// is the query's; Permanent tells whether trying again can mend it.
+func (r *Reader) Read(ctx context.Context) (evs []Event, more bool, err error) {
+	qctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+	defer cancel()
+	page, err := Page(qctx, r.c, r.id, workflows.EventsRequest{After: r.after})
+	if err != nil {
+		return nil, false, err
+	}
+	if page.Missed > 0 {
+		evs = append(evs, Event{Event: eventlog.Event{Kind: KindMissed, Time: time.Now(), Run: page.Run,
+			Text: fmt.Sprintf("%d events after %d are no longer kept (the log holds %d on)", page.Missed, r.after, page.First)}, Missed: page.Missed})
+	}
+	for _, e := range page.Events {
+		switch e.Kind {
+		case eventlog.KindTurnStarted:
+			r.streaming, r.partial = true, ""
+		case eventlog.KindTurnFinished, eventlog.KindEnded:
+			r.streaming = false
+		}
+		evs = append(evs, Event{Event: e})
+		r.after = e.Seq
+	}
+	return evs, page.More, nil
+}
+
+// Page asks the session's events query once.
+func Page(ctx context.Context, c Client, sessionID string, req workflows.EventsRequest) (workflows.EventsPage, error) {
+	var page workflows.EventsPage
+	v, err := c.QueryWorkflow(ctx, sessionID, "", workflows.QueryEvents, req)
+	if err != nil {
+		return page, err
+	}
+	if err := v.Get(&page); err != nil {
+		return page, fmt.Errorf("decode events of %s: %w", sessionID, err)
+	}
+	return page, nil
+}
+
+// PartialOf is the model's reply so far as the heartbeat of the session's
+// pending model call in desc carries it; ok is false when no model call
+// is pending or it has not heartbeated yet.
+func PartialOf(desc *workflowservice.DescribeWorkflowExecutionResponse, dc converter.DataConverter) (text string, ok bool, err error) {
+	for _, pa := range desc.GetPendingActivities() {
+		if pa.GetActivityType().GetName() != "CallModel" {
+			continue
+		}
+		p := pa.GetHeartbeatDetails().GetPayloads()
+		if len(p) == 0 {
+			return "", false, nil
+		}
+		if err := dc.FromPayload(p[0], &text); err != nil {
+			return "", false, err
+		}
+		return text, true, nil
+	}
+	return "", false, nil
+}
+
+// Permanent reports whether err, from Read, is one trying again cannot
+// mend: the query failed in the session (a negative or future "after",
+// a worker too old to know the events query) or there is no such
+// session.
+func Permanent(err error) bool {
+	var qf *serviceerror.QueryFailed
+	var nf *serviceerror.NotFound
+	return errors.As(err, &qf) || errors.As(err, &nf)
+}
+
+// Streaming reports whether a model turn has started and not finished,
+// as far as the events read say: the time to look for partial text.
+func (r *Reader) Streaming() bool { return r.streaming }
+
+// Partial is the model's reply so far, from the model activity's
+// heartbeat in desc, when a model turn is streaming and the text changed
+// since the last one returned.
+func (r *Reader) Partial(desc *workflowservice.DescribeWorkflowExecutionResponse) (Event, bool) {
+	if !r.streaming || r.opts.NoPartial {
+		return Event{}, false
+	}
+	text, ok, err := PartialOf(desc, r.opts.DataConverter)
+	switch {
+	case err != nil && !r.badCodec:
+		r.badCodec = true
+		return Event{Event: eventlog.Event{Kind: KindPartial, Time: time.Now(),
+			Text: "(the model's progress does not decode here: " + err.Error() + ")"}}, true
+	case err != nil || !ok || text == r.partial:
+		return Event{}, false
+	}
+	r.partial = text
+	return Event{Event: eventlog.Event{Kind: KindPartial, Time: time.Now(), Text: text}}, true
+}
+
+// follower is Follow's loop.
+type follower struct {
+	*Reader
+	out     chan<- Event
+	lost    bool
+	backoff time.Duration
+}
+
+// send hands e to the reader; false when ctx ended first.
+func (f *follower) send(ctx context.Context, e Event) bool {
+	select {
+	case f.out <- e:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (f *follower) sendAll(ctx context.Context, evs []Event) bool {
+	for _, e := range evs {
+		if !f.send(ctx, e) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *follower) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		evs, more, err := f.Read(ctx)
+		if err != nil {
+			if !f.failed(ctx, err) {
+				return
+			}
+			continue
+		}
+		if f.lost {
+			f.lost = false
+			if !f.send(ctx, Event{Event: eventlog.Event{Kind: KindBack, Time: time.Now()}}) {
+				return
+			}
+		}
+		if !f.sendAll(ctx, evs) {
+			return
+		}
+		if more {
+			continue
+		}
+		dctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
+		desc, err := f.c.DescribeWorkflowExecution(dctx, f.id, "")
+		cancel()
+		if err != nil {
+			if !f.failed(ctx, err) {
+				return
+			}
+			continue
+		}
+		if status := desc.GetWorkflowExecutionInfo().GetStatus(); Closed(status) {
+			f.finish(ctx, status)
+			return
+		}
+		if p, ok := f.Partial(desc); ok && !f.send(ctx, p) {
+			return
+		}
+		if !sleep(ctx, f.opts.Interval) {
+			return
+		}
+	}
+}
+
+// failed handles an error of a read: one that trying again cannot mend
+// ends the stream; any other is said once (KindLost) and tried again
+// after a growing pause. It returns false when the stream ends.
+func (f *follower) failed(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if Permanent(err) {
+		f.send(ctx, Event{Event: eventlog.Event{Kind: KindError, Time: time.Now(), Text: err.Error()}})
+		return false
+	}
+	if !f.lost {
+		f.lost, f.backoff = true, f.opts.Interval
+		if !f.send(ctx, Event{Event: eventlog.Event{Kind: KindLost, Time: time.Now(), Text: err.Error()}}) {
+			return false
+		}
+	} else {
+		f.backoff = min(2*f.backoff, maxBackoff)
+	}
+	return sleep(ctx, f.backoff)
+}
+
+// finish reads the last events of a closed session and says how it
+// closed.
+func (f *follower) finish(ctx context.Context, status enumspb.WorkflowExecutionStatus) {
+	for {
+		evs, more, err := f.Read(ctx)
+		if err != nil || !f.sendAll(ctx, evs) || !more {
+			break
+		}
+	}
+	f.send(ctx, Event{Event: eventlog.Event{Kind: KindClosed, Time: time.Now(), Outcome: StatusName(status)}})
+}
+
+// Closed reports whether an execution's status (of the session's latest
+// run) says it has ended: continued-as-new is not an end.
+func Closed(st enumspb.WorkflowExecutionStatus) bool {
+	return st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && st != enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW &&
+		st != enumspb.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED
+}
+
+// StatusName is how a closed execution's status reads: completed,
+// failed, canceled, terminated, timed-out.
+func StatusName(st enumspb.WorkflowExecutionStatus) string {
+	switch st {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return "completed"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+		return "failed"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return "canceled"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		return "terminated"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		return "timed-out"
+	}
+	return st.String()
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
