@@ -56,7 +56,9 @@ func TestSetupRunsBeforeTheFirstModelCall(t *testing.T) {
 	probe := fmt.Sprintf("(exec 3<>/dev/tcp/%s/%s) 2>/dev/null && echo NET-ON || echo NET-OFF", proxy.host, proxy.port)
 	script := map[string][]sm.Reply{
 		"run the tests": {
-			sm.Tools(isoShell("t1", probe+"; go test ./... 2>&1")),
+			// A cold build cache on a loaded machine: the first go test
+			// builds the testing package's dependencies.
+			sm.Tools(sm.Call{ID: "t1", Name: "shell", Arguments: shellArgs(probe+"; go env GOMODCACHE; go test ./... 2>&1", 600)}),
 			sm.Text("The tests pass."),
 		},
 	}
@@ -77,7 +79,7 @@ func TestSetupRunsBeforeTheFirstModelCall(t *testing.T) {
 	run := func(label string) (string, contract.SetupResult) {
 		t.Helper()
 		id := e.startIsolated(workflows.SessionInput{Prompt: "run the tests (" + label + ")", Profile: "auto"})
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 16*time.Minute)
 		defer cancel()
 		var r workflows.SessionResult
 		require.NoError(t, tc.GetWorkflow(ctx, id, "").Get(ctx, &r))
@@ -87,8 +89,16 @@ func TestSetupRunsBeforeTheFirstModelCall(t *testing.T) {
 		require.NotNil(t, res)
 		require.Contains(t, res.Content, "NET-OFF", "the session's command has no network")
 		require.Contains(t, res.Content, "ok  \texample.test/app", "the tests pass offline with what setup downloaded")
-		return id, setupResultOf(t, id)
+		setup := setupResultOf(t, id)
+		require.Contains(t, res.Content, "/setup/layers/"+setup.Key+"/go-mod", "the session's commands use the setup's layer")
+		return id, setup
 	}
+	// Nothing else could serve the module offline: the host's module
+	// cache does not hold it.
+	hostCache, err := exec.Command(goBin, "env", "GOMODCACHE").Output()
+	require.NoError(t, err)
+	require.NoDirExists(t, filepath.Join(strings.TrimSpace(string(hostCache)), "example.test"))
+	require.NoDirExists(t, filepath.Join(strings.TrimSpace(string(hostCache)), "cache", "download", "example.test"))
 
 	id1, first := run("first")
 	asked := proxy.zips.Load()
@@ -117,6 +127,12 @@ func TestSetupRunsBeforeTheFirstModelCall(t *testing.T) {
 
 	// The order in history: the setup ran before the first model call.
 	require.Less(t, firstActivity(t, id2, contract.SetupCheckout), firstActivity(t, id2, contract.CallModel))
+}
+
+// shellArgs are a shell call's arguments with a timeout in seconds.
+func shellArgs(command string, timeout int) string {
+	b, _ := json.Marshal(map[string]any{"command": command, "timeout": timeout})
+	return string(b)
 }
 
 // setupResultOf is the SetupCheckout result in the session's history.
