@@ -138,20 +138,27 @@ func shellArgs(command string, timeout int) string {
 // setupResultOf is the SetupCheckout result in the session's history.
 func setupResultOf(t *testing.T, id string) contract.SetupResult {
 	t.Helper()
+	var res contract.SetupResult
+	activityResult(t, id, contract.SetupCheckout, &res)
+	return res
+}
+
+// activityResult decodes the result of the session's first completed
+// activity of that type into v.
+func activityResult(t *testing.T, id, name string, v any) {
+	t.Helper()
 	h := history(t, id)
 	types := map[int64]string{}
 	for _, ev := range h.Events {
 		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
 			types[ev.GetEventId()] = a.GetActivityType().GetName()
 		}
-		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil && types[a.GetScheduledEventId()] == contract.SetupCheckout {
-			var res contract.SetupResult
-			require.NoError(t, json.Unmarshal(a.GetResult().GetPayloads()[0].GetData(), &res))
-			return res
+		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil && types[a.GetScheduledEventId()] == name {
+			require.NoError(t, json.Unmarshal(a.GetResult().GetPayloads()[0].GetData(), v))
+			return
 		}
 	}
-	t.Fatalf("no completed %s in the history of %s", contract.SetupCheckout, id)
-	return contract.SetupResult{}
+	t.Fatalf("no completed %s in the history of %s", name, id)
 }
 
 // firstActivity is the event id at which the first activity of that type

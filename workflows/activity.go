@@ -390,6 +390,9 @@ func (s *driver) pushCall(ctx workflow.Context, req activities.PushRequest) (act
 		TaskQueue:              s.Checkout.Queue,
 		ScheduleToStartTimeout: s.workerWait(),
 		StartToCloseTimeout:    5 * time.Minute, // a first push sends the base's objects
+		// A worker killed during the push or the pull request's creation
+		// is found in seconds; the retry finds what it did (forge.Publish).
+		HeartbeatTimeout: checkoutHeartbeat,
 		RetryPolicy: &temporal.RetryPolicy{
 			MaximumAttempts:        5,
 			NonRetryableErrorTypes: []string{activities.ErrTypePushRefused},
