@@ -127,6 +127,10 @@ type Config struct {
 	// or not Enabled: branches stay local, and CloseCheckout asks for no
 	// push, so the session issues the commands it always did.
 	Forge *forge.Config
+	// Setup holds the repositories' setup commands (SetupCheckout). Nil
+	// or none for a checkout's repository: OpenCheckout asks for no
+	// setup, and the session issues the commands it always did.
+	Setup *SetupConfig
 }
 
 // Activities holds the dependencies of every activity, complete when New

@@ -82,7 +82,7 @@ func (a *Activities) OpenCheckout(ctx context.Context, req CheckoutRequest) (Che
 	if err := a.forkFiles(ctx, in, req.From); err != nil {
 		return CheckoutResult{}, err
 	}
-	return CheckoutResult{Checkout: &in, WorkerQueue: a.pinQueue()}, nil
+	return CheckoutResult{Checkout: &in, WorkerQueue: a.pinQueue(), Setup: a.setupDue(in)}, nil
 }
 
 // pinQueue is the queue a session's checkout calls go to: the one that
@@ -116,6 +116,7 @@ func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest
 	req.Checkout.Dir = in
 	a.stopServers(in)
 	a.stopMCP(in)
+	a.unlinkSetup(req.Checkout.Name)
 	c, err := checkout.CloseTo(ctx, req.Checkout, req.Message, a.cfg.CheckpointRemote)
 	if err == nil {
 		err = a.storeBranch(ctx, req.Checkout, &c)

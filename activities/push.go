@@ -37,6 +37,9 @@ func (a *Activities) pushDue(in checkout.Info, c checkout.Closed) bool {
 // with that worker's credentials; running it again is safe (forge.Publish
 // finds what an earlier attempt did).
 func (a *Activities) PushBranch(ctx context.Context, req PushRequest) (PushResult, error) {
+	// The workflow's heartbeat timeout retries a push whose worker died
+	// within seconds, not at start-to-close.
+	defer heartbeatEvery(ctx, ctx, HeartbeatEvery)()
 	if a.cfg.Forge == nil || !a.cfg.Forge.Enabled() {
 		return PushResult{}, temporal.NewNonRetryableApplicationError("this worker publishes no branches: start it with --push-remote (and a forge token) to push sessions' branches and open pull requests", ErrTypePushRefused, nil)
 	}

@@ -422,6 +422,9 @@ type sandboxRun struct {
 	// modCache is the worker's own module cache (sandboxModCache), bound
 	// writable for a command that may download; "" for none.
 	modCache string
+	// setupModCache is the module cache of the session's setup layer
+	// (setupModCacheFor), bound read-only; "" for none.
+	setupModCache string
 	// sockets are the probe's sockets that still exist (liveSockets):
 	// /dev/null is bound over each.
 	sockets []string
@@ -550,6 +553,9 @@ func (sb *sandbox) args(r sandboxRun) []string {
 	}
 	if r.modCache != "" {
 		mounts = append(mounts, mount{flag: "--bind", path: r.modCache})
+	}
+	if r.setupModCache != "" {
+		mounts = append(mounts, mount{flag: "--ro-bind", path: r.setupModCache})
 	}
 	if r.goCache != "" {
 		mounts = append(mounts, mount{flag: "--bind", path: r.goCache})

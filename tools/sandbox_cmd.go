@@ -46,6 +46,12 @@ type SandboxSpec struct {
 	// independent of ReadOnly: the shell gives a command nobody approved
 	// no network, an MCP server gets both.
 	Network bool
+	// SetupModCache is the module cache a repository's setup command
+	// fills (a layer being made: see SetupLayerDir): bound writable and
+	// the command's GOMODCACHE, with the host's download cache as its
+	// first proxy. "" for every other command, which gets the layer of
+	// its checkout, if any, read-only.
+	SetupModCache string
 	// probe marks the start-up probe's command, which builds nothing: it
 	// must not create a Go build cache (in the user's home when the
 	// worker's state directory is not known yet).
@@ -233,18 +239,31 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxS
 	if goCache == "" {
 		set[3] = "GOCACHE=/tmp/go-build" // private, cold every time
 	}
-	modCache := ""
-	if sb.goModCache != "" {
-		if network && !spec.ReadOnly && !spec.probe {
-			// May download: the worker's own cache, the host's as the
-			// first proxy (read-only; see sandboxModCache).
-			modCache = sandboxModCache(dirs.state)
+	modCache, setupCache := "", ""
+	if !spec.probe && spec.SetupModCache == "" {
+		setupCache = setupModCacheFor(dirs.state, spec.Root)
+	}
+	switch {
+	case spec.SetupModCache != "":
+		// A setup command: it fills the layer's cache.
+		modCache = realDir(spec.SetupModCache)
+		if modCache == "" {
+			return nil, fmt.Errorf("setup module cache %s: not a directory", spec.SetupModCache)
 		}
-		if modCache != "" {
-			set = append(set, "GOMODCACHE="+modCache, "GOPROXY="+hostFirstProxy(sb.goModCache, cfg))
-		} else {
-			set = append(set, "GOMODCACHE="+sb.goModCache)
-		}
+		set = append(set, "GOMODCACHE="+modCache, "GOPROXY="+hostFirstProxy(sb.goModCache, cfg))
+	case sb.goModCache == "" && setupCache == "":
+	case network && !spec.ReadOnly && !spec.probe:
+		// May download: the worker's own cache, the setup layer's and
+		// the host's as the first proxies (read-only; see
+		// sandboxModCache).
+		modCache = sandboxModCache(dirs.state)
+		set = append(set, "GOMODCACHE="+modCache, "GOPROXY="+setupFirstProxy(setupCache, hostFirstProxy(sb.goModCache, cfg)))
+	case setupCache != "":
+		// The layer the repository's setup filled holds what the
+		// session's module needs; read-only, so no session changes it.
+		set = append(set, "GOMODCACHE="+setupCache)
+	default:
+		set = append(set, "GOMODCACHE="+sb.goModCache)
 	}
 	set = append(append(set, gitEnv...), spec.Env...)
 	hide := dirs.hidden()
@@ -283,7 +302,7 @@ func newSandboxExec(sb *sandbox, cfg ShellConfig, dirs workerDirs, spec SandboxS
 	}
 	run := sandboxRun{
 		root: spec.Root, dir: spec.Dir, readOnly: spec.ReadOnly, network: network,
-		goCache: goCache, modCache: modCache, sockets: liveSockets(sb.sockets), protect: controlFiles(spec.Root),
+		goCache: goCache, modCache: modCache, setupModCache: setupCache, sockets: liveSockets(sb.sockets), protect: controlFiles(spec.Root),
 		hide: hide, hideFiles: dirs.files(), programs: programs,
 		gitDirs: checkoutGitDirs(dirs.state, spec.Root), gitHide: gitHide, gitBack: gitBack,
 		infoFD: 3, blockFD: blockFD, argv: spec.Argv,

@@ -63,7 +63,20 @@ func hostFirstProxy(hostModCache string, cfg ShellConfig) string {
 			proxy = v
 		}
 	}
+	if hostModCache == "" {
+		return proxy
+	}
 	return "file://" + filepath.ToSlash(filepath.Join(hostModCache, "cache", "download")) + "," + proxy
+}
+
+// setupFirstProxy puts the download cache of the session's setup layer
+// (its module cache, setupModCacheFor) before proxy; proxy alone when
+// there is none.
+func setupFirstProxy(setupModCache, proxy string) string {
+	if setupModCache == "" {
+		return proxy
+	}
+	return "file://" + filepath.ToSlash(filepath.Join(setupModCache, "cache", "download")) + "," + proxy
 }
 
 // envAllowedName reports whether the worker's variable name passes into

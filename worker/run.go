@@ -87,6 +87,8 @@ type Main struct {
 	deployment deploymentFlags
 	// push publishes sessions' branches (push.go).
 	push pushConfig
+	// setup are the repositories' setup commands (setup.go).
+	setup setupFlags
 }
 
 // ParseFlags reads flags, falling back to the environment (getenv) and
@@ -111,6 +113,9 @@ func ParseFlags(args []string, getenv func(string) string) (*Main, error) {
 	}
 	m.defaultDirs(getenv)
 	if err := m.push.parse(getenv, m.Notify.ConsoleURL); err != nil {
+		return nil, err
+	}
+	if err := m.setup.parse(); err != nil {
 		return nil, err
 	}
 	if err := m.modelFromFlags(raw, getenv); err != nil {
@@ -145,6 +150,9 @@ func (m *Main) bindFlags(fs *flag.FlagSet, getenv func(string) string, raw *rawF
 	m.bundles.bind(fs, getenv)
 	m.bounds.bind(fs, getenv)
 	m.push.bind(fs, getenv)
+	if err := m.setup.bind(fs, getenv); err != nil {
+		return err
+	}
 	if err := m.drain.bind(fs, getenv); err != nil {
 		return err
 	}

@@ -285,6 +285,7 @@ func (m *Main) buildActivities(s *started, i int, r servedRoot, q rootQueues) (*
 		CheckoutQueue:    q.pinned,
 		MaxCheckoutBytes: m.checkouts.max,
 		Forge:            m.push.forge(),
+		Setup:            m.setup.config(tcfg),
 	}
 	if s.store != nil {
 		// Not a nil *transcript.Cache in the interface: that would be a
@@ -298,6 +299,9 @@ func (m *Main) buildActivities(s *started, i int, r servedRoot, q rootQueues) (*
 	cfg.MaxBundleBytes = m.bundles.apply(m.CheckpointRemote, m.Transcript, logger)
 	if i == 0 {
 		m.checkouts.report(m.StateDir, s.logger)
+		if cfg.Setup != nil {
+			s.logger.Info("new checkouts run a setup command first", "every_repository", cfg.Setup.Commands[""], "repositories", cfg.Setup.Repos(), "timeout", cfg.Setup.Timeout)
+		}
 		if cfg.Forge != nil {
 			s.logger.Info("sessions' branches are published when they end", "push", cfg.Forge.String())
 		}

@@ -267,6 +267,28 @@ func (s *driver) openCheckoutCall(ctx workflow.Context) (activities.CheckoutResu
 	return res, err
 }
 
+// setupTimeout bounds SetupCheckout: past the worker's own bound
+// (longrun-worker --setup-timeout, 20 minutes by default), which stops the
+// command and reports it.
+const setupTimeout = 2 * time.Hour
+
+// setupCheckoutCall runs the repository's setup command in the new
+// checkout, on the worker holding it (setup.go). A worker killed during
+// it is found by the heartbeat and the setup runs again once.
+func (s *driver) setupCheckoutCall(ctx workflow.Context, command string) (activities.SetupResult, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              s.Checkout.Queue,
+		ScheduleToStartTimeout: s.workerWait(),
+		StartToCloseTimeout:    setupTimeout,
+		HeartbeatTimeout:       checkoutHeartbeat,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 2, NonRetryableErrorTypes: []string{"BadCheckout"}},
+		Summary:                "setup: " + command,
+	})
+	var res activities.SetupResult
+	err := workflow.ExecuteActivity(actx, activities.SetupCheckout, activities.SetupRequest{Checkout: s.Checkout.Info}).Get(ctx, &res)
+	return res, err
+}
+
 // closeCheckoutCall commits the checkout on its branch and removes it, on
 // the worker holding it (checkout.go).
 func (s *driver) closeCheckoutCall(ctx workflow.Context) (activities.CloseCheckoutResult, error) {
@@ -368,6 +390,9 @@ func (s *driver) pushCall(ctx workflow.Context, req activities.PushRequest) (act
 		TaskQueue:              s.Checkout.Queue,
 		ScheduleToStartTimeout: s.workerWait(),
 		StartToCloseTimeout:    5 * time.Minute, // a first push sends the base's objects
+		// A worker killed during the push or the pull request's creation
+		// is found in seconds; the retry finds what it did (forge.Publish).
+		HeartbeatTimeout: checkoutHeartbeat,
 		RetryPolicy: &temporal.RetryPolicy{
 			MaximumAttempts:        5,
 			NonRetryableErrorTypes: []string{activities.ErrTypePushRefused},

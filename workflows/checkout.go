@@ -47,6 +47,9 @@ func (s *driver) openCheckout(ctx workflow.Context) error {
 		s.logger(ctx).Warn("the session's copy left things out", "note", res.Note)
 	}
 	s.Checkout = &session.Checkout{Info: *res.Checkout, Queue: res.WorkerQueue}
+	if res.Setup != "" {
+		s.setupCheckout(ctx, res.Setup)
+	}
 	return nil
 }
 

@@ -56,6 +56,10 @@ func newSessionEnv(sw *Sessions) *testsuite.TestWorkflowEnvironment {
 				in := testCheckout
 				return activities.CheckoutResult{Checkout: &in, WorkerQueue: testCheckoutQueue}, nil
 			}
+			if r.Base == testSetupBase {
+				in := testCheckout
+				return activities.CheckoutResult{Checkout: &in, WorkerQueue: testCheckoutQueue, Setup: "go mod download"}, nil
+			}
 			return activities.CheckoutResult{Note: "not a git repository: runs in place"}, nil
 		}).Maybe()
 	return env

@@ -35,6 +35,11 @@ type CheckoutResult struct {
 	// Kept (RestoreCheckout): the checkout was still on this worker's
 	// disk and is taken up as it is, not restored from a checkpoint.
 	Kept bool `json:"kept,omitempty"`
+	// Setup (OpenCheckout) is this worker's setup command for the
+	// checkout's repository (longrun-worker --setup): the session runs
+	// SetupCheckout before its first model call. "": none, and the
+	// session issues the commands it always did.
+	Setup string `json:"setup,omitempty"`
 }
 
 // CloseCheckoutRequest ends a session's checkout: its changes are

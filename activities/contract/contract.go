@@ -49,6 +49,9 @@ const (
 	// PushBranch publishes a closed session's branch and opens or
 	// updates its pull request (PushRequest, PushResult).
 	PushBranch = "PushBranch"
+	// SetupCheckout runs the repository's setup command in a new
+	// checkout, or reuses its layer (SetupRequest, SetupResult).
+	SetupCheckout = "SetupCheckout"
 )
 
 // Names lists every activity name above, for the test that keeps them
@@ -57,6 +60,6 @@ func Names() []string {
 	return []string{
 		ListTools, LoadWorkspaceConfig, CallModel, Compact, RunTool, KillJobs,
 		ReviewCall, Notify, OpenCheckout, CloseCheckout, Checkpoint, RestoreCheckout,
-		RewindCheckout, PushBranch,
+		RewindCheckout, PushBranch, SetupCheckout,
 	}
 }

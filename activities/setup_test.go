@@ -1,0 +1,127 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/longrun/longrun/checkout"
+	"github.com/longrun/longrun/tools"
+)
+
+// SetupCheckout runs the repository's setup command in the sandbox, in
+// the checkout, with a module cache of its own that becomes the layer;
+// a second checkout of the same lockfiles reuses it without running the
+// command, and every command of a linked checkout sees that layer as its
+// GOMODCACHE, read-only. A failing command is a result with Error and
+// leaves no layer; a changed lockfile is a new key. Needs bwrap and
+// pasta (the setup always has the network).
+func TestSetupCheckoutRunsOnceAndReusesItsLayer(t *testing.T) {
+	t.Parallel()
+	if ok, why, _ := tools.CheckSandbox(tools.ShellConfig{Sandbox: tools.SandboxOn}); !ok {
+		t.Skipf("SKIPPED LOUDLY: the setup runs only in the sandbox: %s", why)
+	}
+	if ok, why := tools.CheckSandboxNetwork(tools.ShellConfig{Sandbox: tools.SandboxOn}); !ok {
+		t.Skipf("SKIPPED LOUDLY: the setup runs with the network, through pasta: %s", why)
+	}
+	ctx := context.Background()
+	a, root := newActs(t, nil)
+	state := t.TempDir()
+	gitIn := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@x"}, args...)...)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	gitIn("init", "-q", ".")
+	require.NoError(t, os.WriteFile(filepath.Join(root, "go.sum"), []byte("one\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".gitignore"), []byte("setup-ran\n"), 0o644))
+	gitIn("add", "go.sum", ".gitignore")
+	gitIn("commit", "-qm", "first")
+
+	command := `echo ran >> setup-ran; mkdir -p "$GOMODCACHE/cache/download" && echo fetched > "$GOMODCACHE/mod.txt" && echo done`
+	tcfg := tools.Config{Shell: tools.ShellConfig{Sandbox: tools.SandboxOn}, StateDir: state}
+	a = a.with(func(c *Config) {
+		c.StateDir = state
+		c.Setup = &SetupConfig{Commands: map[string]string{"": command}, Sandbox: tcfg}
+	})
+	open := func() checkout.Info {
+		t.Helper()
+		res, err := a.OpenCheckout(ctx, CheckoutRequest{})
+		require.NoError(t, err)
+		require.NotNil(t, res.Checkout)
+		require.Equal(t, a.cfg.Setup.Commands[""], res.Setup, "OpenCheckout names the setup due")
+		return *res.Checkout
+	}
+
+	first := open()
+	res, err := a.SetupCheckout(ctx, SetupRequest{Checkout: first})
+	require.NoError(t, err)
+	require.Empty(t, res.Error, res.Output)
+	require.False(t, res.Cached)
+	require.Contains(t, res.Output, "done")
+	require.FileExists(t, filepath.Join(first.Dir, "setup-ran"), "it ran in the checkout")
+	layer := tools.SetupLayerDir(state, res.Key)
+	require.FileExists(t, filepath.Join(layer, tools.SetupModCache, "mod.txt"), "its module cache is the layer")
+
+	// A command of the session sees the layer, read-only.
+	ws, err := tools.NewWorkspace(first.Dir)
+	require.NoError(t, err)
+	sh, ok := tools.NewRegistry(tools.Builtin(tcfg)...).Lookup("shell")
+	require.True(t, ok)
+	out := runShell(t, sh, ws, `cat "$GOMODCACHE/mod.txt"; echo x > "$GOMODCACHE/mod.txt" || echo read-only`)
+	require.Contains(t, out, "fetched")
+	require.Contains(t, out, "read-only")
+
+	// Outside an activity every checkout has the same name: close the
+	// first (which forgets its link) before the next.
+	_, err = a.CloseCheckout(ctx, CloseCheckoutRequest{Checkout: first, Message: "done"})
+	require.NoError(t, err)
+	require.NoFileExists(t, tools.SetupLinkPath(state, first.Name), "the close forgets the link")
+
+	second := open()
+	again, err := a.SetupCheckout(ctx, SetupRequest{Checkout: second})
+	require.NoError(t, err)
+	require.True(t, again.Cached)
+	require.Equal(t, res.Key, again.Key)
+	require.Equal(t, res.Millis, again.FirstMillis)
+	require.NoFileExists(t, filepath.Join(second.Dir, "setup-ran"), "a reused setup does not run")
+	ws2, err := tools.NewWorkspace(second.Dir)
+	require.NoError(t, err)
+	require.Contains(t, runShell(t, sh, ws2, `cat "$GOMODCACHE/mod.txt"`), "fetched")
+
+	// A changed lockfile is another key; a failing command leaves no layer.
+	require.NoError(t, os.WriteFile(filepath.Join(root, "go.sum"), []byte("two\n"), 0o644))
+	gitIn("commit", "-qam", "second")
+	a = a.with(func(c *Config) { c.Setup.Commands[""] = "echo broken; exit 3" })
+	_, err = a.CloseCheckout(ctx, CloseCheckoutRequest{Checkout: second, Message: "done"})
+	require.NoError(t, err)
+	third := open()
+	failed, err := a.SetupCheckout(ctx, SetupRequest{Checkout: third})
+	require.NoError(t, err, "a failed setup is a result, not a failed activity")
+	require.Equal(t, 3, failed.ExitCode)
+	require.Contains(t, failed.Error, "status 3")
+	require.Contains(t, failed.Output, "broken")
+	require.NotEqual(t, res.Key, failed.Key)
+	require.NoDirExists(t, tools.SetupLayerDir(state, failed.Key))
+	entries, err := os.ReadDir(filepath.Dir(layer))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no staging directory is left")
+}
+
+// runShell runs command with the shell tool, approved, without the
+// network, in ws, and returns its output.
+func runShell(t *testing.T, sh tools.Tool, ws *tools.Workspace, command string) string {
+	t.Helper()
+	args, err := json.Marshal(map[string]string{"command": command})
+	require.NoError(t, err)
+	res, err := sh.Run(context.Background(), tools.Env{Workspace: ws, Session: "s-setup"}, args)
+	require.NoError(t, err)
+	return res.Content
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/tools"
+)
+
+// setupFlags are the repositories' setup commands (--setup, repeatable;
+// LONGRUN_SETUP, one entry a line) and their bound (--setup-timeout).
+// An entry is COMMAND, for every repository, or /REPO=COMMAND, for the
+// repository whose top directory is /REPO.
+type setupFlags struct {
+	entries []string
+	set     bool
+	timeout time.Duration
+	cfg     activities.SetupConfig
+}
+
+// String and Set make setupFlags a repeatable flag: the first --setup
+// replaces what LONGRUN_SETUP gave.
+func (s *setupFlags) String() string { return strings.Join(s.entries, "\n") }
+
+func (s *setupFlags) Set(v string) error {
+	if !s.set {
+		s.entries, s.set = nil, true
+	}
+	s.entries = append(s.entries, v)
+	return nil
+}
+
+// bind adds the setup flags, each defaulting to its variable.
+func (s *setupFlags) bind(fs *flag.FlagSet, getenv func(string) string) error {
+	for _, line := range strings.Split(getenv("LONGRUN_SETUP"), "\n") {
+		if strings.TrimSpace(line) != "" {
+			s.entries = append(s.entries, line)
+		}
+	}
+	fs.Var(s, "setup", "a command run in each new checkout of a repository before the session's first model call (e.g. 'go mod download', 'npm ci'), in the sandbox with the network on; /REPO=COMMAND for the repository whose top directory is /REPO, COMMAND for every other; repeatable. What it downloads into Go's module cache is kept per hash of the lockfiles and reused read-only by later sessions (env LONGRUN_SETUP, one entry a line)")
+	timeout := activities.DefaultSetupTimeout
+	if v := getenv("LONGRUN_SETUP_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("LONGRUN_SETUP_TIMEOUT=%q: want a positive duration such as 20m", v)
+		}
+		timeout = d
+	}
+	fs.DurationVar(&s.timeout, "setup-timeout", timeout, "longest a setup command (--setup) may run; past it it is stopped and the session goes on without it (env LONGRUN_SETUP_TIMEOUT)")
+	return nil
+}
+
+// parse reads the entries into commands by repository.
+func (s *setupFlags) parse() error {
+	s.cfg = activities.SetupConfig{Timeout: s.timeout}
+	for _, e := range s.entries {
+		repo, cmd := splitSetup(e)
+		if strings.TrimSpace(cmd) == "" {
+			return fmt.Errorf("--setup %q: no command", e)
+		}
+		if s.cfg.Commands == nil {
+			s.cfg.Commands = map[string]string{}
+		}
+		if _, dup := s.cfg.Commands[repo]; dup {
+			if repo == "" {
+				return fmt.Errorf("--setup %q: a second command for every repository; name the repository (/REPO=COMMAND)", e)
+			}
+			return fmt.Errorf("--setup %q: a second command for %s", e, repo)
+		}
+		s.cfg.Commands[repo] = strings.TrimSpace(cmd)
+	}
+	return nil
+}
+
+// splitSetup reads /REPO=COMMAND: an entry whose text before the first
+// "=" is an absolute path with no space names a repository; any other is
+// a command for every repository (so `GOFLAGS=-mod=mod go mod download`
+// is a command).
+func splitSetup(e string) (repo, cmd string) {
+	before, after, ok := strings.Cut(e, "=")
+	if ok && filepath.IsAbs(before) && !strings.ContainsAny(before, " \t") {
+		return filepath.Clean(before), after
+	}
+	return "", e
+}
+
+// config is what activities get: nil without any command, so sessions
+// issue no setup command; the sandbox is the tools'.
+func (s *setupFlags) config(tcfg tools.Config) *activities.SetupConfig {
+	if len(s.cfg.Commands) == 0 {
+		return nil
+	}
+	c := s.cfg
+	c.Sandbox = tcfg
+	return &c
+}
