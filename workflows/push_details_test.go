@@ -1,11 +1,18 @@
 package workflows
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	sdkpb "go.temporal.io/api/sdk/v1"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/longrun/longrun/activities"
+	"github.com/longrun/longrun/notify"
+	"github.com/longrun/longrun/tools"
 )
 
 // The Web UI's details link the session's pull request, and show a URL
@@ -48,4 +55,39 @@ func currentDetails(t *testing.T, h *harness) string {
 	var md sdkpb.WorkflowMetadata
 	require.NoError(t, v.Get(&md))
 	return md.GetCurrentDetails()
+}
+
+// The end notification carries the pull request's URL the push got, or
+// why the push failed.
+func TestEndNotificationCarriesThePullRequest(t *testing.T) {
+	t.Parallel()
+	for _, refused := range []bool{false, true} {
+		h := newHarnessWith(t, activities.WorkspaceConfig{Notify: true}, []activities.ModelResponse{
+			toolReply(call("w1", "write", `{"path":"a","content":"x"}`)),
+			textReply("done"),
+		}, func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
+			return tools.Result{Content: "ok"}, nil
+		})
+		var n notified
+		n.mock(h, false)
+		h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee", PushDue: true}, nil)
+		h.env.OnActivity(a.PushBranch, mock.Anything, mock.Anything).Return(
+			func(_ context.Context, r activities.PushRequest) (activities.PushResult, error) {
+				if refused {
+					return activities.PushResult{}, temporal.NewNonRetryableApplicationError("the forge refused: 401 Bad credentials", activities.ErrTypePushRefused, nil)
+				}
+				return activities.PushResult{URL: "https://forge.test/acme/app/pull/7", Number: 7, Commit: "c0ffee"}, nil
+			})
+		h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
+		require.NoError(t, h.env.GetWorkflowError())
+		require.Equal(t, []string{notify.EventCompleted}, n.kinds())
+		end := n.events[0]
+		if refused {
+			require.Empty(t, end.PullRequest)
+			require.Contains(t, end.PushError, "Bad credentials")
+			continue
+		}
+		require.Equal(t, "https://forge.test/acme/app/pull/7", end.PullRequest)
+		require.Empty(t, end.PushError)
+	}
 }
