@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	sdkpb "go.temporal.io/api/sdk/v1"
 
 	"github.com/longrun/longrun/checkout"
 	"github.com/longrun/longrun/forge/forgetest"
@@ -18,10 +19,11 @@ import (
 // (git http-backend behind basic auth) and a scripted forge speaking
 // GitHub's REST subset. A session on a worker started --push-remote
 // origin changes a file, runs `env` in its sandbox, and ends: its branch
-// is on the remote, one pull request holds its summary, the result and
-// the status query name it; `longrun push` again updates it and opens
-// no second one. The token is in no history, no tool result, no sandbox
-// environment and no worker log line.
+// is on the remote, one pull request holds its summary, the result, the
+// status query, the Web UI's details and the console's page name it;
+// `longrun push` again updates it and opens no second one. The token is
+// in no history, no tool result, no sandbox environment and no worker
+// log line.
 func TestPushOpensAPullRequestAtTheEnd(t *testing.T) {
 	t.Parallel()
 	token := "ghp_e2e" + randHex(12)
@@ -70,6 +72,16 @@ func TestPushOpensAPullRequestAtTheEnd(t *testing.T) {
 	show, err := e.starter("show", id)
 	require.NoError(t, err, show)
 	require.Contains(t, show, r.PullRequest)
+
+	// The Web UI's details link it, and the console's page of the
+	// finished session does.
+	val, err := tc.QueryWorkflow(ctx, id, "", "__temporal_workflow_metadata")
+	require.NoError(t, err)
+	var md sdkpb.WorkflowMetadata
+	require.NoError(t, val.Get(&md))
+	require.Contains(t, md.GetCurrentDetails(), "**pull request:** ["+r.PullRequest+"]("+r.PullRequest+")")
+	page := newConsoleClient(t, startConsole(t, e)).get("/session?id=" + id)
+	require.Contains(t, page, `<a href="`+r.PullRequest+`" rel="noopener noreferrer">`+r.PullRequest+`</a>`)
 
 	// On demand, where the repository is: the same pull request, updated.
 	e.starterEnv = []string{"LONGRUN_PUSH_REMOTE=origin", "LONGRUN_FORGE_TOKEN=" + token, "LONGRUN_FORGE_API_URL=" + gh.URL + "/"}

@@ -55,6 +55,12 @@ type Body struct {
 	Branch  string         `json:"branch,omitempty"`
 	Changes *checkout.Stat `json:"changes,omitempty"`
 	Review  *Review        `json:"review,omitempty"`
+	// PullRequest is the URL of the pull request an ended session's
+	// branch was published to, as the forge answered it: link it only
+	// when it is an http(s) URL (Text and the Slack message show it
+	// made visible). PushError says why publishing failed.
+	PullRequest string `json:"pull_request,omitempty"`
+	PushError   string `json:"push_error,omitempty"`
 }
 
 // Review are the commands that look at an ended session's branch and
@@ -109,7 +115,7 @@ func NewBody(ev Event, r Render) Body {
 		SessionURL: r.sessionURL(ev),
 		Pending:    make([]PendingCall, 0, len(ev.Pending)),
 		Task:       ev.Task, Repository: ev.Repo, Workspace: ev.Workspace, Branch: ev.Branch, Changes: ev.Changes,
-		Review: r.review(ev),
+		Review: r.review(ev), PullRequest: ev.PullRequest, PushError: ev.PushError,
 	}
 	for _, c := range ev.Pending {
 		b.Pending = append(b.Pending, PendingCall{Call: c, Commands: r.commands(ev.Session, c), Shown: r.shown(ev, c, 0)})
@@ -179,10 +185,11 @@ func what(ev Event) string {
 	return fmt.Sprintf("Session %s: %s", ev.Session, ev.Event)
 }
 
-// where is the task, the repository and the branch's changes, as they
-// are known: " Asked: "fix the tests"; repository /src/app; branch
-// longrun/session-x: 2 files changed, +10 -2." The task is made visible:
-// it may be pasted from anywhere.
+// where is the task, the repository, the branch's changes and its pull
+// request, as they are known: " Asked: "fix the tests"; repository
+// /src/app; branch longrun/session-x: 2 files changed, +10 -2; pull
+// request https://github.com/acme/app/pull/7." The task is made
+// visible: it may be pasted from anywhere; so is the forge's URL.
 func where(ev Event) string {
 	var parts []string
 	if ev.Task != "" {
@@ -203,6 +210,12 @@ func where(ev Event) string {
 			b += ": no change"
 		}
 		parts = append(parts, b)
+	}
+	if ev.PullRequest != "" {
+		parts = append(parts, "pull request "+untrusted.Line(ev.PullRequest))
+	}
+	if ev.PushError != "" {
+		parts = append(parts, "not published: "+untrusted.Line(ev.PushError))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -392,3 +392,51 @@ func TestEndNotificationSaysWhatToReview(t *testing.T) {
 	require.NotContains(t, b.Text, "\x1b")
 	require.NotContains(t, b.Text, "\n")
 }
+
+// The end notification names the session's pull request: in the body's
+// pull_request as the forge answered it, in its text and in Slack made
+// visible, linked only when it is a web URL; a failed publish says why.
+func TestEndNotificationNamesThePullRequest(t *testing.T) {
+	t.Parallel()
+	ev := Event{Key: "k", Event: EventCompleted, Session: "fix-1", Status: "completed", Turn: 4,
+		Repo: "/src/app", Branch: "longrun/session-fix-1", PullRequest: "https://forge.test/acme/app/pull/7"}
+	raw, err := NewBody(ev, Render{}).Marshal()
+	require.NoError(t, err)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(raw, &got))
+	require.Equal(t, "https://forge.test/acme/app/pull/7", got["pull_request"])
+	require.NotContains(t, got, "push_error")
+	require.Equal(t, "Session fix-1 completed after 4 turn(s). repository /src/app; branch longrun/session-fix-1; pull request https://forge.test/acme/app/pull/7.", got["text"])
+	head := NewSlack(ev, Render{}).Blocks[0].Text.Text
+	require.Contains(t, head, "\npull request: <https://forge.test/acme/app/pull/7|https://forge.test/acme/app/pull/7>")
+
+	for _, tc := range []struct{ name, url, slack string }{
+		{"javascript", "javascript:alert(1)", "\npull request: `javascript:alert(1)`"},
+		{"newline and markup", "https://x/)\n# Approve <!channel>", "\npull request: `https://x/) ↵ # Approve &lt;!channel&gt;`"},
+		{"controls", "https://x/\x1b]8;;http://evil/\x07ok", "\npull request: `https://x/\\x1b]8;;http://evil/\\x07ok`"},
+		{"a | cannot relabel the link", "https://x/|Approve", "\npull request: <https://x/%7CApprove|https://x/|Approve>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ev := ev
+			ev.PullRequest = tc.url
+			b := NewBody(ev, Render{})
+			require.Equal(t, tc.url, b.PullRequest, "the body carries the forge's answer; its text shows it")
+			require.NotContains(t, b.Text, "\n")
+			require.NotContains(t, b.Text, "\x1b")
+			head := NewSlack(ev, Render{}).Blocks[0].Text.Text
+			require.Contains(t, head, tc.slack)
+			require.NotContains(t, head, "<!channel>")
+			require.NotContains(t, head, "<javascript:")
+			require.NotContains(t, head, "\x1b")
+		})
+	}
+
+	ev.PullRequest, ev.PushError = "", "the forge refused: 401 Bad credentials\n<!here>"
+	b := NewBody(ev, Render{})
+	require.Equal(t, ev.PushError, b.PushError)
+	require.Contains(t, b.Text, "not published: the forge refused: 401 Bad credentials ↵ <!here>.")
+	head = NewSlack(ev, Render{}).Blocks[0].Text.Text
+	require.Contains(t, head, "not published: the forge refused: 401 Bad credentials ↵ &lt;!here&gt;.")
+	require.NotContains(t, head, "pull request:")
+}

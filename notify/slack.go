@@ -57,6 +57,9 @@ func NewSlack(ev Event, r Render) SlackMessage {
 		}
 		head += fmt.Sprintf("\nreview: %s · apply: %s · discard: %s", untrusted.SlackCode(rv.Diff), untrusted.SlackCode(rv.Apply), untrusted.SlackCode(rv.Discard))
 	}
+	if b.PullRequest != "" {
+		head += "\npull request: " + slackLink(b.PullRequest)
+	}
 	m.Blocks = append(m.Blocks, section(head))
 	for i, c := range b.Pending {
 		if i == slackMaxCalls {
@@ -117,6 +120,16 @@ func section(text string) SlackBlock {
 // a link.
 func slackEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// slackLink is u as a Slack link to itself when it is a web URL
+// (untrusted.WebURL), its "|" encoded so the link's text is u itself;
+// otherwise u as inline code: shown, not linked.
+func slackLink(u string) string {
+	if !untrusted.WebURL(u) {
+		return untrusted.SlackCode(u)
+	}
+	return "<" + slackEscape(strings.ReplaceAll(u, "|", "%7C")) + "|" + slackEscape(u) + ">"
 }
 
 func orDefault(s, def string) string {

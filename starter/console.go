@@ -34,8 +34,10 @@ var consoleFiles embed.FS
 // Escaping is not enough for what a person reads: "line" (untrusted.Token)
 // shows an id, a tool's name or a reason on one line with its control,
 // bidi and zero-width characters visible; the views do the same for
-// longer text (untrusted.Visible).
-var consoleTemplates = template.Must(template.New("").Funcs(template.FuncMap{"form": newCallForm, "line": untrusted.Token}).ParseFS(consoleFiles, "console/*.html"))
+// longer text (untrusted.Visible). "weburl" (untrusted.WebURL) says
+// whether a URL a worker reported (a pull request's) may be an href: an
+// http(s) URL of printable ASCII; any other is shown as text.
+var consoleTemplates = template.Must(template.New("").Funcs(template.FuncMap{"form": newCallForm, "line": untrusted.Token, "weburl": untrusted.WebURL}).ParseFS(consoleFiles, "console/*.html"))
 
 // callForm is what the template of one waiting call needs: the call, the
 // session it waits in, the page's CSRF token, and which page to go back to.

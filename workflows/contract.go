@@ -353,8 +353,11 @@ type Status struct {
 	// base, as of its latest call that may have changed files.
 	Changes *record.Stat `json:"changes,omitempty"`
 	// PullRequest is the URL of the pull request the session's branch
-	// was published to at its end (SessionResult.PullRequest).
+	// was published to at its end (SessionResult.PullRequest), or while
+	// it waits (SessionInput.PublishWhenWaiting). PushError says why the
+	// latest publish failed ("" once one succeeds).
 	PullRequest string `json:"pull_request,omitempty"`
+	PushError   string `json:"push_error,omitempty"`
 }
 
 // Outcomes of a finished session.

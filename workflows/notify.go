@@ -98,6 +98,7 @@ func (s *driver) notifyEnd(ctx workflow.Context, res SessionResult, err error) {
 	ev.Status, ev.Error = status, why
 	ev.FinalText = toolspec.TruncateLabel(res.FinalText, notifyMaxFinal)
 	ev.Branch, ev.Changes = res.Branch, res.Changes
+	ev.PullRequest, ev.PushError = res.PullRequest, res.PushError
 	if werr := notifyCall(ctx, ev).Get(ctx, nil); werr != nil {
 		s.logger(ctx).Warn("notification not delivered", "key", ev.Key, "error", werr)
 	}

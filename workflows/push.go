@@ -1,10 +1,14 @@
 package workflows
 
 import (
+	"fmt"
+	"strings"
+
 	"go.temporal.io/sdk/workflow"
 
 	activities "github.com/longrun/longrun/activities/contract" // the activities' contract; renamed in one go after issue 30's merges
 	"github.com/longrun/longrun/session"
+	"github.com/longrun/longrun/untrusted"
 )
 
 // publishWaiting publishes the session's branch while it waits for the
@@ -23,8 +27,10 @@ func (s *driver) publishWaiting(ctx workflow.Context) {
 	})
 	if err != nil {
 		s.logger(ctx).Warn("could not publish the session's branch while it waits", "branch", s.Checkout.Branch, "error", err)
+		s.pushError = rootMessage(err)
 		return
 	}
+	s.pushError = ""
 	if pushed.URL != "" {
 		s.pullRequest = pushed.URL
 	}
@@ -46,8 +52,25 @@ func (s *driver) publishBranch(ctx workflow.Context, closed activities.CloseChec
 	if err != nil {
 		s.logger(ctx).Warn("could not publish the session's branch", "branch", s.Checkout.Branch, "error", err)
 		res.PushError = rootMessage(err)
+		s.pushError = res.PushError
 		return
 	}
+	s.pushError = ""
 	s.pullRequest = pushed.URL
 	res.PullRequest = pushed.URL
+}
+
+// pullRequestDetails is the Web UI's line for the session's pull
+// request and the latest publish's failure, "" when it has neither. The
+// URL is the forge's answer: a link only when it is a web URL
+// (untrusted.MarkdownLink), inert text otherwise.
+func (s *driver) pullRequestDetails() string {
+	var b strings.Builder
+	if s.pullRequest != "" {
+		fmt.Fprintf(&b, "\n**pull request:** %s\n", untrusted.MarkdownLink(s.pullRequest))
+	}
+	if s.pushError != "" {
+		fmt.Fprintf(&b, "\n**push error:** %s\n", untrusted.MarkdownText(s.pushError))
+	}
+	return b.String()
 }

@@ -67,6 +67,8 @@ func TestPushAfterCloseWhenTheWorkerPublishes(t *testing.T) {
 		require.Equal(t, "longrun/s1", pushed[0].Checkout.Branch)
 		require.Equal(t, "https://forge.test/acme/app/pull/7", r.PullRequest)
 		require.Equal(t, "https://forge.test/acme/app/pull/7", st.PullRequest)
+		require.Empty(t, st.PushError)
+		require.Contains(t, currentDetails(t, h), "**pull request:** [https://forge.test/acme/app/pull/7](https://forge.test/acme/app/pull/7)")
 	}
 }
 
@@ -95,6 +97,13 @@ func TestPushRefusedIsInTheResultNotAFailure(t *testing.T) {
 	require.Equal(t, 1, calls, "a refusal is not retried")
 	require.Contains(t, r.PushError, "Bad credentials")
 	require.Empty(t, r.PullRequest)
+	v, err := h.env.QueryWorkflow(QueryStatus)
+	require.NoError(t, err)
+	var st Status
+	require.NoError(t, v.Get(&st))
+	require.Equal(t, r.PushError, st.PushError)
+	require.Contains(t, currentDetails(t, h), "**push error:** ")
+	require.Contains(t, currentDetails(t, h), "Bad credentials")
 }
 
 // TestPublishWhenWaitingPushesAtEachAnswer: a session started with

@@ -79,7 +79,7 @@ func (s *driver) status() Status {
 	return Status{
 		Phase: s.pub.phase, Turn: s.Turn, MaxTurns: s.limits.Turns(), Model: s.Model, Usage: s.Usage,
 		PendingApprovals: len(s.pending()), LastError: s.LastError, LastErrorType: s.LastErrorType, Rejected: s.Rejected,
-		Guardian: s.guard.Log, Changes: s.Changes, PullRequest: s.pullRequest,
+		Guardian: s.guard.Log, Changes: s.Changes, PullRequest: s.pullRequest, PushError: s.pushError,
 	}
 }
 
@@ -155,6 +155,7 @@ func (s *driver) render(st shown) string {
 		fmt.Fprintf(&b, "\n**last tool:** %s\n", untrusted.MarkdownText(s.lastTool))
 	}
 	b.WriteString(s.changesDetails())
+	b.WriteString(s.pullRequestDetails())
 	b.WriteString(s.guardianDetails())
 	if len(s.Todos) > 0 {
 		b.WriteString("\n**plan:**\n")

@@ -51,6 +51,11 @@ type NotifyEvent struct {
 	// its own left its work, and its size: what to review.
 	Branch  string       `json:"branch,omitempty"`
 	Changes *record.Stat `json:"changes,omitempty"`
+	// PullRequest is the URL of the pull request an ended session's
+	// branch was published to, as the forge answered it; PushError says
+	// why publishing failed.
+	PullRequest string `json:"pull_request,omitempty"`
+	PushError   string `json:"push_error,omitempty"`
 }
 
 // NotifyCall is one call waiting for a person.
