@@ -66,6 +66,12 @@ type State struct {
 	// every event the log still holds; carried, its tail
 	// (eventlog.Log.Carried), so sequence numbers go on across runs.
 	Events eventlog.Log `json:"events,omitzero"`
+	// PullRequest is the URL the latest publish of the session's branch
+	// got from the forge, and PushError why the latest publish failed ("" after
+	// one that did not). Carried: a session that publishes while it waits
+	// for a review keeps showing its pull request in the next run.
+	PullRequest string `json:"pull_request,omitempty"`
+	PushError   string `json:"push_error,omitempty"`
 }
 
 // Job is where one background job lives. Its fields have no JSON tags, as

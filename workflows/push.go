@@ -27,12 +27,12 @@ func (s *driver) publishWaiting(ctx workflow.Context) {
 	})
 	if err != nil {
 		s.logger(ctx).Warn("could not publish the session's branch while it waits", "branch", s.Checkout.Branch, "error", err)
-		s.pushError = rootMessage(err)
+		s.PushError = rootMessage(err)
 		return
 	}
-	s.pushError = ""
+	s.PushError = ""
 	if pushed.URL != "" {
-		s.pullRequest = pushed.URL
+		s.PullRequest = pushed.URL
 	}
 }
 
@@ -52,11 +52,11 @@ func (s *driver) publishBranch(ctx workflow.Context, closed activities.CloseChec
 	if err != nil {
 		s.logger(ctx).Warn("could not publish the session's branch", "branch", s.Checkout.Branch, "error", err)
 		res.PushError = rootMessage(err)
-		s.pushError = res.PushError
+		s.PushError = res.PushError
 		return
 	}
-	s.pushError = ""
-	s.pullRequest = pushed.URL
+	s.PushError = ""
+	s.PullRequest = pushed.URL
 	res.PullRequest = pushed.URL
 }
 
@@ -66,11 +66,11 @@ func (s *driver) publishBranch(ctx workflow.Context, closed activities.CloseChec
 // (untrusted.MarkdownLink), inert text otherwise.
 func (s *driver) pullRequestDetails() string {
 	var b strings.Builder
-	if s.pullRequest != "" {
-		fmt.Fprintf(&b, "\n**pull request:** %s\n", untrusted.MarkdownLink(s.pullRequest))
+	if s.PullRequest != "" {
+		fmt.Fprintf(&b, "\n**pull request:** %s\n", untrusted.MarkdownLink(s.PullRequest))
 	}
-	if s.pushError != "" {
-		fmt.Fprintf(&b, "\n**push error:** %s\n", untrusted.MarkdownText(s.pushError))
+	if s.PushError != "" {
+		fmt.Fprintf(&b, "\n**push error:** %s\n", untrusted.MarkdownText(s.PushError))
 	}
 	return b.String()
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/notify"
+	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/tools"
 )
 
@@ -30,7 +31,7 @@ func TestDetailsShowThePullRequestInert(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := &driver{pub: publisher{phase: PhaseDone}, workflowID: "s1", limits: SessionInput{MaxTurns: 10}.limits(), pullRequest: tc.url}
+			s := &driver{pub: publisher{phase: PhaseDone}, workflowID: "s1", limits: SessionInput{MaxTurns: 10}.limits(), State: session.State{PullRequest: tc.url}}
 			d := s.details()
 			require.Contains(t, d, tc.want)
 			for _, l := range strings.Split(d, "\n") {
@@ -40,7 +41,7 @@ func TestDetailsShowThePullRequestInert(t *testing.T) {
 			require.NotContains(t, d, "push error")
 		})
 	}
-	s := &driver{pub: publisher{phase: PhaseDone}, workflowID: "s1", limits: SessionInput{MaxTurns: 10}.limits(), pushError: "the forge refused: 401 *Bad* credentials\n# ok"}
+	s := &driver{pub: publisher{phase: PhaseDone}, workflowID: "s1", limits: SessionInput{MaxTurns: 10}.limits(), State: session.State{PushError: "the forge refused: 401 *Bad* credentials\n# ok"}}
 	d := s.details()
 	require.Contains(t, d, "\n**push error:** the forge refused: 401 \\*Bad\\* credentials ↵ \\# ok\n")
 	require.NotContains(t, d, "pull request")

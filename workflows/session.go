@@ -41,8 +41,6 @@ type driver struct {
 	workflowID   string
 	defaultModel string // the worker's LONGRUN_MODEL, from the catalog
 	lastTool     string // "shell: go test ./..." of the latest call started
-	pullRequest  string // the URL publishBranch got at the end (not carried: nothing follows it)
-	pushError    string // why the latest publish failed, "" after one that did not (push.go)
 
 	engine *permission.Engine
 	guard  GuardianState // approval "guardian": its cache, streak and log (guardian.go)

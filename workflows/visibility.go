@@ -79,7 +79,7 @@ func (s *driver) status() Status {
 	return Status{
 		Phase: s.pub.phase, Turn: s.Turn, MaxTurns: s.limits.Turns(), Model: s.Model, Usage: s.Usage,
 		PendingApprovals: len(s.pending()), LastError: s.LastError, LastErrorType: s.LastErrorType, Rejected: s.Rejected,
-		Guardian: s.guard.Log, Changes: s.Changes, PullRequest: s.pullRequest, PushError: s.pushError,
+		Guardian: s.guard.Log, Changes: s.Changes, PullRequest: s.PullRequest, PushError: s.PushError,
 	}
 }
 
