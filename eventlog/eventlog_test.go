@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"encoding/json"
+	"errors"
 	"go/build"
 	"slices"
 	"strings"
@@ -185,10 +186,15 @@ func FuzzAfter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, after int64, limit, n int) {
 		l := logOf(n%(MaxEvents+20), 1)
 		p, err := l.After(Request{After: after, Limit: limit}, 0)
-		if err != nil {
-			require.True(t, after < 0 || after >= l.Next)
+		switch {
+		case errors.Is(err, ErrNegative):
+			require.True(t, after < 0 || limit < 0, "refused as negative: after %d, limit %d", after, limit)
+			return
+		case errors.Is(err, ErrFuture):
+			require.GreaterOrEqual(t, after, max(l.Next, 1), "refused as in the future")
 			return
 		}
+		require.NoError(t, err)
 		require.LessOrEqual(t, len(p.Events), MaxPage)
 		for _, e := range p.Events {
 			require.Greater(t, e.Seq, after)
