@@ -1013,13 +1013,17 @@ func (w *bworld) discardCheck() {
 // verified, every history decrypted and searched) and prints the report.
 func (w *bworld) finish(began time.Time) {
 	t := w.t
-	if w.other != "" {
-		_ = w.kc.CancelWorkflow(context.Background(), w.other, "")
-	}
+	// Sweep while the other session still waits, then cancel it: its own
+	// close (a last checkpoint, the commit, the checkout's removal) is its
+	// worker's legitimate work on its own checkout, and a sweep after the
+	// cancel raced it ("the other session: checkout .git/index changed").
 	w.mu.Lock()
 	after := &brun{s: &bsession{ap: "end"}, c: &bcase{name: "after the sessions"}}
 	w.sweep(after)
 	w.mu.Unlock()
+	if w.other != "" {
+		_ = w.kc.CancelWorkflow(context.Background(), w.other, "")
+	}
 	if v := w.goModVerify("after the sessions"); v != "" {
 		after.effects = append(after.effects, v)
 	}
