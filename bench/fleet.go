@@ -374,6 +374,8 @@ func (f *fleet) check(ctx context.Context, s fleetShape, res workflows.SessionRe
 		}
 		r.Problems = append(r.Problems, fmt.Sprintf("%s: pairing: %v", s.ID, err))
 	}
+	// The bench's own workspace and its scripted sessions: no model text
+	// reaches this git; `git show` of a blob runs no filter or hook.
 	out, err := exec.Command("git", "-C", f.ws, "show", checkout.Branch(s.ID)+":"+fleetLedger).Output()
 	if err != nil {
 		r.Problems = append(r.Problems, fmt.Sprintf("%s: the ledger on %s: %v", s.ID, checkout.Branch(s.ID), err))

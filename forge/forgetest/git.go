@@ -43,7 +43,7 @@ func NewGitServer(t testing.TB, token string) *GitServer {
 	t.Helper()
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
-		t.Skip("git not installed")
+		t.Fatalf("the scripted forge serves repositories with git http-backend, and git is not installed: %v", err)
 	}
 	out, err := exec.Command(gitPath, "--exec-path").Output()
 	if err != nil {
