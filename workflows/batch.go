@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"sort"
 	"time"
 	"unicode/utf8"
 
@@ -16,23 +15,6 @@ import (
 	"github.com/longrun/longrun/untrusted"
 )
 
-// Spec is the tool the model may call by name (session.Catalog): a hidden
-// tool is the runtime's, never the model's.
-func (s *driver) Spec(name string) (toolspec.Spec, bool) {
-	sp, ok := s.specs[name]
-	return sp, ok && sp.Exposure != toolspec.ExposureHidden
-}
-
-// Names are the session's tool names, sorted (session.Catalog).
-func (s *driver) Names() []string {
-	names := make([]string, 0, len(s.specs))
-	for n := range s.specs {
-		names = append(names, n)
-	}
-	sort.Strings(names) // map order is random; the text must replay
-	return names
-}
-
 // runBatch runs the calls of one assistant message and appends exactly one
 // result per call to the conversation, in the model's call order. Each
 // call is decided first (session.Decide): answered at once, run, or left
@@ -42,7 +24,7 @@ func (s *driver) runBatch(ctx workflow.Context, calls []conversation.ToolCall) e
 	s.batch = session.NewBatch(calls)
 	now := workflow.Now(ctx)
 	for i, c := range calls {
-		d := session.Decide(c, s, s.engine)
+		d := session.Decide(c, s.cat, s.engine)
 		if d.Verdict != session.Unknown {
 			s.load(c.Name) // a deferred tool the model already knows of: send it from now on
 		}
@@ -60,7 +42,7 @@ func (s *driver) resumeBatch(ctx workflow.Context, carried *session.Batch) error
 	for i, c := range carried.Calls {
 		before[i] = c.State
 	}
-	s.batch.Resume(func(name string) bool { _, ok := s.specs[name]; return ok })
+	s.batch.Resume(func(name string) bool { _, ok := s.cat.specs[name]; return ok })
 	for i := range s.batch.Calls {
 		// A denial taken in, or a call whose tool this run lacks, is
 		// finished by Resume itself: the stream hears of it as of any.
@@ -73,7 +55,7 @@ func (s *driver) resumeBatch(ctx workflow.Context, carried *session.Batch) error
 // or, when the run should continue as new while calls only wait for a
 // person, returns errSwitch with the batch intact for the next run.
 func (s *driver) driveBatch(ctx workflow.Context) error {
-	s.batch.Schedule(func(name string) toolspec.Spec { return s.specs[name] })
+	s.batch.Schedule(func(name string) toolspec.Spec { return s.cat.specs[name] })
 	s.afterDecision(ctx)
 	for i, c := range s.batch.Calls {
 		if _, done := c.State.(session.Done); done {
@@ -161,7 +143,7 @@ func (c callRef) approvedByPerson() bool { return c.b.Calls[c.i].ApprovedByPerso
 
 // ref is call i of the current batch.
 func (s *driver) ref(i int) callRef {
-	return callRef{b: s.batch, i: i, spec: s.specs[s.batch.Calls[i].Call.Name]}
+	return callRef{b: s.batch, i: i, spec: s.cat.specs[s.batch.Calls[i].Call.Name]}
 }
 
 // tell tells the batch what happened to call i (session.Batch.Tell). The

@@ -51,7 +51,7 @@ func (jobTool) answer(ctx workflow.Context, s *driver, cs callRef) (toolspec.Res
 // or as a tool activity (local or not: local in a checkout only where
 // the checkout is, here.go).
 func (s *driver) dispatch(ctx workflow.Context, cs callRef) (toolspec.Result, error) {
-	self, bySession := s.self[cs.call().Name]
+	self, bySession := s.cat.self[cs.call().Name]
 	switch session.Route(cs.spec, bySession, s.localHere()) {
 	case session.RunBySession:
 		return self.answer(ctx, s, cs)

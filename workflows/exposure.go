@@ -33,9 +33,9 @@ func hasDeferred(specs []toolspec.Spec) bool {
 // session's visible tools minus deferred ones not yet found and hidden
 // ones.
 func (s *driver) exposedDefs() []activities.ToolDef {
-	out := make([]activities.ToolDef, 0, len(s.toolDefs))
-	for _, d := range s.toolDefs {
-		switch s.specs[d.Name].Exposure {
+	out := make([]activities.ToolDef, 0, len(s.cat.toolDefs))
+	for _, d := range s.cat.toolDefs {
+		switch s.cat.specs[d.Name].Exposure {
 		case toolspec.ExposureHidden:
 		case toolspec.ExposureDeferred:
 			if s.Loaded[d.Name] {
@@ -51,7 +51,7 @@ func (s *driver) exposedDefs() []activities.ToolDef {
 // load marks deferred tools as found: they are sent from the next turn.
 func (s *driver) load(names ...string) {
 	for _, n := range names {
-		if s.specs[n].Exposure != toolspec.ExposureDeferred {
+		if s.cat.specs[n].Exposure != toolspec.ExposureDeferred {
 			continue
 		}
 		if s.Loaded == nil {
@@ -85,12 +85,12 @@ func (s *driver) searchTools(args string) toolspec.Result {
 		p.Limit = toolsearch.DefaultLimit
 	}
 	visible := map[string]bool{}
-	for _, d := range s.toolDefs {
+	for _, d := range s.cat.toolDefs {
 		visible[d.Name] = true
 	}
 	var candidates []toolspec.Spec
-	for _, n := range s.Names() { // sorted: the index must be the same on replay
-		if sp := s.specs[n]; sp.Exposure == toolspec.ExposureDeferred && visible[n] {
+	for _, n := range s.cat.Names() { // sorted: the index must be the same on replay
+		if sp := s.cat.specs[n]; sp.Exposure == toolspec.ExposureDeferred && visible[n] {
 			candidates = append(candidates, sp)
 		}
 	}

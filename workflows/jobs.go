@@ -18,8 +18,8 @@ import (
 // in name order.
 func (s *driver) jobTools() []string {
 	var names []string
-	for _, n := range s.Names() {
-		if s.specs[n].Job != "" {
+	for _, n := range s.cat.Names() {
+		if s.cat.specs[n].Job != "" {
 			names = append(names, n)
 		}
 	}

@@ -50,13 +50,13 @@ func (s *driver) setupPolicy(ctx workflow.Context) error {
 	}
 	s.engine = e
 	// A tool the profile or rules deny outright is not shown at all.
-	visible := s.toolDefs[:0]
-	for _, d := range s.toolDefs {
-		if e.Visible(d.Name, s.specs[d.Name].Kind(), s.specs[d.Name].ReadOnly) && offered(s.specs[d.Name], wc) {
+	visible := s.cat.toolDefs[:0]
+	for _, d := range s.cat.toolDefs {
+		if e.Visible(d.Name, s.cat.specs[d.Name].Kind(), s.cat.specs[d.Name].ReadOnly) && offered(s.cat.specs[d.Name], wc) {
 			visible = append(visible, d)
 		}
 	}
-	s.toolDefs = s.editToolsForModel(visible)
+	s.cat.toolDefs = s.editToolsForModel(visible)
 	if s.in.Resume == nil {
 		return s.addSystemPrompt(ctx, wc) // the default prompt, AGENTS.md, the session's own (prompt.go)
 	}
@@ -86,7 +86,7 @@ func (s *driver) addInstructions(in *activities.Instructions) {
 func (s *driver) editToolsForModel(defs []activities.ToolDef) []activities.ToolDef {
 	model := s.in.Model
 	if model == "" {
-		model = s.defaultModel
+		model = s.cat.defaultModel
 	}
 	if model == "" {
 		return defs

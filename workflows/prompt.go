@@ -69,7 +69,7 @@ func (s *driver) addSystemPrompt(ctx workflow.Context, wc activities.WorkspaceCo
 func (s *driver) promptEnv(ctx workflow.Context, wc activities.WorkspaceConfig) prompt.Env {
 	model := s.in.Model
 	if model == "" {
-		model = s.defaultModel
+		model = s.cat.defaultModel
 	}
 	env := prompt.Env{
 		Model:      model,
@@ -92,9 +92,9 @@ func (s *driver) promptEnv(ctx workflow.Context, wc activities.WorkspaceConfig) 
 	}
 	// The session answers these itself: they neither read nor ask.
 	own := []string{todoSpec().Name, taskSpec().Name, toolsearch.SearchSpec().Name}
-	for _, d := range s.toolDefs {
+	for _, d := range s.cat.toolDefs {
 		env.Tools = append(env.Tools, d.Name)
-		spec := s.specs[d.Name]
+		spec := s.cat.specs[d.Name]
 		switch {
 		case spec.Server != "" || spec.Exposure == toolspec.ExposureDeferred || slices.Contains(own, d.Name):
 			// MCP tools, tools sent only once found (the job tools) and

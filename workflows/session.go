@@ -29,18 +29,15 @@ type driver struct {
 	// reader is the worker's transcript reader, for the conversation
 	// query only: from the Sessions value the worker registered, nil if
 	// it has none.
-	reader   TranscriptReader
-	limits   session.Limits
-	specs    map[string]toolspec.Spec
-	self     map[string]answerer // the tools this session answers itself, by name
-	toolDefs []activities.ToolDef
+	reader TranscriptReader
+	limits session.Limits
+	cat    toolCatalog // the session's tools (catalog.go)
 
 	batch *session.Batch
 	pub   publisher // what the session last showed of itself (visibility.go)
 
-	workflowID   string
-	defaultModel string // the worker's LONGRUN_MODEL, from the catalog
-	lastTool     string // "shell: go test ./..." of the latest call started
+	workflowID string
+	lastTool   string // "shell: go test ./..." of the latest call started
 
 	engine *permission.Engine
 	guard  GuardianState // approval "guardian": its cache, streak and log (guardian.go)
@@ -50,21 +47,12 @@ type driver struct {
 	running      int // calls of the batch holding a pool slot
 	runStartTurn int // s.Turn when this run started
 
-	subagentsRunning int                          // task calls running now
-	childGrants      session.Grant                // budgets granted to the children running now
-	children         map[string]bool              // sub-agents running now, by session id: only they report waiting calls
-	childPending     map[string][]PendingApproval // children's waiting calls, by child session id
-	toldParent       string                       // the waiting call ids last sent to the parent
-	lastUsage        conversation.Usage           // of the latest model call: what the conversation weighed then
+	kids subagents // the sub-agents running now and what they report (subagent.go)
+
+	lastUsage conversation.Usage // of the latest model call: what the conversation weighed then
 	// overflowCompacted: this turn already compacted after a context-length
 	// error; a second one is reported, not compacted again.
 	overflowCompacted bool
-
-	// toolsRef names toolsSent, the tool definitions a worker stored for
-	// this run (ModelResponse.ToolsRef); not carried across continue-as-new,
-	// so each run's history holds the catalog once.
-	toolsRef  string
-	toolsSent []activities.ToolDef
 
 	address, namespace string // Sessions.Address and Namespace, for the details' commands
 
@@ -202,21 +190,21 @@ func (s *driver) loadCatalog(ctx workflow.Context) error {
 	if err != nil {
 		return fmt.Errorf("list tools: %w", err)
 	}
-	s.specs, s.self, s.defaultModel = map[string]toolspec.Spec{}, map[string]answerer{}, cat.DefaultModel
+	s.cat.specs, s.cat.self, s.cat.defaultModel = map[string]toolspec.Spec{}, map[string]answerer{}, cat.DefaultModel
 	specs := append([]toolspec.Spec(nil), cat.Tools...)
 	for _, t := range selfTools {
 		if t.offer(s, specs) {
 			sp := t.spec()
 			specs = append(specs, sp)
-			s.self[sp.Name] = t
+			s.cat.self[sp.Name] = t
 		}
 	}
 	for _, sp := range specs { // a slice, sorted by the activity: stable order
 		if sp.Job != "" {
-			s.self[sp.Name] = jobTool{}
+			s.cat.self[sp.Name] = jobTool{}
 		}
-		s.specs[sp.Name] = sp
-		s.toolDefs = append(s.toolDefs, activities.ToolDef{Name: sp.Name, Description: sp.Description, Parameters: sp.Parameters})
+		s.cat.specs[sp.Name] = sp
+		s.cat.toolDefs = append(s.cat.toolDefs, activities.ToolDef{Name: sp.Name, Description: sp.Description, Parameters: sp.Parameters})
 	}
 	return nil
 }
@@ -226,10 +214,10 @@ func (s *driver) loadCatalog(ctx workflow.Context) error {
 func (s *driver) callModel(ctx workflow.Context) (activities.ModelResponse, error) {
 	defs := s.exposedDefs()
 	req := activities.ModelRequest{Model: s.in.Model, Head: s.Head, Messages: s.Messages, Tools: defs, Turn: s.Turn}
-	if s.toolsRef != "" && slices.EqualFunc(defs, s.toolsSent, sameDef) {
+	if s.cat.toolsRef != "" && slices.EqualFunc(defs, s.cat.toolsSent, sameDef) {
 		// The worker stored these very definitions for an earlier turn of
 		// this run: name them instead of copying them into the history.
-		req.Tools, req.ToolsRef = nil, s.toolsRef
+		req.Tools, req.ToolsRef = nil, s.cat.toolsRef
 	}
 	if r := session.PlanReminder(s.Todos); r != nil {
 		req.Reminders = []conversation.Message{*r}
@@ -239,7 +227,7 @@ func (s *driver) callModel(ctx workflow.Context) (activities.ModelResponse, erro
 		return resp, err
 	}
 	if resp.ToolsRef != "" && req.ToolsRef == "" {
-		s.toolsRef, s.toolsSent = resp.ToolsRef, defs
+		s.cat.toolsRef, s.cat.toolsSent = resp.ToolsRef, defs
 	}
 	s.Usage = s.Usage.Add(resp.Usage)
 	s.lastUsage, s.overflowCompacted = resp.Usage, false

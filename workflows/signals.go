@@ -119,7 +119,7 @@ func decodeSignal(raw converter.RawValue, v any) error {
 // signal, and a phantom approval on the pending list would ask a person
 // to approve something nobody is waiting for.
 func (s *driver) onChildPending(ctx workflow.Context, cp ChildPending) {
-	if !s.children[cp.Child] {
+	if !s.kids.children[cp.Child] {
 		if len(cp.Pending) == 0 && s.startedChild(cp.Child) {
 			// A finished child's last "nothing waits" may arrive after
 			// its result: nothing to show, nothing to refuse.
@@ -134,10 +134,10 @@ func (s *driver) onChildPending(ctx workflow.Context, cp ChildPending) {
 			return
 		}
 	}
-	if s.childPending == nil {
-		s.childPending = map[string][]PendingApproval{}
+	if s.kids.pending == nil {
+		s.kids.pending = map[string][]PendingApproval{}
 	}
-	s.childPending[cp.Child] = cp.Pending
+	s.kids.pending[cp.Child] = cp.Pending
 	s.show(ctx)
 }
 

@@ -24,8 +24,8 @@ func offered(spec toolspec.Spec, wc activities.WorkspaceConfig) bool {
 // such tool offered the list would be of no use, so it is left out.
 func (s *driver) addSkills(list []skills.Skill) {
 	tool := ""
-	for _, d := range s.toolDefs { // in catalog order: the same on replay
-		if s.specs[d.Name].Requires == toolspec.RequiresSkills {
+	for _, d := range s.cat.toolDefs { // in catalog order: the same on replay
+		if s.cat.specs[d.Name].Requires == toolspec.RequiresSkills {
 			tool = d.Name
 			break
 		}

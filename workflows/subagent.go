@@ -10,8 +10,19 @@ import (
 
 	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/permission"
+	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/toolspec"
 )
+
+// subagents are the sub-agents this session runs now and what they
+// report: held by value in the driver.
+type subagents struct {
+	running  int                          // task calls running now
+	grants   session.Grant                // budgets granted to the children running now
+	children map[string]bool              // sub-agents running now, by session id: only they report waiting calls
+	pending  map[string][]PendingApproval // children's waiting calls, by child session id
+	told     string                       // the waiting call ids last sent to the parent
+}
 
 // TaskName is the sub-agent tool: the model hands a self-contained piece
 // of work (explore the code, try a fix) to a child session with its own
@@ -78,32 +89,32 @@ func (taskTool) answer(ctx workflow.Context, s *driver, cs callRef) (toolspec.Re
 	if s.Subagents >= MaxSubagentsTotal {
 		return toolspec.Errorf("task refused: this session has started %d sub-agents, the most one session may; do the rest yourself", MaxSubagentsTotal), nil
 	}
-	if err := workflow.Await(ctx, func() bool { return s.subagentsRunning < MaxConcurrentSubagent }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return s.kids.running < MaxConcurrentSubagent }); err != nil {
 		return toolspec.Result{}, err
 	}
 	// The child spends from this session's budgets: it gets what is left
 	// of them, and what it used is added to this session's usage.
-	grant, refusal := s.limits.ChildGrant(s.Usage, s.childGrants)
+	grant, refusal := s.limits.ChildGrant(s.Usage, s.kids.grants)
 	if refusal != "" {
 		return toolspec.Errorf("task refused: %s; finish without sub-agents", refusal), nil
 	}
-	s.childGrants = s.childGrants.Add(grant)
-	defer func() { s.childGrants = s.childGrants.Sub(grant) }()
+	s.kids.grants = s.kids.grants.Add(grant)
+	defer func() { s.kids.grants = s.kids.grants.Sub(grant) }()
 	s.Subagents++
-	s.subagentsRunning++
-	defer func() { s.subagentsRunning-- }()
+	s.kids.running++
+	defer func() { s.kids.running-- }()
 	id := childID(s.workflowID, s.Subagents)
-	if s.children == nil {
-		s.children = map[string]bool{}
+	if s.kids.children == nil {
+		s.kids.children = map[string]bool{}
 	}
-	s.children[id] = true // it may report waiting calls now
+	s.kids.children[id] = true // it may report waiting calls now
 	in := s.childInput(cs, p)
 	in.TokenBudget, in.CostBudgetUSD = grant.Tokens, grant.CostUSD
 	res, err := s.childSession(ctx, id, in,
 		"sub-agent: "+truncate(p.Description, 80),
 		fmt.Sprintf("Sub-agent of `%s` (call `%s`), profile %s.\n\n%s", s.workflowID, cs.call().ID, p.Profile, truncate(p.Prompt, 2000)))
-	delete(s.children, id)
-	delete(s.childPending, id)
+	delete(s.kids.children, id)
+	delete(s.kids.pending, id)
 	s.Usage = s.Usage.Add(res.Usage) // its children's usage is in it
 	s.afterChild(res)
 	if err != nil {
@@ -160,10 +171,10 @@ func (s *driver) tellParent(ctx workflow.Context, p []PendingApproval) {
 		key[i] = c.ID + ":" + c.Digest
 	}
 	k := strings.Join(key, ",")
-	if k == s.toldParent {
+	if k == s.kids.told {
 		return
 	}
-	s.toldParent = k
+	s.kids.told = k
 	_ = workflow.SignalExternalWorkflow(ctx, s.in.Parent.WorkflowID, "", SignalChildPending, ChildPending{Child: s.workflowID, Pending: p})
 }
 
@@ -178,8 +189,8 @@ func (s *driver) childCall(ap Approval) (child string, call PendingApproval, ok 
 	if name == "" {
 		name, byID = ap.CallID, false
 	}
-	children := make([]string, 0, len(s.childPending))
-	for c := range s.childPending {
+	children := make([]string, 0, len(s.kids.pending))
+	for c := range s.kids.pending {
 		children = append(children, c)
 	}
 	sort.Strings(children) // map order is random; the answer must replay
@@ -189,7 +200,7 @@ func (s *driver) childCall(ap Approval) (child string, call PendingApproval, ok 
 		if !found {
 			continue
 		}
-		for _, p := range s.childPending[c] {
+		for _, p := range s.kids.pending[c] {
 			if (byID && p.ID == rest) || (!byID && (p.CallID == rest || p.ID == rest)) {
 				child = c
 				hits = append(hits, p)
@@ -216,14 +227,14 @@ func (s *driver) childCall(ap Approval) (child string, call PendingApproval, ok 
 // childPendingList is the children's waiting calls for this session's
 // pending list, their ids qualified by the child's id.
 func (s *driver) childPendingList() []PendingApproval {
-	children := make([]string, 0, len(s.childPending))
-	for c := range s.childPending {
+	children := make([]string, 0, len(s.kids.pending))
+	for c := range s.kids.pending {
 		children = append(children, c)
 	}
 	sort.Strings(children) // map order is random; queries and details must be stable
 	var out []PendingApproval
 	for _, c := range children {
-		for _, p := range s.childPending[c] {
+		for _, p := range s.kids.pending[c] {
 			p.CallID = c + "/" + p.CallID
 			p.ID = c + "/" + p.ID
 			p.Session = c
@@ -240,13 +251,13 @@ func (s *driver) forwardApproval(ctx workflow.Context, child string, call Pendin
 	ap.ID, ap.CallID, ap.All = call.ID, call.CallID, false
 	_ = workflow.SignalExternalWorkflow(ctx, child, "", SignalApproval, ap)
 	// Shown as decided until the child reports its new list.
-	list := s.childPending[child][:0]
-	for _, p := range s.childPending[child] {
+	list := s.kids.pending[child][:0]
+	for _, p := range s.kids.pending[child] {
 		if p.ID != call.ID {
 			list = append(list, p)
 		}
 	}
-	s.childPending[child] = list
+	s.kids.pending[child] = list
 	return ApprovalOutcome{Decision: strings.ToLower(strings.TrimSpace(ap.Decision)),
 		CallIDs: []string{child + "/" + call.CallID}, IDs: []string{child + "/" + call.ID}}
 }
