@@ -62,12 +62,15 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 		return ModelResponse{}, temporal.NewNonRetryableApplicationError(
 			"no model: start the session with a model or set LONGRUN_MODEL on the worker", ErrTypeNoModel, nil)
 	}
-	full, head, err := a.conversationOf(ctx, req.Head, req.Messages)
+	full, stored, err := a.conversationOf(ctx, req.Head, req.Messages)
 	if err != nil {
 		return ModelResponse{}, err
 	}
+	// Every return below waits for the store's write: none may leave it
+	// running past the activity.
 	toolsRef, err := a.toolsOf(ctx, &req)
 	if err != nil {
+		_, _ = stored()
 		return ModelResponse{}, err
 	}
 	full = append(full, req.Reminders...)
@@ -85,6 +88,10 @@ func (a *Activities) CallModel(ctx context.Context, req ModelRequest) (ModelResp
 	if err == nil {
 		resp.Message = freeformArguments(resp.Message, req.Tools)
 		resp.Message = textToolCalls(resp.Message, req)
+	}
+	head, serr := stored()
+	if err == nil {
+		err = serr
 	}
 	resp.Head, resp.ToolsRef = head, toolsRef
 	if err == nil {

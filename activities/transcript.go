@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -29,34 +30,51 @@ const (
 // is called, so a retried call stores the same content under the same
 // reference and the session sees one head whichever attempt succeeds.
 // Without a store, msgs must be the whole conversation.
-func (a *Activities) conversationOf(ctx context.Context, head string, msgs []conversation.Message) (full []conversation.Message, newHead string, err error) {
+func (a *Activities) conversationOf(ctx context.Context, head string, msgs []conversation.Message) (full []conversation.Message, stored func() (string, error), err error) {
 	if a.cfg.Transcript == nil {
 		if transcript.HasOffloaded(msgs) {
-			return nil, "", temporal.NewNonRetryableApplicationError(
+			return nil, nil, temporal.NewNonRetryableApplicationError(
 				"the conversation holds tool results kept in a transcript store, but this worker keeps no transcript (started with --transcript off): run the session's workers with the same transcript store",
 				ErrTypeTranscriptUnavailable, nil)
 		}
 		if head != "" {
-			return nil, "", temporal.NewNonRetryableApplicationError(
+			return nil, nil, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("the request names transcript %s but this worker keeps no transcript (started with --transcript off): run the session's workers with a transcript store", head),
 				ErrTypeTranscriptUnavailable, nil)
 		}
-		return msgs, "", nil
+		return msgs, func() (string, error) { return "", nil }, nil
 	}
 	prior, err := transcript.Load(ctx, a.cfg.Transcript, head)
 	if err != nil {
-		return nil, "", storeError("load the conversation", err)
+		return nil, nil, storeError("load the conversation", err)
 	}
 	// The store keeps full text: a segment never holds a preview.
 	msgs, err = transcript.Resolve(ctx, a.cfg.Transcript, msgs)
 	if err != nil {
-		return nil, "", storeError("read offloaded tool results", err)
+		return nil, nil, storeError("read offloaded tool results", err)
 	}
-	newHead, err = transcript.Append(ctx, a.cfg.Transcript, head, msgs)
-	if err != nil {
-		return nil, "", storeError("store the conversation", err)
+	// Storing the new messages (a file written and synced to disk, or an
+	// object put) runs while the model answers: the request needs only
+	// the messages, and the write was a few milliseconds of every turn's
+	// critical path. A failed write still fails the call (stored), so no
+	// reply is recorded against a head the store does not hold.
+	type appended struct {
+		head string
+		err  error
 	}
-	return append(prior, msgs...), newHead, nil
+	done := make(chan appended, 1)
+	go func() {
+		h, err := transcript.Append(ctx, a.cfg.Transcript, head, msgs)
+		done <- appended{h, err}
+	}()
+	stored = sync.OnceValues(func() (string, error) {
+		r := <-done
+		if r.err != nil {
+			return "", storeError("store the conversation", r.err)
+		}
+		return r.head, nil
+	})
+	return append(prior, msgs...), stored, nil
 }
 
 // storeError is a retryable transcript failure; a cancelled context stays

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
@@ -127,4 +128,54 @@ func TestCallModelTranscriptFaults(t *testing.T) {
 	cancel()
 	_, err = b.CallModel(cctx, ModelRequest{Head: transcript.Ref([]byte("x")), Messages: hello.Messages})
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// gatedStore is a transcript store whose Put waits for a gate, or fails.
+type gatedStore struct {
+	transcript.Store
+	gate func() bool // Put waits until it says true (at most 10 s)
+	fail error
+}
+
+func (g gatedStore) Put(ctx context.Context, data []byte) (string, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for g.gate != nil && !g.gate() {
+		if time.Now().After(deadline) {
+			return "", errors.New("the write was not let through: it waited for the model's request, which never came")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if g.fail != nil {
+		return "", g.fail
+	}
+	return g.Store.Put(ctx, data)
+}
+
+// The store's write of the request's new messages runs while the model
+// answers, so it is on no turn's critical path; a write that fails still
+// fails the call, so no reply is recorded against a head the store lacks.
+func TestCallModelStoresWhileTheModelAnswers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := sm.New(sm.Text("ok"), sm.Text("again"))
+	defer srv.Close()
+	d, err := transcript.NewDir(t.TempDir())
+	require.NoError(t, err)
+
+	a, _ := newActs(t, srv)
+	a = a.with(func(cfg *Config) {
+		cfg.Transcript = gatedStore{Store: d, gate: func() bool { return len(srv.Requests()) > 0 }}
+	})
+	resp, err := a.CallModel(ctx, hello)
+	require.NoError(t, err, "the write waits for the model's request: it must not come before it")
+	full, err := transcript.Load(ctx, d, resp.Head)
+	require.NoError(t, err)
+	require.Equal(t, hello.Messages, full)
+
+	b, _ := newActs(t, srv)
+	b = b.with(func(cfg *Config) { cfg.Transcript = gatedStore{Store: d, fail: errors.New("disk full")} })
+	_, err = b.CallModel(ctx, hello)
+	appErr := requireAppErr(t, err, ErrTypeTranscriptStore, false)
+	require.Contains(t, appErr.Message(), "disk full")
+	require.Len(t, srv.Requests(), 2, "the model answered; the failed write fails the call all the same")
 }
