@@ -397,7 +397,7 @@ func (f *fleet) check(ctx context.Context, s fleetShape, res workflows.SessionRe
 		switch {
 		case m.Result.Reason == conversation.ReasonWorkerLost:
 			r.WorkerLost++
-			r.Problems = append(r.Problems, fmt.Sprintf("%s %s: worker_lost", s.ID, id))
+			r.Problems = append(r.Problems, fmt.Sprintf("%s %s: worker_lost: %.200s", s.ID, id, m.Result.Content))
 		case m.Result.Reason != conversation.ReasonRan:
 			r.Other++
 			r.Problems = append(r.Problems, fmt.Sprintf("%s %s: result %q: %.200s", s.ID, id, m.Result.Reason, m.Result.Content))

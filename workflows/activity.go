@@ -124,6 +124,18 @@ func (s *driver) compactCall(ctx workflow.Context, req activities.CompactRequest
 	return res, err
 }
 
+// toolHeartbeat is how long a running tool call may go without a
+// recorded heartbeat before the server times it out, and a call that
+// changes things comes back worker_lost. The tool heartbeats every
+// activities.HeartbeatEvery, but the SDK gives each heartbeat RPC a
+// deadline of its throttle interval (2 s, worker/start.go), and a server
+// under load answers slower than that: the fleet benchmark (100 sessions
+// on three workers, load 20 on two cores) had 10 of 2000 commands come
+// back worker_lost with no worker lost at 10 s. A lost worker is still
+// noticed within half a minute, which a background session can afford;
+// a worker that stops on purpose drains instead (worker/handover.go).
+const toolHeartbeat = 30 * activities.HeartbeatEvery
+
 // toolCall runs a tool activity. Read-only tools retry; tools that change
 // things run at most once: a retry after a lost worker could run a command
 // twice, so that failure goes back to the model instead.
@@ -138,7 +150,7 @@ func (s *driver) toolCall(ctx workflow.Context, cs callRef, req activities.ToolR
 	}
 	opts := workflow.ActivityOptions{
 		StartToCloseTimeout: timeout + time.Minute,
-		HeartbeatTimeout:    10 * activities.HeartbeatEvery,
+		HeartbeatTimeout:    toolHeartbeat,
 		WaitForCancellation: true, // the result must say the process is gone
 		RetryPolicy: &temporal.RetryPolicy{
 			MaximumAttempts:        attempts,
@@ -166,7 +178,7 @@ func (s *driver) toolCallOn(ctx workflow.Context, cs callRef, queue string) (too
 		TaskQueue:              queue,
 		ScheduleToStartTimeout: jobWorkerWait,
 		StartToCloseTimeout:    time.Duration(max(cs.spec.TimeoutSeconds, 30))*time.Second + time.Minute,
-		HeartbeatTimeout:       10 * activities.HeartbeatEvery,
+		HeartbeatTimeout:       toolHeartbeat,
 		WaitForCancellation:    true,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrTypeUnknownTool}},
 		Summary:                s.callSummary(cs),
