@@ -97,12 +97,16 @@ func TestParseGitLab(t *testing.T) {
 		}, want{status: 202}},
 		{"label added by someone else", func() (string, any) { return forgetest.GitLabLabeled(issue, "longrun", "mallory") }, want{status: 403}},
 		{"project not configured", func() (string, any) { return forgetest.GitLabLabeled(other, "longrun", "alice") }, want{status: 403}},
-		{"/longrun note", func() (string, any) { return forgetest.GitLabIssueNote(issue, "/longrun and add a test\nplease", "alice") },
+		{"/longrun note", func() (string, any) {
+			return forgetest.GitLabIssueNote(issue, "/longrun and add a test\nplease", "alice")
+		},
 			want{kind: forge.Start, session: session, text: "Fix the greeting\n\nIt says hello.\n\nand add a test\nplease"}},
 		{"plain note on the issue", func() (string, any) { return forgetest.GitLabIssueNote(issue, "looks good", "alice") }, want{status: 202}},
 		{"/approve on the issue", func() (string, any) { return forgetest.GitLabIssueNote(issue, "/approve c3", "alice") },
 			want{kind: forge.Approve, session: session, call: "c3"}},
-		{"/deny with reason", func() (string, any) { return forgetest.GitLabIssueNote(issue, "/deny c3 not that file\nuse b.txt", "alice") },
+		{"/deny with reason", func() (string, any) {
+			return forgetest.GitLabIssueNote(issue, "/deny c3 not that file\nuse b.txt", "alice")
+		},
 			want{kind: forge.Deny, session: session, call: "c3", text: "not that file\nuse b.txt"}},
 		{"/deny without reason", func() (string, any) { return forgetest.GitLabIssueNote(issue, "/deny c3", "alice") }, want{status: 400}},
 		{"/approve a flag", func() (string, any) { return forgetest.GitLabIssueNote(issue, "/approve --all", "alice") }, want{status: 400}},
