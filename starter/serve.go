@@ -107,8 +107,11 @@ func (a *app) cmdServe(ctx context.Context, fs *flag.FlagSet, args []string) err
 	}
 	h := &hookServer{a: a, c: c, cfg: cfg, gl: gl, sf: sf, maxBody: *maxBody}
 	srv := &http.Server{Handler: hostcheck.Wrap(policy.Logging(h.logHost), h.handler()), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
-	fmt.Fprintf(a.stdout, "webhooks on http://%s/webhook (Temporal %s, namespace %s): %d repositories, %d allowed users, label %q\n",
-		ln.Addr(), a.cfg.Address, a.cfg.Namespace, len(cfg.Repos), len(cfg.Allow), cfg.Label)
+	github := fmt.Sprintf("%d repositories, %d allowed users, label %q", len(cfg.Repos), len(cfg.Allow), cfg.Label)
+	if len(cfg.Repos) == 0 {
+		github = "GitHub's off (no --repo), every delivery refused"
+	}
+	fmt.Fprintf(a.stdout, "webhooks on http://%s/webhook (Temporal %s, namespace %s): %s\n", ln.Addr(), a.cfg.Address, a.cfg.Namespace, github)
 	if len(gl.Repos) > 0 {
 		fmt.Fprintf(a.stdout, "GitLab webhooks on http://%s/gitlab: %d projects, %d allowed users, label %q\n", ln.Addr(), len(gl.Repos), len(gl.Allow), gl.Label)
 	}
