@@ -18,7 +18,7 @@ FUZZ_TARGETS := tools:FuzzResolve:50000x tools:FuzzParsePatch:50000x tools:FuzzA
 	shellcmd:FuzzAnalyze:50000x toolcalls:FuzzParse:50000x transcript:FuzzParseS3URL:50000x \
 	guardian:FuzzParse:50000x scriptedmodel:FuzzDecodeResponsesRequest:20000x \
 	activities:FuzzFromResponse:20000x activities:FuzzChatReasoning:20000x skills:FuzzParse:50000x \
-	untrusted:FuzzVisible:50000x forge:FuzzParse:20000x eventlog:FuzzAfter:50000x
+	untrusted:FuzzVisible:50000x forge:FuzzParse:20000x forge:FuzzParseGitLab:20000x eventlog:FuzzAfter:50000x
 
 all: build
 

@@ -1,7 +1,7 @@
 // Package forge publishes a session's branch where code is reviewed: it
 // pushes the branch to the repository's remote and opens, or updates, a
 // pull request on the forge that hosts it (GitHub, and Gitea or Forgejo
-// through their GitHub-compatible API). It runs on the host with the
+// through their GitHub-compatible API), or a merge request on GitLab. It runs on the host with the
 // worker's (or the person's) credentials, which stay in this process: git
 // gets the token as configuration in its environment (package checkout's
 // door), the API client as a header, and nothing here writes it to a
@@ -47,10 +47,12 @@ type Config struct {
 	Kind string
 	// API is the forge's REST API base URL: https://api.github.com/ by
 	// default; https://HOST/api/v3/ for GitHub Enterprise,
-	// https://HOST/api/v1/ for Gitea and Forgejo.
+	// https://HOST/api/v1/ for Gitea and Forgejo; https://gitlab.com/api/v4/
+	// for GitLab (https://HOST/ or https://HOST/api/v4/ for another).
 	API string
-	// Repo is the repository on the forge, "owner/name"; "" reads it
-	// from the remote's URL (its last two path elements).
+	// Repo is the repository on the forge, "owner/name" (on GitLab the
+	// project's full path, "group/subgroup/name"); "" reads it from the
+	// remote's URL (its last two path elements; GitLab: all of them).
 	Repo string
 	// Token authenticates both the push over HTTP(S) and the API calls.
 	// It is never marshalled, printed or logged (String).
@@ -113,9 +115,7 @@ func (c Config) Check() error {
 		return nil
 	}
 	switch c.kind() {
-	case GitHub, Gitea:
-	case GitLab:
-		return errors.New("--forge gitlab: GitLab merge requests are not supported yet; push to GitHub, Gitea or Forgejo, or leave --push-remote unset")
+	case GitHub, Gitea, GitLab:
 	default:
 		return fmt.Errorf("--forge %q: want github, gitea or gitlab", c.Kind)
 	}
@@ -132,7 +132,11 @@ func (c Config) Check() error {
 	if c.Token == "" {
 		return fmt.Errorf("--push-remote %s: no forge token: set %s or --forge-token-file (the pull request needs one)", Redact(c.Remote), EnvToken)
 	}
-	if c.Repo != "" {
+	if c.Repo != "" && c.kind() == GitLab {
+		if err := checkProject(c.Repo); err != nil {
+			return fmt.Errorf("--forge-repo: %w", err)
+		}
+	} else if c.Repo != "" {
 		if _, _, err := splitRepo(c.Repo); err != nil {
 			return fmt.Errorf("--forge-repo: %w", err)
 		}
@@ -151,6 +155,9 @@ func (c Config) api() string {
 	if c.API != "" {
 		return c.API
 	}
+	if c.kind() == GitLab {
+		return gitLabAPI
+	}
 	return "https://api.github.com/"
 }
 
@@ -163,6 +170,9 @@ func (c Config) gitAuth(remoteURL string) [][2]string {
 		return nil
 	}
 	user := "x-access-token" // GitHub's name for a token; Gitea takes any
+	if c.kind() == GitLab {
+		user = "oauth2" // GitLab's, for any kind of token
+	}
 	cred := base64.StdEncoding.EncodeToString([]byte(user + ":" + c.Token))
 	return [][2]string{{"http." + remoteURL + ".extraHeader", "Authorization: Basic " + cred}}
 }

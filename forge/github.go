@@ -22,6 +22,9 @@ type gitHub struct {
 
 // client is the forge's API for the repository behind remoteURL.
 func (c Config) client(remoteURL string) (pulls, error) {
+	if c.kind() == GitLab {
+		return c.gitLabClient(remoteURL)
+	}
 	repo := c.Repo
 	if repo == "" {
 		var err error

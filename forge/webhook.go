@@ -298,12 +298,18 @@ func (c HookConfig) onPull(repo *github.Repository, sender *github.User, pr *git
 	return a, nil
 }
 
+// gitHubPrefix begins every session id a GitHub issue starts.
+const gitHubPrefix = "gh-"
+
 // ofRepo reports whether session, when it is one an issue started
 // (SessionFor), was started on repo: a branch pushed to one repository
-// cannot steer the session of another's issue. Other sessions (started
-// by hand, pushed by their worker) pass.
+// cannot steer the session of another's issue, nor of a GitLab issue.
+// Other sessions (started by hand, pushed by their worker) pass.
 func ofRepo(session, repo string) bool {
-	if !strings.HasPrefix(session, "gh-") {
+	if strings.HasPrefix(session, gitLabPrefix) {
+		return false
+	}
+	if !strings.HasPrefix(session, gitHubPrefix) {
 		return true
 	}
 	i := strings.LastIndexByte(session, '-')

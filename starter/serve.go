@@ -46,7 +46,7 @@ const (
 )
 
 // cmdServe receives a forge's webhooks (GitHub, and Gitea or Forgejo,
-// which sign as GitHub does): an issue labelled for Longrun starts a
+// which sign as GitHub does, at /webhook; GitLab at /gitlab): an issue labelled for Longrun starts a
 // session on it, a review sends the session its next message, /approve
 // and /deny decide its waiting calls. Every delivery is checked first
 // (Host, size, signature, sender, repository) and refused with its
@@ -54,11 +54,12 @@ const (
 // them, with its session flags, each publishing its branch when it waits
 // for a review.
 func (a *app) cmdServe(ctx context.Context, fs *flag.FlagSet, args []string) error {
-	listen := fs.String("listen", "127.0.0.1:8083", "address to serve webhooks on, at /webhook (put a TLS proxy in front to take GitHub's deliveries)")
+	listen := fs.String("listen", "127.0.0.1:8083", "address to serve webhooks on, at /webhook (GitHub's) and /gitlab (GitLab's) (put a TLS proxy in front to take the forge's deliveries)")
 	secretFile := fs.String("webhook-secret-file", "", "file holding the webhook's secret (default: env "+EnvWebhookSecret+", else the file "+EnvWebhookSecretFile+" names)")
 	label := fs.String("label", forge.DefaultLabel, "the label that hands an issue to Longrun")
 	maxBody := fs.Int64("max-body", serveMaxBody, "largest delivery accepted, in bytes")
 	var allow, repos, hosts stringList
+	glFlags := bindGitLabServeFlags(fs)
 	fs.Var(&allow, "allow-user", "a forge login whose issues labels, comments and reviews may act (repeatable; env "+EnvServeAllow+", comma-separated)")
 	fs.Var(&repos, "repo", "OWNER/NAME=WORKDIR: a repository served, and the directory its sessions work in, relative to the worker's workspace as start --workdir (repeatable; env "+EnvServeRepos+", comma-separated)")
 	fs.Var(&hosts, "allowed-host", "a host name the service answers to besides loopback names, as sent in Host (e.g. hooks.example.com; repeatable): any other is refused")
@@ -78,9 +79,15 @@ func (a *app) cmdServe(ctx context.Context, fs *flag.FlagSet, args []string) err
 	if !set["idle-timeout"] {
 		sf.idle = serveIdle
 	}
-	cfg, err := serveConfig(a.getenv, *secretFile, allow, repos, *label)
+	gl, err := glFlags.config(a.getenv, *label)
 	if err != nil {
 		return usagef("%v", err)
+	}
+	var cfg forge.HookConfig
+	if len(gl.Repos) == 0 || wantsGitHub(a.getenv, *secretFile, allow, repos) {
+		if cfg, err = serveConfig(a.getenv, *secretFile, allow, repos, *label); err != nil {
+			return usagef("%v", err)
+		}
 	}
 	if _, err := sf.input("check"); err != nil {
 		return err
@@ -98,10 +105,16 @@ func (a *app) cmdServe(ctx context.Context, fs *flag.FlagSet, args []string) err
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", *listen, err)
 	}
-	h := &hookServer{a: a, c: c, cfg: cfg, sf: sf, maxBody: *maxBody}
+	h := &hookServer{a: a, c: c, cfg: cfg, gl: gl, sf: sf, maxBody: *maxBody}
 	srv := &http.Server{Handler: hostcheck.Wrap(policy.Logging(h.logHost), h.handler()), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
-	fmt.Fprintf(a.stdout, "webhooks on http://%s/webhook (Temporal %s, namespace %s): %d repositories, %d allowed users, label %q\n",
-		ln.Addr(), a.cfg.Address, a.cfg.Namespace, len(cfg.Repos), len(cfg.Allow), cfg.Label)
+	github := fmt.Sprintf("%d repositories, %d allowed users, label %q", len(cfg.Repos), len(cfg.Allow), cfg.Label)
+	if len(cfg.Repos) == 0 {
+		github = "GitHub's off (no --repo), every delivery refused"
+	}
+	fmt.Fprintf(a.stdout, "webhooks on http://%s/webhook (Temporal %s, namespace %s): %s\n", ln.Addr(), a.cfg.Address, a.cfg.Namespace, github)
+	if len(gl.Repos) > 0 {
+		fmt.Fprintf(a.stdout, "GitLab webhooks on http://%s/gitlab: %d projects, %d allowed users, label %q\n", ln.Addr(), len(gl.Repos), len(gl.Allow), gl.Label)
+	}
 	return serveUntil(ctx, srv, ln, "serve")
 }
 
@@ -175,6 +188,7 @@ type hookServer struct {
 	a       *app
 	c       sessionClient
 	cfg     forge.HookConfig
+	gl      forge.HookConfig // GitLab's: its token, projects and users
 	sf      *sessionFlags
 	maxBody int64
 	logMu   sync.Mutex
@@ -225,6 +239,7 @@ func (h *hookServer) logHost(r *http.Request) {
 func (h *hookServer) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /webhook", h.hook)
+	mux.HandleFunc("POST /gitlab", h.gitlabHook)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	return mux
 }
@@ -256,22 +271,8 @@ func (h *hookServer) hook(w http.ResponseWriter, r *http.Request) {
 	if delivery == "" {
 		delivery = "(no id)"
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		h.refuse(w, delivery, http.StatusUnsupportedMediaType, "content type is not application/json: set the webhook's content type to application/json")
-		return
-	}
-	if r.ContentLength > h.maxBody {
-		h.refuse(w, delivery, http.StatusRequestEntityTooLarge, fmt.Sprintf("body of %d bytes: more than --max-body %d", r.ContentLength, h.maxBody))
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			h.refuse(w, delivery, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over --max-body %d bytes", h.maxBody))
-			return
-		}
-		h.refuse(w, delivery, http.StatusBadRequest, "reading the body: "+err.Error())
+	body, ok := h.readBody(w, r, delivery)
+	if !ok {
 		return
 	}
 	if err := forge.Verify(h.cfg.Secret, body, r.Header.Get(forge.HeaderSignature)); err != nil {
@@ -280,6 +281,36 @@ func (h *hookServer) hook(w http.ResponseWriter, r *http.Request) {
 	}
 	event := cut(r.Header.Get(forge.HeaderEvent), 100)
 	act, err := h.cfg.Parse(event, body)
+	h.answer(w, r, delivery, event, act, err)
+}
+
+// readBody checks a delivery's content type and size and reads its body;
+// false when it refused the delivery.
+func (h *hookServer) readBody(w http.ResponseWriter, r *http.Request, delivery string) ([]byte, bool) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		h.refuse(w, delivery, http.StatusUnsupportedMediaType, "content type is not application/json: set the webhook's content type to application/json")
+		return nil, false
+	}
+	if r.ContentLength > h.maxBody {
+		h.refuse(w, delivery, http.StatusRequestEntityTooLarge, fmt.Sprintf("body of %d bytes: more than --max-body %d", r.ContentLength, h.maxBody))
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			h.refuse(w, delivery, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over --max-body %d bytes", h.maxBody))
+			return nil, false
+		}
+		h.refuse(w, delivery, http.StatusBadRequest, "reading the body: "+err.Error())
+		return nil, false
+	}
+	return body, true
+}
+
+// answer does what a verified delivery's parse asks, or refuses it with
+// the parser's reason, and answers the forge.
+func (h *hookServer) answer(w http.ResponseWriter, r *http.Request, delivery, event string, act forge.Action, err error) {
 	var no *forge.Refusal
 	if errors.As(err, &no) {
 		h.refuse(w, delivery, no.Status, fmt.Sprintf("%s: %s", event, no.Reason))

@@ -38,6 +38,10 @@ func TestPushFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "tok-file", m.push.forge().Token)
 
-	_, err = ParseFlags([]string{"--push-remote", "origin", "--forge", "gitlab"}, env(map[string]string{"LONGRUN_FORGE_TOKEN": "t"}))
-	require.ErrorContains(t, err, "not supported yet")
+	m, err = ParseFlags([]string{"--push-remote", "origin", "--forge", "gitlab", "--forge-repo", "acme/tools/app"}, env(map[string]string{"LONGRUN_FORGE_TOKEN": "t"}))
+	require.NoError(t, err)
+	require.Equal(t, "gitlab", m.push.forge().Kind)
+	require.Contains(t, m.push.forge().String(), "https://gitlab.com/api/v4/")
+	_, err = ParseFlags([]string{"--push-remote", "origin", "--forge", "gitlab", "--forge-repo", "app"}, env(map[string]string{"LONGRUN_FORGE_TOKEN": "t"}))
+	require.ErrorContains(t, err, "GROUP/NAME")
 }

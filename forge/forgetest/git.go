@@ -1,8 +1,9 @@
 // Package forgetest serves what package forge talks to, for tests: a git
 // server over HTTP (git http-backend, the CGI program git ships, behind
-// basic auth) and a scripted forge speaking the part of GitHub's REST API
-// that forge uses (pulls, issue comments). Both are real HTTP servers on
-// the loopback interface.
+// basic auth) and scripted forges speaking the part of GitHub's REST API
+// (pulls, issue comments) and of GitLab's (merge requests, their notes)
+// that forge uses, with their webhooks' payloads and deliveries. All are
+// real HTTP servers on the loopback interface.
 package forgetest
 
 import (
