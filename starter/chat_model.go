@@ -54,10 +54,14 @@ const (
 // events. Every string but state's words is the model's or a tool's.
 type chatCall struct {
 	id, tool, summary string
-	state             string // our words with untrusted parts already rendered
-	result            string // the start of the result, raw
-	isError           bool
-	args              string // the arguments, raw, once seen waiting
+	// decision is who let it run or decided it, and how ("approved by
+	// person", "denied by person: feedback"); state is where it is now
+	// ("waits for you", "running", the result's reason). Both are our
+	// words with the untrusted parts already rendered.
+	decision, state string
+	result          string // the start of the result, raw
+	isError         bool
+	args            string // the arguments, raw, once seen waiting
 }
 
 // chatEntry is one item of the transcript.
@@ -255,7 +259,7 @@ func (m *chatModel) event(e follow.Event) tea.Cmd {
 		c := call()
 		switch e.Outcome {
 		case "allow":
-			c.state = "allowed" + by()
+			c.decision = "allowed" + by()
 		case "ask":
 			c.state = "waits for you" + withText(e.Text)
 		case "review":
@@ -267,12 +271,13 @@ func (m *chatModel) event(e follow.Event) tea.Cmd {
 		c := call()
 		switch e.Outcome {
 		case workflows.DecisionApprove:
-			c.state = "approved" + by()
+			c.decision = "approved" + by()
 		case workflows.DecisionDeny:
-			c.state = "denied" + by() + withText(e.Text)
+			c.decision = "denied" + by() + withText(e.Text)
 		default:
-			c.state = untrusted.Token(e.Outcome) + by() + withText(e.Text)
+			c.decision = untrusted.Token(e.Outcome) + by() + withText(e.Text)
 		}
+		c.state = ""
 	case eventlog.KindCallStarted:
 		call().state = "running"
 	case eventlog.KindCallFinished:

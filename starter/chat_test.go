@@ -99,3 +99,19 @@ func TestChatApproveNeedsTheWholeCallSeen(t *testing.T) {
 	require.True(t, m.inflight["c1"])
 	require.Empty(t, string(m.input), "the keys answered the call, not the input line")
 }
+
+// Ctrl-C asks before cancelling; any answer but y cancels nothing.
+func TestChatCtrlCAsksFirst(t *testing.T) {
+	t.Parallel()
+	m := chatModelFor(t)
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyCtrlC})
+	require.Nil(t, cmd)
+	require.Contains(t, m.View(), "cancel the session? y/n")
+	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("n")})
+	require.Nil(t, cmd, "n cancels nothing")
+	require.Contains(t, m.View(), "not cancelled")
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlC})
+	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	require.NotNil(t, cmd, "y sends the cancel")
+	require.Equal(t, modeInput, m.mode)
+}

@@ -159,12 +159,18 @@ func (m *chatModel) callLines(st style, c *chatCall) []string {
 	if c.summary != "" {
 		head += " " + untrusted.Preview(c.summary, 160, "")
 	}
-	if c.state != "" {
+	var status []string
+	for _, s := range []string{c.decision, c.state} {
+		if s != "" {
+			status = append(status, s)
+		}
+	}
+	if len(status) > 0 {
 		code := sgrDim
-		if c.isError || strings.HasPrefix(c.state, "denied") {
+		if c.isError || strings.HasPrefix(c.decision, "denied") {
 			code = sgrRed
 		}
-		head += " — " + st.paint(c.state, code)
+		head += " — " + st.paint(strings.Join(status, " · "), code)
 	}
 	lines := []string{head}
 	if !m.expanded {
