@@ -19,6 +19,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	sm "github.com/longrun/longrun/scriptedmodel"
+	"github.com/longrun/longrun/workflows"
 )
 
 // chatTerm is `longrun chat` on a pseudo-terminal whose output a
@@ -47,7 +48,7 @@ func (e *env) chat(args ...string) *chatTerm {
 			environ = append(environ, kv)
 		}
 	}
-	cmd.Env = append(environ, "TEMPORAL_ADDRESS="+temporalAddr, "LONGRUN_TASK_QUEUE="+e.taskQueue, "TERM=xterm-256color")
+	cmd.Env = append(append(environ, "TEMPORAL_ADDRESS="+temporalAddr, "LONGRUN_TASK_QUEUE="+e.taskQueue, "TERM=xterm-256color"), e.starterEnv...)
 	cmd.Dir = e.workspace
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: chatRows, Cols: chatCols})
 	if errors.Is(err, pty.ErrUnsupported) {
@@ -224,4 +225,42 @@ func TestChatInATerminal(t *testing.T) {
 	require.Equal(t, 0, c2.cmd.ProcessState.ExitCode(), out)
 	require.Equal(t, "hello\n", readFile(t, filepath.Join(e.workspace, "greeting.txt")), "the person's checkout is untouched")
 	e.checkSession(id)
+}
+
+// A decision given while the server is down is not lost: chat says the
+// server is lost, shows the decision as not recorded, and sends it again
+// once the server is back on the same database and port; the call then
+// runs and the session completes.
+func TestChatKeepsADecisionWhileTheServerIsDown(t *testing.T) {
+	t.Parallel()
+	srv := startOwnServer(t)
+	addr, c := srv.addr, srv.c
+	e := newEnvWorkerEnv(t, []string{"TEMPORAL_ADDRESS=" + addr},
+		sm.Tools(sm.Call{ID: "w1", Name: "write", Arguments: `{"path": "answer.txt", "content": "recorded\n"}`}),
+		sm.Text("done"),
+	)
+	e.starterEnv = []string{"TEMPORAL_ADDRESS=" + addr}
+	ws, err := filepath.EvalSymlinks(e.workspace)
+	require.NoError(t, err)
+	waitPoller(t, c, workflows.RootQueue(e.taskQueue, ws))
+	id := "e2e-chat-outage-" + randHex(4)
+	out, err := e.starter("start", "--id", id, "--in-place", "write the answer")
+	require.NoError(t, err, out)
+
+	ch := e.chat(id)
+	ch.waitScreen("the call waiting", "approval needed", "[c1] write", "answer.txt")
+	srv.down(false)
+	ch.waitScreen("the server lost", "LOST THE SERVER", "lost the server at "+addr)
+	ch.keys("a")
+	ch.waitScreen("the decision kept", "the approve of c1 was NOT recorded", "not recorded yet: the approve of c1")
+	require.NoFileExists(t, filepath.Join(e.workspace, "answer.txt"))
+
+	srv.up()
+	ch.waitScreen("the decision sent again", "the server at "+addr+" is back", "sending the approve of c1 again")
+	ch.waitScreen("the session done", "approved by person · ran", "● done", "session closed: completed")
+	require.NotContains(t, ch.screen(), "not recorded yet")
+	ch.keys("\r")
+	out = ch.exit()
+	require.Contains(t, out, "session "+id+" completed")
+	require.Equal(t, "recorded\n", readFile(t, filepath.Join(e.workspace, "answer.txt")), "the decision given while the server was down was recorded and the call ran")
 }
