@@ -202,7 +202,7 @@ func TestChatInATerminal(t *testing.T) {
 	c.keys("\x04")
 	out := c.exit()
 	require.Contains(t, out, "detached from "+id+"; it keeps running. Reattach with: longrun chat "+id)
-	desc, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+	desc, err := describeRun(context.Background(), tc, id, "")
 	require.NoError(t, err)
 	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, desc.GetWorkflowExecutionInfo().GetStatus())
 
