@@ -108,13 +108,13 @@ func (m *chatModel) farewell(w io.Writer) error {
 	case m.session == "":
 		return nil
 	case m.closed != "":
-		fmt.Fprintf(w, "session %s %s\n", m.session, untrusted.Token(m.closed))
+		fmt.Fprintf(w, "session %s %s\n", untrusted.Token(m.session), untrusted.Token(m.closed))
 		if m.closed != "completed" {
 			return exitError{code: exitFailure}
 		}
 		return nil
 	}
-	fmt.Fprintf(w, "detached from %s; it keeps running. Reattach with: %s chat %s\n", m.session, progName, shellQuote(m.session))
+	fmt.Fprintf(w, "detached from %s; it keeps running. Reattach with: %s chat %s\n", untrusted.Token(m.session), progName, shellQuote(m.session))
 	return nil
 }
 

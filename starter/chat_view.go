@@ -86,7 +86,7 @@ func (m *chatModel) viewed1() *workflows.PendingApproval {
 func (m *chatModel) header(st style) string {
 	s := progName + " chat"
 	if m.session != "" {
-		s += " · " + m.session
+		s += " · " + untrusted.Token(m.session)
 	} else {
 		s += " · a new session"
 	}
