@@ -215,6 +215,9 @@ func TestChatInATerminal(t *testing.T) {
 	c2 := e.chat(id)
 	c2.waitScreen("the replayed conversation", "you: fix the greeting", `\x1b[2J stays text.`,
 		"[c2] edit", "approved by person · ran", "denied by person: keep build", "you: also say hi to the chat", "turn 5")
+	c2.keys("\x0f") // Ctrl-O: every call with its arguments, read from the conversation
+	c2.waitScreen("the calls unfolded", "change:", "+hello, chat", "command: rm -rf build")
+	c2.keys("\x0f")
 	c2.keys("finish up")
 	c2.keys("\r")
 	c2.waitScreen("the last reply", "you: finish up", "● All done: greeting.txt says hello, chat.")

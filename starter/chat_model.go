@@ -202,6 +202,12 @@ func (m *chatModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.decided(msg)
 	case retryMsg:
 		return m, m.retry()
+	case argsMsg:
+		for id, args := range msg {
+			if c := m.calls[id]; c != nil && c.args == "" {
+				c.args = args
+			}
+		}
 	case startFailed:
 		m.starting = false
 		m.input = []rune(msg.text)
@@ -366,6 +372,9 @@ func (m *chatModel) key(k tea.KeyMsg) tea.Cmd {
 		return m.interrupt()
 	case tea.KeyCtrlO:
 		m.expanded = !m.expanded
+		if m.expanded {
+			return m.readArguments()
+		}
 		return nil
 	case tea.KeyPgUp:
 		if m.viewing != "" {
@@ -596,6 +605,37 @@ type (
 		text string
 	}
 )
+
+// argsMsg is the arguments of the conversation's calls, by the
+// session's id of each call.
+type argsMsg map[string]string
+
+// readArguments reads the arguments of the calls the chat has not seen
+// wait (a call the policy allowed shows only its summary in the event
+// stream) from the conversation query, for the unfolded view.
+func (m *chatModel) readArguments() tea.Cmd {
+	if m.session == "" {
+		return nil
+	}
+	a, c, ctx, session := m.a, m.c, m.ctx, m.session
+	return func() tea.Msg {
+		qctx, cancel := context.WithTimeout(ctx, watchPollTimeout)
+		defer cancel()
+		msgs, err := a.queryConversation(qctx, c, session)
+		if err != nil {
+			return noteMsg("the calls' arguments could not be read: " + untrusted.Line(shortErr(err)))
+		}
+		args := argsMsg{}
+		for _, msg := range msgs {
+			for _, tc := range msg.ToolCalls {
+				if tc.Ref != "" {
+					args[tc.Ref] = tc.Arguments
+				}
+			}
+		}
+		return args
+	}
+}
 
 // interrupt stops the current turn with the interrupt signal.
 func (m *chatModel) interrupt() tea.Cmd {

@@ -115,3 +115,23 @@ func TestChatCtrlCAsksFirst(t *testing.T) {
 	require.NotNil(t, cmd, "y sends the cancel")
 	require.Equal(t, modeInput, m.mode)
 }
+
+// Ctrl-O unfolds the calls with their arguments, read from the
+// conversation for a call the chat never saw wait, rendered.
+func TestChatUnfoldsCallsWithTheirArguments(t *testing.T) {
+	t.Parallel()
+	m := chatModelFor(t)
+	feed(m,
+		eventlog.Event{Seq: 1, Kind: eventlog.KindCallProposed, Call: &eventlog.Call{ID: "c1", Tool: "read", Summary: "read: a.txt"}, Outcome: "allow", Text: ""},
+		eventlog.Event{Seq: 2, Kind: eventlog.KindCallFinished, Call: &eventlog.Call{ID: "c1", Tool: "read"}, Outcome: "ran", Text: "line one\nline two"},
+	)
+	require.NotContains(t, m.View(), "path:")
+	m.Update(argsMsg{"c1": `{"path":"a.txt\u001b[2J"}`})
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlO})
+	v := sgr.ReplaceAllString(m.View(), "")
+	require.Contains(t, v, `path: a.txt\x1b[2J`)
+	require.Contains(t, v, "⎿ line one")
+	require.Contains(t, v, "  line two")
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlO})
+	require.NotContains(t, m.View(), "path:", "folded again")
+}
