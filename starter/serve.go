@@ -357,7 +357,7 @@ func (h *hookServer) decide(ctx context.Context, act forge.Action) (int, string)
 	if act.Kind == forge.Deny {
 		decision = workflows.DecisionDeny
 	}
-	proto := workflows.Approval{Decision: decision, Feedback: act.Text}
+	proto := workflows.Approval{Decision: decision, Feedback: act.Text, Author: act.Sender} // the forge login, for the pull request's body
 	why, err := h.a.workerGone(ctx, h.c, act.Session)
 	if err != nil {
 		return http.StatusConflict, "nothing decided: " + err.Error()
