@@ -76,6 +76,11 @@ type State struct {
 	// session's calls (Review.Observe), carried so a long session's
 	// checks and approvals stay in it.
 	Review *record.Review `json:"review,omitempty"`
+	// Deliveries are the ids of the latest forge deliveries whose
+	// message the session took (UserMessage.Delivery), newest last, at
+	// most MaxDeliveries: carried, so a redelivery after a restart of
+	// `longrun serve` or a continue-as-new is still refused.
+	Deliveries []string `json:"deliveries,omitempty"`
 }
 
 // Job is where one background job lives. Its fields have no JSON tags, as
