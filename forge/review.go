@@ -58,7 +58,11 @@ func reviewSection(r *record.Review, summary string) string {
 	var b strings.Builder
 	if r != nil && len(r.Commands) > 0 {
 		b.WriteString("### Checks run\n\n")
-		fmt.Fprintf(&b, "The last %d commands the session ran%s, with how each ended:\n\n", len(r.Commands), earlier(r.DroppedCommands))
+		if r.DroppedCommands > 0 {
+			fmt.Fprintf(&b, "The last %d commands the session ran (%d earlier not shown), with how each ended:\n\n", len(r.Commands), r.DroppedCommands)
+		} else {
+			b.WriteString("The commands the session ran, with how each ended:\n\n")
+		}
 		for _, c := range r.Commands {
 			fmt.Fprintf(&b, "- %s %s: %s\n", untrusted.MarkdownCode(c.Summary), untrusted.MarkdownText(c.ID), commandOutcome(c))
 		}
