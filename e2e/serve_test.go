@@ -180,7 +180,7 @@ func TestServeIssueToPullRequest(t *testing.T) {
 	// review comment: the session refuses its delivery id.
 	stopProcess(serve)
 	firstLog := log
-	hook, log, _ = e.serveProcess(serveArgs, serveEnv)
+	hook, log = e.startServe(serveArgs, serveEnv)
 	review.URL = hook
 	status, body = review.Send(t)
 	require.Equal(t, 200, status, body)
