@@ -73,10 +73,7 @@ func (e *env) serveProcess(args, env []string) (string, *syncBuffer, *exec.Cmd) 
 // token is in no history, no tool result, no sandbox environment, no log.
 func TestServeIssueToPullRequest(t *testing.T) {
 	t.Parallel()
-	token := "ghp_e2e" + randHex(12)
 	secret := "whsec-" + randHex(12)
-	srv := forgetest.NewGitServer(t, token)
-	gh := forgetest.NewGitHub(t, token, srv)
 	script := map[string][]sm.Reply{
 		"Fix the greeting": {
 			sm.Tools(sm.Call{ID: "call_r", Name: "read", Arguments: `{"path":"greeting.txt"}`}),
@@ -91,15 +88,9 @@ func TestServeIssueToPullRequest(t *testing.T) {
 			sm.Text("Greeting says HELLO\n\nIn capitals, as the review requested."),
 		},
 	}
-	e := isolationEnv(t, func(string) map[string][]sm.Reply { return script })
 	repo := "acme/app" + randHex(3)
-	url, bare := srv.Repo(t, repo)
-	git(t, e.workspace, "remote", "add", "origin", url)
-	git(t, e.workspace, "push", "-q", strings.Replace(url, "http://", "http://me:"+token+"@", 1), "HEAD:refs/heads/main")
-	e.stopWorker()
-	e.workerArgs = append(e.workerArgs, "--push-remote", "origin", "--forge-api-url", gh.URL+"/")
-	e.workerEnv = append(e.workerEnv, "LONGRUN_FORGE_TOKEN="+token)
-	e.startWorker()
+	fe := newForgeEnv(t, repo, script)
+	e, token, gh, bare := fe.env, fe.token, fe.gh, fe.bare
 
 	serveArgs := []string{"--repo", repo + "=.", "--allow-user", "alice", "--profile", "build", "--allow", "write", "--idle-timeout", "1h"}
 	serveEnv := []string{"LONGRUN_WEBHOOK_SECRET=" + secret}
