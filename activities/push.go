@@ -102,7 +102,7 @@ func (a *Activities) publish(ctx context.Context, cfg forge.Config, dir string, 
 	}
 	pub, err := forge.Publish(ctx, cfg, forge.Request{
 		Dir: dir, Branch: in.Branch, BaseCommit: in.Base, Session: sessionID(ctx), Namespace: ns,
-		Summary: req.Summary, LeftOut: req.LeftOut,
+		Summary: req.Summary, LeftOut: req.LeftOut, Review: req.Review,
 	})
 	if errors.Is(err, forge.ErrRefused) {
 		return PushResult(pub), temporal.NewNonRetryableApplicationError(err.Error(), ErrTypePushRefused, nil)

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,23 +25,14 @@ import (
 // comment (the same commit is never announced twice).
 func TestPushSurvivesAWorkerKilledDuringThePushAndThePullRequest(t *testing.T) {
 	t.Parallel()
-	token := "ghp_e2e" + randHex(12)
-	srv := forgetest.NewGitServer(t, token)
-	gh := forgetest.NewGitHub(t, token, srv)
 	script := map[string][]sm.Reply{
 		"change": {
 			sm.Tools(isoShell("c1", "printf 'changed\\n' > greeting.txt")),
 			sm.Text("Greeting changed\n\nThe greeting now says changed."),
 		},
 	}
-	e := isolationEnv(t, func(string) map[string][]sm.Reply { return script })
-	url, bare := srv.Repo(t, "acme/app")
-	git(t, e.workspace, "remote", "add", "origin", url)
-	git(t, e.workspace, "push", "-q", strings.Replace(url, "http://", "http://me:"+token+"@", 1), "HEAD:refs/heads/main")
-	e.stopWorker()
-	e.workerArgs = append(e.workerArgs, "--push-remote", "origin", "--forge-api-url", gh.URL+"/")
-	e.workerEnv = append(e.workerEnv, "LONGRUN_FORGE_TOKEN="+token)
-	e.startWorker()
+	fe := newForgeEnv(t, "acme/app", script)
+	e, srv, gh, bare := fe.env, fe.srv, fe.gh, fe.bare
 
 	for _, phase := range []struct {
 		name string

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	sdkpb "go.temporal.io/api/sdk/v1"
 
 	"github.com/longrun/longrun/checkout"
-	"github.com/longrun/longrun/forge/forgetest"
 	sm "github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/workflows"
 )
@@ -26,9 +24,6 @@ import (
 // log line.
 func TestPushOpensAPullRequestAtTheEnd(t *testing.T) {
 	t.Parallel()
-	token := "ghp_e2e" + randHex(12)
-	srv := forgetest.NewGitServer(t, token)
-	gh := forgetest.NewGitHub(t, token, srv)
 	script := map[string][]sm.Reply{
 		"change and push": {
 			sm.Tools(isoShell("c1", "printf 'changed\\n' > greeting.txt")),
@@ -36,15 +31,8 @@ func TestPushOpensAPullRequestAtTheEnd(t *testing.T) {
 			sm.Text("Greeting changed\n\nThe greeting now says changed."),
 		},
 	}
-	e := isolationEnv(t, func(string) map[string][]sm.Reply { return script })
-	url, bare := srv.Repo(t, "acme/app")
-	git(t, e.workspace, "remote", "add", "origin", url)
-	git(t, e.workspace, "push", "-q", strings.Replace(url, "http://", "http://me:"+token+"@", 1), "HEAD:refs/heads/main")
-
-	e.stopWorker()
-	e.workerArgs = append(e.workerArgs, "--push-remote", "origin", "--forge-api-url", gh.URL+"/", "--web-ui-url", "http://ui.test")
-	e.workerEnv = append(e.workerEnv, "LONGRUN_FORGE_TOKEN="+token)
-	e.startWorker()
+	fe := newForgeEnv(t, "acme/app", script, "--web-ui-url", "http://ui.test")
+	e, token, gh, bare := fe.env, fe.token, fe.gh, fe.bare
 
 	id := e.startIsolated(workflows.SessionInput{Prompt: "change and push", Profile: "auto"})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -63,7 +51,8 @@ func TestPushOpensAPullRequestAtTheEnd(t *testing.T) {
 	require.Equal(t, "Greeting changed", pulls[0].Title)
 	require.Equal(t, branch, pulls[0].Head)
 	require.Equal(t, "main", pulls[0].Base)
-	for _, want := range []string{"The greeting now says changed.", "greeting.txt | 2 +-", id, "http://ui.test/namespaces/"} {
+	for _, want := range []string{"The greeting now says changed.", "greeting.txt | 2 +-", id, "http://ui.test/namespaces/",
+		"### Checks run\n\nThe commands the session ran, with how each ended:\n\n- `printf 'changed\\n' > greeting.txt` c1: exit code 0\n"} {
 		require.Contains(t, pulls[0].Body, want)
 	}
 	st := query[workflows.Status](t, id, workflows.QueryStatus)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,14 @@ import (
 // startServe runs `longrun serve` against the test server with args and
 // env, and returns its webhook URL and its log (stdout and stderr).
 func (e *env) startServe(args, env []string) (string, *syncBuffer) {
+	e.t.Helper()
+	url, log, _ := e.serveProcess(args, env)
+	return url, log
+}
+
+// serveProcess is startServe that also returns the process, for a test
+// that stops it (stopProcess) and starts another.
+func (e *env) serveProcess(args, env []string) (string, *syncBuffer, *exec.Cmd) {
 	e.t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "starter"), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "TEMPORAL_ADDRESS="+temporalAddr, "LONGRUN_TASK_QUEUE="+e.taskQueue), env...)
@@ -46,7 +55,7 @@ func (e *env) startServe(args, env []string) (string, *syncBuffer) {
 		}
 		return m != nil
 	})
-	return url, log
+	return url, log, cmd
 }
 
 // Issue 32, must-show 1, the webhook parts: `longrun serve` behind
@@ -54,16 +63,17 @@ func (e *env) startServe(args, env []string) (string, *syncBuffer) {
 // labelled issue starts a session, whose change is pushed and a pull
 // request opened when the model is done; a review comment sends the
 // session back to work, it asks for a call, `/approve` in an issue
-// comment decides it, and the pull request gets a second commit. A
-// redelivery starts nothing; a forged signature and a user not on the
-// allowlist start nothing and are logged. The forge token is in no
-// history, no tool result, no sandbox environment, no log.
+// comment decides it, and the pull request gets a second commit, its
+// body naming the approval (who, when) and the command with its exit
+// code. A review with changes requested sends it back once more: a
+// third commit. A redelivery starts nothing; a review comment
+// redelivered to a restarted serve (which forgot it) is still one
+// message (the session refuses its delivery id); a forged signature and
+// a user not on the allowlist start nothing and are logged. The forge
+// token is in no history, no tool result, no sandbox environment, no log.
 func TestServeIssueToPullRequest(t *testing.T) {
 	t.Parallel()
-	token := "ghp_e2e" + randHex(12)
 	secret := "whsec-" + randHex(12)
-	srv := forgetest.NewGitServer(t, token)
-	gh := forgetest.NewGitHub(t, token, srv)
 	script := map[string][]sm.Reply{
 		"Fix the greeting": {
 			sm.Tools(sm.Call{ID: "call_r", Name: "read", Arguments: `{"path":"greeting.txt"}`}),
@@ -72,21 +82,19 @@ func TestServeIssueToPullRequest(t *testing.T) {
 			// After the review: a command that writes asks a person.
 			sm.Tools(isoShell("call_b", "printf 'hi\\n' > greeting.txt && env && git remote -v")),
 			sm.Text("Greeting says hi\n\nChanged as the review asked."),
+			// After the review with changes requested.
+			sm.Tools(sm.Call{ID: "call_d", Name: "read", Arguments: `{"path":"greeting.txt"}`}), // the command changed it since
+			sm.Tools(sm.Call{ID: "call_c", Name: "write", Arguments: `{"path":"greeting.txt","content":"HELLO\n"}`}),
+			sm.Text("Greeting says HELLO\n\nIn capitals, as the review requested."),
 		},
 	}
-	e := isolationEnv(t, func(string) map[string][]sm.Reply { return script })
 	repo := "acme/app" + randHex(3)
-	url, bare := srv.Repo(t, repo)
-	git(t, e.workspace, "remote", "add", "origin", url)
-	git(t, e.workspace, "push", "-q", strings.Replace(url, "http://", "http://me:"+token+"@", 1), "HEAD:refs/heads/main")
-	e.stopWorker()
-	e.workerArgs = append(e.workerArgs, "--push-remote", "origin", "--forge-api-url", gh.URL+"/")
-	e.workerEnv = append(e.workerEnv, "LONGRUN_FORGE_TOKEN="+token)
-	e.startWorker()
+	fe := newForgeEnv(t, repo, script)
+	e, token, gh, bare := fe.env, fe.token, fe.gh, fe.bare
 
-	hook, log := e.startServe(
-		[]string{"--repo", repo + "=.", "--allow-user", "alice", "--profile", "build", "--allow", "write", "--idle-timeout", "1h"},
-		[]string{"LONGRUN_WEBHOOK_SECRET=" + secret})
+	serveArgs := []string{"--repo", repo + "=.", "--allow-user", "alice", "--profile", "build", "--allow", "write", "--idle-timeout", "1h"}
+	serveEnv := []string{"LONGRUN_WEBHOOK_SECRET=" + secret}
+	hook, log, serve := e.serveProcess(serveArgs, serveEnv)
 	deliver := func(event string, payload any) (forgetest.Delivery, int, string) {
 		d := forgetest.NewDelivery(t, hook, secret, event, payload)
 		status, body := d.Send(t)
@@ -158,6 +166,21 @@ func TestServeIssueToPullRequest(t *testing.T) {
 	require.Contains(t, body, "nothing sent")
 	pending := waitPending(t, id, 1)
 	require.Equal(t, "c3", pending[0].ID)
+
+	// serve restarts and forgets what it sent; GitHub redelivers the
+	// review comment: the session refuses its delivery id.
+	stopProcess(serve)
+	firstLog := log
+	hook, log = e.startServe(serveArgs, serveEnv)
+	review.URL = hook
+	status, body = review.Send(t)
+	require.Equal(t, 200, status, body)
+	waitFor(t, "the session to refuse the redelivered message", time.Minute, func() bool {
+		st := query[workflows.Status](t, id, workflows.QueryStatus)
+		return slices.ContainsFunc(st.Rejected, func(r string) bool {
+			return strings.Contains(r, fmt.Sprintf("delivery %q: its message was taken before", review.ID))
+		})
+	})
 	// /approve from someone else decides nothing; alice's does.
 	ev, p = forgetest.Commented(issue, "/approve c3", "mallory")
 	_, status, body = deliver(ev, p)
@@ -177,6 +200,23 @@ func TestServeIssueToPullRequest(t *testing.T) {
 	require.Equal(t, "2\n", gitOut(t, bare, "rev-list", "--count", "main.."+branch))
 	require.Equal(t, "hi\n", gitOut(t, bare, "show", branch+":greeting.txt"))
 	require.Contains(t, gh.Pulls()[0].Comments[0], "Longrun pushed")
+	// What a reviewer needs: who approved which call and when, and the
+	// command it ran with its exit code.
+	second := gh.Pulls()[0].Body
+	require.Regexp(t, "- c3 `[^\n]*`: approved by `alice`, at 20[0-9-]+ [0-9:]+ UTC\n", second)
+	require.Regexp(t, "### Checks run\n\nThe commands the session ran, with how each ended:\n\n- `printf [^\n]*git remote -v` c3: exit code 0\n", second)
+
+	// A review with changes requested: the next message, a third commit.
+	ev, p = forgetest.Reviewed(pull, "changes_requested", "Say HELLO in capitals", "alice")
+	_, status, body = deliver(ev, p)
+	require.Equal(t, 200, status, body)
+	waitFor(t, "the third push", 2*time.Minute, func() bool {
+		ps := gh.Pulls()
+		return len(ps) == 1 && strings.Contains(ps[0].Body, "as the review requested.") && len(ps[0].Comments) == 2
+	})
+	require.Len(t, gh.Pulls(), 1, "one pull request")
+	require.Equal(t, "3\n", gitOut(t, bare, "rev-list", "--count", "main.."+branch))
+	require.Equal(t, "HELLO\n", gitOut(t, bare, "show", branch+":greeting.txt"))
 
 	// The token: in no tool result, sandbox, history or log.
 	msgs := e.checkSession(id)
@@ -207,13 +247,22 @@ func TestServeIssueToPullRequest(t *testing.T) {
 			require.Equal(t, "Review comment on greeting.txt line 1:\n\nsay hi instead", m.Content)
 		}
 	}
-	require.Equal(t, 1, reviews, "one message for the review, redelivered or not")
+	require.Equal(t, 1, reviews, "one message for the review, redelivered (to a restarted serve too) or not")
+	changes := 0
+	for _, m := range msgs {
+		if m.Role == "user" && m.Content == "Review (changes_requested):\n\nSay HELLO in capitals" {
+			changes++
+		}
+	}
+	require.Equal(t, 1, changes, "the review with changes requested is one message")
 	hist := string(decodedPayloads(history(t, id)))
 	require.NotContains(t, hist, token, "the history")
 	require.NotContains(t, hist, secret, "the history")
 	require.NotContains(t, e.logs.String(), token, "the worker's log")
-	require.NotContains(t, log.String(), token, "serve's log")
-	require.NotContains(t, log.String(), secret, "serve's log")
+	for _, l := range []*syncBuffer{firstLog, log} {
+		require.NotContains(t, l.String(), token, "serve's log")
+		require.NotContains(t, l.String(), secret, "serve's log")
+	}
 	require.Zero(t, gh.Denied())
 	recordHistory(t, id, "serve_issue_to_pull_request")
 }

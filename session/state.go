@@ -72,6 +72,15 @@ type State struct {
 	// for a review keeps showing its pull request in the next run.
 	PullRequest string `json:"pull_request,omitempty"`
 	PushError   string `json:"push_error,omitempty"`
+	// Review is what the pull request's body shows a reviewer of the
+	// session's calls (Review.Observe), carried so a long session's
+	// checks and approvals stay in it.
+	Review *record.Review `json:"review,omitempty"`
+	// Deliveries are the ids of the latest forge deliveries whose
+	// message the session took (UserMessage.Delivery), newest last, at
+	// most MaxDeliveries: carried, so a redelivery after a restart of
+	// `longrun serve` or a continue-as-new is still refused.
+	Deliveries []string `json:"deliveries,omitempty"`
 }
 
 // Job is where one background job lives. Its fields have no JSON tags, as
@@ -108,6 +117,12 @@ type Approval struct {
 	// the session, and releases other waiting calls it now allows.
 	Remember string `json:"remember,omitempty"`
 	Pattern  string `json:"pattern,omitempty"`
+	// Author (optional) is who sent the decision, as the sender names
+	// them: the forge login for `longrun serve`, the local user for
+	// `longrun approve`. Not verified by the session (any client that
+	// may signal it may write it); the pull request's body shows it as
+	// the name the decision came with.
+	Author string `json:"author,omitempty"`
 }
 
 // Decisions an approval can carry.

@@ -311,7 +311,7 @@ func (a *app) decide(ctx context.Context, fs *flag.FlagSet, args []string, decis
 		return err
 	}
 	defer c.Close()
-	proto := workflows.Approval{Decision: decision, Feedback: feedback, Pattern: pattern, Digest: digest}
+	proto := workflows.Approval{Decision: decision, Feedback: feedback, Pattern: pattern, Digest: digest, Author: localAuthor()}
 	if remember {
 		proto.Remember = workflows.RememberSession
 	}

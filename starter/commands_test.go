@@ -100,7 +100,7 @@ func TestApproveSinglePending(t *testing.T) {
 	code, stdout, stderr := runFake(t, f, "approve", "s1", "--feedback", "ok")
 	require.Equal(t, exitOK, code, stderr)
 	require.Equal(t, "approved call_1 (shell)\n  arguments: {\"command\":\"rm -rf build\"}\n", stdout, "the decision shows the call it decided")
-	require.Equal(t, []signalCall{{"s1", workflows.UpdateApprove, workflows.Approval{ID: "call_1", Decision: "approve", Feedback: "ok"}}}, f.signals)
+	require.Equal(t, []signalCall{{"s1", workflows.UpdateApprove, workflows.Approval{ID: "call_1", Decision: "approve", Feedback: "ok", Author: localAuthor()}}}, f.signals)
 }
 
 // withDigests gives each pending call the digest of its arguments, as
@@ -182,7 +182,7 @@ func TestApproveDigest(t *testing.T) {
 	code, stdout, stderr := runFake(t, f, "approve", "s1", "c1", "--digest", strings.ToUpper(now))
 	require.Equal(t, exitOK, code, stderr)
 	require.Contains(t, stdout, "approved c1 (shell)")
-	require.Equal(t, []signalCall{{"s1", workflows.UpdateApprove, workflows.Approval{ID: "c1", Decision: "approve", Digest: strings.ToUpper(now)}}}, f.signals,
+	require.Equal(t, []signalCall{{"s1", workflows.UpdateApprove, workflows.Approval{ID: "c1", Decision: "approve", Digest: strings.ToUpper(now), Author: localAuthor()}}}, f.signals,
 		"the digest the person gave goes with the decision")
 
 	// What watch announces and pending lists carry that digest.

@@ -171,9 +171,9 @@ func (a *app) prompt(ctx context.Context, c sessionClient, session string, p wor
 			a.laterHint(session, p)
 			return nil
 		case answerApprove:
-			return a.promptDecision(ctx, c, session, p, workflows.Approval{ID: p.ID, Digest: p.Digest, Decision: workflows.DecisionApprove})
+			return a.promptDecision(ctx, c, session, p, workflows.Approval{ID: p.ID, Digest: p.Digest, Decision: workflows.DecisionApprove, Author: localAuthor()})
 		case answerDeny:
-			return a.promptDecision(ctx, c, session, p, workflows.Approval{ID: p.ID, Digest: p.Digest, Decision: workflows.DecisionDeny, Feedback: feedback})
+			return a.promptDecision(ctx, c, session, p, workflows.Approval{ID: p.ID, Digest: p.Digest, Decision: workflows.DecisionDeny, Feedback: feedback, Author: localAuthor()})
 		}
 		return nil
 	}

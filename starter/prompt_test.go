@@ -38,6 +38,16 @@ func runUI(t *testing.T, ctx context.Context, f *fakeClient, stdin io.Reader, tt
 
 // updates are the approve updates f received.
 func updates(f *fakeClient) []workflows.Approval {
+	var out []workflows.Approval
+	for _, ap := range authoredUpdates(f) {
+		ap.Author = "" // TestPromptDecisionsNameTheLocalUser checks it
+		out = append(out, ap)
+	}
+	return out
+}
+
+// authoredUpdates are the approve updates sent, as sent.
+func authoredUpdates(f *fakeClient) []workflows.Approval {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []workflows.Approval
@@ -47,6 +57,20 @@ func updates(f *fakeClient) []workflows.Approval {
 		}
 	}
 	return out
+}
+
+// TestPromptDecisionsNameTheLocalUser: a decision from the prompt carries
+// the local login as its author (the pull request's body shows it).
+func TestPromptDecisionsNameTheLocalUser(t *testing.T) {
+	t.Parallel()
+	me := localAuthor()
+	require.NotEmpty(t, me, "the test's user has a login")
+	f := watchFake(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, completedWith(workflows.ResultCompleted))
+	code, _, stderr := runUI(t, context.Background(), f, strings.NewReader("y\n"), false, "watch", "s1", "--interactive")
+	require.Equal(t, exitOK, code, stderr)
+	got := authoredUpdates(f)
+	require.Len(t, got, 1)
+	require.Equal(t, me, got[0].Author)
 }
 
 func TestPromptAnswers(t *testing.T) {

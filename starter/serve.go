@@ -196,8 +196,9 @@ type hookServer struct {
 	// sent are the deliveries whose message went to a session, newest
 	// last: GitHub's "Redeliver" sends a delivery again under its id,
 	// and a review comment must not become two messages. Held in memory
-	// (a restart forgets them); a start and a decision need no such list,
-	// as their ids are the session's and the call's.
+	// (a restart forgets them: the session itself refuses a delivery id
+	// it took before, UserMessage.Delivery); a start and a decision need
+	// no such list, as their ids are the session's and the call's.
 	sentMu sync.Mutex
 	sent   []string
 }
@@ -339,7 +340,11 @@ func (h *hookServer) act(ctx context.Context, delivery string, act forge.Action)
 		if delivery != "(no id)" && !h.firstDelivery(delivery) {
 			return http.StatusOK, "this delivery's message was sent to " + act.Session + " before: nothing sent"
 		}
-		err := h.c.SignalWorkflow(ctx, act.Session, "", workflows.SignalUserMessage, workflows.UserMessage{Text: act.Text})
+		msg := workflows.UserMessage{Text: act.Text}
+		if delivery != "(no id)" {
+			msg.Delivery = delivery // the session takes one message per id, across serve's restarts
+		}
+		err := h.c.SignalWorkflow(ctx, act.Session, "", workflows.SignalUserMessage, msg)
 		if err != nil {
 			h.forgetDelivery(delivery)
 			return http.StatusConflict, "nothing sent: " + sessionError(err, "signal "+workflows.SignalUserMessage, act.Session, h.a.cfg.Namespace).Error()
@@ -388,7 +393,7 @@ func (h *hookServer) decide(ctx context.Context, act forge.Action) (int, string)
 	if act.Kind == forge.Deny {
 		decision = workflows.DecisionDeny
 	}
-	proto := workflows.Approval{Decision: decision, Feedback: act.Text}
+	proto := workflows.Approval{Decision: decision, Feedback: act.Text, Author: act.Sender} // the forge login, for the pull request's body
 	why, err := h.a.workerGone(ctx, h.c, act.Session)
 	if err != nil {
 		return http.StatusConflict, "nothing decided: " + err.Error()

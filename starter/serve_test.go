@@ -212,12 +212,14 @@ func TestServeReviewIsTheNextMessage(t *testing.T) {
 	f := newHookFixture(t)
 	pr := forgetest.Pull{Number: 8, Repo: "acme/app", Head: "longrun/gh-acme_app-7", Base: "main", State: "open"}
 	ev, p := forgetest.ReviewCommented(pr, "greeting.txt", 1, "say hi", "alice")
-	status, body := forgetest.NewDelivery(t, f.url, hookSecret, ev, p).Send(t)
+	d0 := forgetest.NewDelivery(t, f.url, hookSecret, ev, p)
+	status, body := d0.Send(t)
 	require.Equal(t, http.StatusOK, status, body)
 	require.Len(t, f.fc.signals, 1)
 	require.Equal(t, "gh-acme_app-7", f.fc.signals[0].id)
 	require.Equal(t, workflows.SignalUserMessage, f.fc.signals[0].name)
-	require.Equal(t, workflows.UserMessage{Text: "Review comment on greeting.txt line 1:\n\nsay hi"}, f.fc.signals[0].arg)
+	require.Equal(t, workflows.UserMessage{Text: "Review comment on greeting.txt line 1:\n\nsay hi", Delivery: d0.ID}, f.fc.signals[0].arg,
+		"the delivery id goes with the message: the session takes one message per id")
 
 	// GitHub's Redeliver: the same delivery id, no second message.
 	d := forgetest.NewDelivery(t, f.url, hookSecret, ev, p)
@@ -244,9 +246,9 @@ func TestServeDecides(t *testing.T) {
 		want          *workflows.Approval
 		body          string
 	}{
-		{"approve", "/approve c3", 200, &workflows.Approval{ID: "c3", Decision: "approve", Digest: pending[0].Digest}, "approved c3 (shell) in gh-acme_app-7"},
-		{"approve by the model's id", "/approve m_c3", 200, &workflows.Approval{CallID: "m_c3", Decision: "approve", Digest: pending[0].Digest}, "approved c3"},
-		{"deny with reason", "/deny c3 not in this repo\nuse make", 200, &workflows.Approval{ID: "c3", Decision: "deny", Feedback: "not in this repo\nuse make", Digest: pending[0].Digest}, "denied c3"},
+		{"approve", "/approve c3", 200, &workflows.Approval{ID: "c3", Decision: "approve", Digest: pending[0].Digest, Author: "alice"}, "approved c3 (shell) in gh-acme_app-7"},
+		{"approve by the model's id", "/approve m_c3", 200, &workflows.Approval{CallID: "m_c3", Decision: "approve", Digest: pending[0].Digest, Author: "alice"}, "approved c3"},
+		{"deny with reason", "/deny c3 not in this repo\nuse make", 200, &workflows.Approval{ID: "c3", Decision: "deny", Feedback: "not in this repo\nuse make", Digest: pending[0].Digest, Author: "alice"}, "denied c3"},
 		{"a call not waiting", "/approve c9", 409, nil, "c9"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

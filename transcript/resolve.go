@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/longrun/longrun/conversation"
@@ -28,14 +29,26 @@ func Offload(ctx context.Context, s Store, content string) (ref, preview string,
 	return ref, Preview(content), nil
 }
 
+// tailBytes bounds the last line a preview keeps.
+const tailBytes = 200
+
 // Preview is the start of content cut at a character boundary, with a
-// note that says the rest is held by reference.
+// note that says the rest is held by reference, and content's last line
+// when it is short (at most tailBytes) and not in the start: how a
+// command ended ("[exit code 1, 3.2s]"), which the pull request's body
+// reads from the history (session.ExitCode).
 func Preview(content string) string {
 	cut := min(previewBytes, len(content))
 	for cut < len(content) && cut > 0 && !utf8.RuneStart(content[cut]) {
 		cut--
 	}
-	return fmt.Sprintf("%s\n[… preview: the whole result is %d bytes, kept in the transcript store]", content[:cut], len(content))
+	p := fmt.Sprintf("%s\n[… preview: the whole result is %d bytes, kept in the transcript store]", content[:cut], len(content))
+	body := strings.TrimRight(content, "\n")
+	at := strings.LastIndexByte(body, '\n') + 1
+	if last := body[at:]; at > cut && last != "" && len(last) <= tailBytes && utf8.ValidString(last) {
+		p += "\n" + last
+	}
+	return p
 }
 
 // Resolve returns msgs with every offloaded tool result (Result.ContentRef

@@ -20,6 +20,18 @@ func TestPreviewCutsAtACharacter(t *testing.T) {
 	require.Contains(t, p, "is 3023 bytes")
 	short := Preview("abc")
 	require.True(t, strings.HasPrefix(short, "abc\n[… preview"))
+	require.True(t, strings.HasSuffix(short, "kept in the transcript store]"), "a last line already shown is not repeated")
+}
+
+// TestPreviewKeepsTheLastLine: a long command output's preview still
+// ends with how the command ended; a long last line is not kept.
+func TestPreviewKeepsTheLastLine(t *testing.T) {
+	t.Parallel()
+	out := strings.Repeat("ok line\n", 500) + "[exit code 2, 1.5s]\n"
+	p := Preview(out)
+	require.True(t, strings.HasSuffix(p, "kept in the transcript store]\n[exit code 2, 1.5s]"), p[len(p)-120:])
+	long := Preview(strings.Repeat("a\n", 600) + strings.Repeat("b", 300))
+	require.True(t, strings.HasSuffix(long, "kept in the transcript store]"))
 }
 
 func TestResolve(t *testing.T) {

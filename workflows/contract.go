@@ -207,8 +207,13 @@ func Flag(b bool) *bool { return &b }
 func (in SessionInput) localReads() bool { return in.LocalReads == nil || *in.LocalReads }
 
 // UserMessage is the payload of the user-message signal: {"text": "..."}.
+// Delivery (optional) is the id of the forge's delivery the message came
+// from (`longrun serve`): the session takes one message per id, so a
+// webhook the forge sends again, even to a restarted serve, is not a
+// second message (session.TakeDelivery).
 type UserMessage struct {
-	Text string `json:"text"`
+	Text     string `json:"text"`
+	Delivery string `json:"delivery,omitempty"`
 }
 
 // Decisions an approval can carry.

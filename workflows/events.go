@@ -47,9 +47,11 @@ func (s *driver) emit(ctx workflow.Context, e eventlog.Event) {
 // call having been in state before (session.CallEvents).
 func (s *driver) callEvents(ctx workflow.Context, i int, before session.CallState, ev session.Event) {
 	cs := s.ref(i)
-	for _, e := range session.CallEvents(before, s.batch.Calls[i], ev, s.callSummary(cs)) {
+	summary := s.callSummary(cs)
+	for _, e := range session.CallEvents(before, s.batch.Calls[i], ev, summary) {
 		s.emit(ctx, e)
 	}
+	s.Review = session.ObserveReview(s.Review, before, s.batch.Calls[i], ev, summary, workflow.Now(ctx))
 }
 
 // emitReply emits a model turn's end and the reply's reasoning and text,

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	activities "github.com/longrun/longrun/activities/contract" // the activities' contract; renamed in one go after issue 30's merges
+	"github.com/longrun/longrun/checkout/record"
 	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/untrusted"
 )
@@ -23,7 +24,7 @@ func (s *driver) publishWaiting(ctx workflow.Context) {
 	}
 	pushed, err := s.pushCall(ctx, activities.PushRequest{
 		Checkout: s.Checkout.Info, Summary: s.FinalText, Open: true,
-		Message: session.CommitMessage(s.FinalText, s.workflowID),
+		Message: session.CommitMessage(s.FinalText, s.workflowID), Review: s.prReview(),
 	})
 	if err != nil {
 		s.logger(ctx).Warn("could not publish the session's branch while it waits", "branch", s.Checkout.Branch, "error", err)
@@ -48,7 +49,7 @@ func (s *driver) publishBranch(ctx workflow.Context, closed activities.CloseChec
 	if !closed.PushDue || res == nil {
 		return
 	}
-	pushed, err := s.pushCall(ctx, activities.PushRequest{Checkout: s.Checkout.Info, Summary: s.FinalText, LeftOut: closed.LeftOut})
+	pushed, err := s.pushCall(ctx, activities.PushRequest{Checkout: s.Checkout.Info, Summary: s.FinalText, LeftOut: closed.LeftOut, Review: s.prReview()})
 	if err != nil {
 		s.logger(ctx).Warn("could not publish the session's branch", "branch", s.Checkout.Branch, "error", err)
 		res.PushError = rootMessage(err)
@@ -73,4 +74,21 @@ func (s *driver) pullRequestDetails() string {
 		fmt.Fprintf(&b, "\n**push error:** %s\n", untrusted.MarkdownText(s.PushError))
 	}
 	return b.String()
+}
+
+// prReview is what the pull request's body shows a reviewer: the record
+// the session kept of its calls (session.ObserveReview) and the steps of
+// the model's plan it did not mark completed. nil when there is none of
+// it, so a session without any sends the request it always sent.
+func (s *driver) prReview() *record.Review {
+	plan := session.UnfinishedPlan(s.Todos)
+	if s.Review == nil && len(plan) == 0 {
+		return nil
+	}
+	r := record.Review{}
+	if s.Review != nil {
+		r = *s.Review
+	}
+	r.Plan = plan
+	return &r
 }

@@ -157,3 +157,49 @@ func TestPublishWhenWaitingPushesAtEachAnswer(t *testing.T) {
 		require.Equal(t, "https://forge.test/acme/app/pull/7", r.PullRequest)
 	}
 }
+
+// TestPushCarriesWhatAReviewerNeeds: the push request holds the session's
+// review record, from its state: the command with the exit code its
+// result ends with and who approved it when, the call a person denied
+// with the feedback, and the plan's step not done.
+func TestPushCarriesWhatAReviewerNeeds(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{
+		toolReply(call("p", "todo", `{"todos":[{"content":"tests","status":"completed"},{"content":"docs","status":"pending"}]}`)),
+		toolReply(call("s", "shell", `{"command":"go test ./..."}`), call("w", "write", `{"path":"a","content":"x"}`)),
+		textReply("Tested\n\nDone."),
+	}, func(_ context.Context, r activities.ToolRequest) (tools.Result, error) {
+		return tools.Result{Content: "ok\n[exit code 0, 0.1s]"}, nil
+	})
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee", PushDue: true}, nil)
+	var pushed []activities.PushRequest
+	h.env.OnActivity(a.PushBranch, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.PushRequest) (activities.PushResult, error) {
+			pushed = append(pushed, r)
+			return activities.PushResult{URL: "https://forge.test/acme/app/pull/7", Number: 7, Commit: "c0ffee"}, nil
+		})
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "s", Decision: DecisionApprove, Author: "alice"})
+		h.env.SignalWorkflow(SignalApproval, Approval{CallID: "w", Decision: DecisionDeny, Feedback: "not now", Author: "bob"})
+	}, time.Minute)
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Base: testCheckoutBase})
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Len(t, pushed, 1)
+	rev := pushed[0].Review
+	require.NotNil(t, rev)
+	require.Len(t, rev.Commands, 1, "%+v", rev)
+	require.Equal(t, "go test ./...", rev.Commands[0].Summary)
+	require.NotNil(t, rev.Commands[0].Exit)
+	require.Equal(t, 0, *rev.Commands[0].Exit)
+	require.Len(t, rev.Approved, 1, "%+v", rev)
+	require.Equal(t, "c2", rev.Approved[0].ID)
+	require.Equal(t, "alice", rev.Approved[0].Author)
+	require.Equal(t, "person", rev.Approved[0].By)
+	require.False(t, rev.Approved[0].At.IsZero())
+	require.Len(t, rev.Undone, 1, "%+v", rev)
+	require.Equal(t, "c3", rev.Undone[0].ID)
+	require.Equal(t, "denied", rev.Undone[0].Outcome)
+	require.Equal(t, "bob", rev.Undone[0].Author)
+	require.Equal(t, "not now", rev.Undone[0].Text)
+	require.Equal(t, []string{"docs (pending)"}, rev.Plan)
+}

@@ -6,6 +6,8 @@ import (
 
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/longrun/longrun/session"
 )
 
 // signalNames are the session's signals, in the order their goroutines
@@ -66,6 +68,14 @@ func (s *driver) onSignal(ctx workflow.Context, name string, raw converter.RawVa
 		if strings.TrimSpace(m.Text) == "" {
 			s.reject(ctx, "user-message with empty text ignored (send {\"text\": \"...\"})")
 			return
+		}
+		if m.Delivery != "" {
+			seen, err := session.TakeDelivery(s.Deliveries, m.Delivery)
+			if err != nil {
+				s.reject(ctx, "user-message refused: "+err.Error())
+				return
+			}
+			s.Deliveries = seen
 		}
 		s.Inbox = append(s.Inbox, m.Text)
 	case SignalApproval:

@@ -68,3 +68,34 @@ func TestSignalsWithoutProvenanceOrShapeAreRefused(t *testing.T) {
 	require.Len(t, st.Rejected, 9)
 	require.Contains(t, st.Rejected[8], `unknown call id "s1/task-1/evil"`)
 }
+
+// TestARedeliveredMessageIsTakenOnce: two user-message signals with the
+// same delivery id (a forge's webhook sent again, to a restarted
+// `longrun serve`) are one message; the second is refused and listed,
+// and a message of another delivery, or of none, is taken.
+func TestARedeliveredMessageIsTakenOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{textReply("first"), textReply("second"), textReply("third")}, nil)
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(SignalUserMessage, UserMessage{Text: "say hi", Delivery: "d-1"})
+	}, time.Minute)
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(SignalUserMessage, UserMessage{Text: "say hi", Delivery: "d-1"})
+		h.env.SignalWorkflow(SignalUserMessage, UserMessage{Text: "and bye", Delivery: "d-2"})
+	}, 2*time.Minute)
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", IdleTimeout: Duration(5 * time.Minute)})
+	require.NoError(t, h.env.GetWorkflowError())
+	var r SessionResult
+	require.NoError(t, h.env.GetWorkflowResult(&r))
+	require.Equal(t, "third", r.FinalText)
+	n := 0
+	for _, m := range h.conversation(t) {
+		if m.Role == conversation.RoleUser && m.Content == "say hi" {
+			n++
+		}
+	}
+	require.Equal(t, 1, n, "one message for the delivery")
+	st := h.status(t)
+	require.Len(t, st.Rejected, 1, "%q", st.Rejected)
+	require.Contains(t, st.Rejected[0], `user-message refused: delivery "d-1": its message was taken before`)
+}

@@ -159,6 +159,11 @@ type PushRequest struct {
 	// checkout.
 	Open    bool   `json:"open,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Review is what the body shows a reviewer: the commands the session
+	// ran and how they ended, the calls a person approved (who, when),
+	// what was left undone. From the session's state, so a retry (or
+	// replay) sends the same.
+	Review *record.Review `json:"review,omitempty"`
 }
 
 // PushResult is the non-secret outcome the history keeps: the pull

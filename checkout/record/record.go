@@ -8,6 +8,7 @@ package record
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Info is a session's checkout, as its history records it.
@@ -92,4 +93,46 @@ type Closed struct {
 	// (PushBranch). Never set on a worker without a push remote, whose
 	// sessions then issue the commands they always did.
 	PushDue bool `json:"push_due,omitempty"`
+}
+
+// Review is what the reviewer of a session's pull request is shown of
+// how the session got there (the body's "Checks run", "Approved" and
+// "Left undone"): the latest commands it ran and how each ended, the
+// calls a person let run (who, when), and the calls that did not run
+// or did not finish. The session keeps it as it goes (session.Review)
+// and hands it to the push; every list is bounded, its oldest entries
+// dropped and counted.
+type Review struct {
+	Commands []ReviewCall `json:"commands,omitempty"`
+	Approved []ReviewCall `json:"approved,omitempty"`
+	Undone   []ReviewCall `json:"undone,omitempty"`
+	// Dropped counts the entries that fell off the front of each list.
+	DroppedCommands int `json:"dropped_commands,omitempty"`
+	DroppedApproved int `json:"dropped_approved,omitempty"`
+	DroppedUndone   int `json:"dropped_undone,omitempty"`
+	// Plan is the model's plan items not marked completed when the
+	// branch was published (the todos), filled in at the push.
+	Plan []string `json:"plan,omitempty"`
+}
+
+// ReviewCall is one call in a Review. Summary, Text and Author are
+// untrusted: a surface renders them through package untrusted.
+type ReviewCall struct {
+	ID string `json:"id"` // the session's id of the call, "c17"
+	// Summary is the call on one line (a command call's command line).
+	Summary string `json:"summary"`
+	// Outcome is the result's reason (ran, failed, denied, timeout, ...),
+	// or "approve" for an approval.
+	Outcome string `json:"outcome"`
+	// Exit is a command's exit code, when its result says it.
+	Exit *int `json:"exit,omitempty"`
+	// By is who let the call run or stopped it: person, rule, guardian.
+	By string `json:"by,omitempty"`
+	// Author is the name the decision's sender gave (the approval's
+	// author), "" when it gave none.
+	Author string `json:"author,omitempty"`
+	// At is when the workflow recorded the decision or the result.
+	At time.Time `json:"at,omitzero"`
+	// Text is a denial's feedback.
+	Text string `json:"text,omitempty"`
 }
