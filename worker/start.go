@@ -233,13 +233,21 @@ func (m *Main) lockCheckoutQueue(s *started) {
 	s.checkouts = checkouts
 }
 
+// heartbeatThrottle is the worker's MaxHeartbeatThrottleInterval.
+const heartbeatThrottle = 5 * time.Second
+
 // workerOptions are the options of every Temporal worker Run starts.
 func (m *Main) workerOptions(s *started) {
 	// Heartbeats carry the live output of tools and the partial text of a
 	// streaming model; the SDK forwards them at most this often (by default
-	// 80% of the heartbeat timeout, 8 s), so the Web UI shows progress
-	// every couple of seconds instead.
-	s.wopts = worker.Options{MaxHeartbeatThrottleInterval: 2 * time.Second}
+	// 80% of the heartbeat timeout), so the Web UI, watch and chat show
+	// progress every few seconds. The SDK also gives each heartbeat RPC
+	// this long to answer (sdk internalHeartBeat): at 2 s a server under
+	// load (the fleet benchmark, 100 sessions on two cores) answered none
+	// in time for half a minute and ~5% of commands came back worker_lost
+	// from a worker that was alive. 5 s is the compromise: two tries in
+	// the model's 20 s heartbeat timeout, six in a tool's 30 s.
+	s.wopts = worker.Options{MaxHeartbeatThrottleInterval: heartbeatThrottle}
 	// On SIGTERM every worker stops polling, and what runs may finish
 	// for up to the drain timeout before its context is cancelled;
 	// held says in the log what the drain waits for.

@@ -75,11 +75,12 @@ func (s *driver) modelCall(ctx workflow.Context, req activities.ModelRequest) (a
 		StartToCloseTimeout: 10 * time.Minute,
 		// CallModel heartbeats every second from a ticker, streaming or
 		// not (the workflow cannot know which the worker does), so this
-		// bounds how long a lost worker holds the turn, not how long the
-		// model may think before its first token. It also sets how often
-		// the SDK sends the partial text to the server (80% of it), so a
-		// person watching sees the reply grow every eight seconds.
-		HeartbeatTimeout: 10 * activities.HeartbeatEvery,
+		// bounds how long a lost worker holds the turn (the call is then
+		// retried), not how long the model may think before its first
+		// token. The worker sends the partial text every 5 s (its
+		// heartbeat throttle, worker/start.go), each send with 5 s to
+		// answer: 20 s gives a loaded server two tries.
+		HeartbeatTimeout: 20 * activities.HeartbeatEvery,
 		RetryPolicy:      modelRetryPolicy(),
 		Summary:          fmt.Sprintf("model: %s (turn %d)", label, s.Turn),
 	})
