@@ -487,6 +487,9 @@ func (m *chatModel) feedbackKey(k tea.KeyMsg) tea.Cmd {
 // do; the call leaves the prompt until the outcome is known.
 func (m *chatModel) decide(p workflows.PendingApproval, ap workflows.Approval) tea.Cmd {
 	m.inflight[p.ID] = true
+	if ap.Author == "" {
+		ap.Author = localAuthor() // who decided, for the pull request's body
+	}
 	a, c, session, ctx := m.a, m.c, m.session, m.ctx
 	return func() tea.Msg {
 		out, err := a.sendDecision(ctx, c, session, p.ID, ap)

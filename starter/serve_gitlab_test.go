@@ -221,7 +221,8 @@ func TestServeGitLabStartsOnce(t *testing.T) {
 	status, body = note.Send(t) // GitLab's retry: the same idempotency key
 	require.Equal(t, http.StatusOK, status, body)
 	require.Contains(t, body, "nothing sent")
-	require.Equal(t, []signalCall{{id, workflows.SignalUserMessage, workflows.UserMessage{Text: "Review comment on greeting.txt line 2:\n\nsay hi"}}}, f.fc.signals)
+	require.Equal(t, []signalCall{{id, workflows.SignalUserMessage, workflows.UserMessage{Text: "Review comment on greeting.txt line 2:\n\nsay hi", Delivery: "gitlab:" + note.ID}}}, f.fc.signals,
+		"the message carries its delivery id, so the session takes it once across serve's restarts")
 }
 
 // TestServeGitLabDecides: /approve in a note on the issue decides the
@@ -242,5 +243,5 @@ func TestServeGitLabDecides(t *testing.T) {
 	status, body = forgetest.NewGitLabDelivery(t, f.url, gitLabToken, ev, p).Send(t)
 	require.Equal(t, http.StatusOK, status, body)
 	require.Contains(t, body, "approved c3")
-	require.Equal(t, []signalCall{{id, workflows.UpdateApprove, workflows.Approval{ID: "c3", Decision: "approve", Digest: pending[0].Digest}}}, f.fc.signals)
+	require.Equal(t, []signalCall{{id, workflows.UpdateApprove, workflows.Approval{ID: "c3", Decision: "approve", Digest: pending[0].Digest, Author: "gina"}}}, f.fc.signals)
 }
