@@ -238,6 +238,13 @@ func TestChatInATerminal(t *testing.T) {
 	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, fdesc.GetWorkflowExecutionInfo().GetStatus(), "the fork runs")
 	require.NoError(t, tc.CancelWorkflow(context.Background(), fork[1], ""))
 
+	// r 4 rewinds this session to turn 4: the chat shows what longrun
+	// rewind prints, then the session's own rewound event.
+	c2.keys("\x12")
+	c2.keys("r 4")
+	c2.keys("\r")
+	c2.waitScreen("the rewind", "rewound "+id+" from turn 5 to turn 4: conversation and files", "rewound to turn 4")
+
 	c2.keys("finish up")
 	c2.keys("\r")
 	c2.waitScreen("the last reply", "you: finish up", "● All done: greeting.txt says hello, chat.")
