@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -44,7 +46,7 @@ func TestApproveWithoutAWorkerFallsBackToTheSignal(t *testing.T) {
 	require.NoError(t, err, out)
 	require.Contains(t, out, "the approve update needs a running worker, so the decision goes as the approval signal instead")
 	require.Contains(t, out, `sent the approve of c_w as the durable "approval" signal`)
-	require.Contains(t, out, `temporal workflow signal --address `+temporalAddr+` --workflow-id `+id+` --name approval --input '{"call_id":"c_w","decision":"approve"}'`)
+	require.Contains(t, out, `temporal workflow signal --address `+temporalAddr+` --workflow-id `+id+` --name approval --input '{"call_id":"c_w","decision":"approve"`+authorJSON(t)+`}'`)
 	// The Web UI's or temporal CLI's mistake: the update's name as a signal.
 	require.NoError(t, tc.SignalWorkflow(context.Background(), id, "", workflows.UpdateApprove, workflows.Approval{CallID: "c_2", Decision: workflows.DecisionApprove}))
 
@@ -87,7 +89,7 @@ func TestApproveWithNoWorkerAtAllSignalsAtOnce(t *testing.T) {
 	require.NoError(t, err, out)
 	require.Less(t, time.Since(began), probeBudget, "no wait for a worker that is not there")
 	require.Contains(t, out, "no worker polls task queue "+queue+": the approve update needs a running worker")
-	require.Contains(t, out, `--input '{"call_id":"c_1","decision":"deny","feedback":"not now"}'`)
+	require.Contains(t, out, `--input '{"call_id":"c_1","decision":"deny","feedback":"not now"`+authorJSON(t)+`}'`)
 	var signalled bool
 	for _, ev := range history(t, id).Events {
 		if a := ev.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == workflows.SignalApproval {
@@ -237,4 +239,18 @@ func TestWatchVerifiesADecisionWhoseReplyWasLost(t *testing.T) {
 	require.Contains(t, out.String(), "approved c1 (write) — the reply was lost; the session's history shows it took the decision")
 	require.NotContains(t, out.String(), "✗")
 	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
+}
+
+// authorJSON is the "author" member a decision sent from this machine
+// carries (the local login, for the pull request's body), as the
+// starter's temporal CLI line writes it; empty when there is no login.
+func authorJSON(t *testing.T) string {
+	t.Helper()
+	u, err := user.Current()
+	if err != nil || u.Username == "" {
+		return ""
+	}
+	b, err := json.Marshal(u.Username)
+	require.NoError(t, err)
+	return `,"author":` + string(b)
 }
