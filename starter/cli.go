@@ -108,6 +108,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"start", "start [--profile P] [--allow TOOL:PATTERN] [--model M] [--system S] [--max-turns N] [--workdir DIR] [--base REF | --in-place] [--idle-timeout D|forever] [--local-reads] [--local-model] [--token-budget N] [--cost-budget USD] [--approval person|guardian|none] [--approval-timeout D] [--worker-lost-after D] [--id ID] [--wait [--no-interactive] [--no-color]] PROMPT...", "start a session and print its id", (*app).cmdStart},
+		{"chat", "chat [SESSION] [start's session flags] [--id ID] [--no-color]", "talk to a session full-screen: stream its reply, approve inline, send messages, Esc interrupts, Ctrl-D detaches; no SESSION: the first message starts one here", (*app).cmdChat},
 		{"send", "send SESSION TEXT...", "send the session a user message", (*app).cmdSend},
 		{"approve", "approve SESSION [CALL_ID...] [--all] [--feedback F]", "approve pending tool calls", (*app).cmdApprove},
 		{"deny", "deny SESSION [CALL_ID...] [--all] --feedback F", "deny pending tool calls, telling the model why", (*app).cmdDeny},

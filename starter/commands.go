@@ -161,9 +161,6 @@ func (a *app) cmdStart(ctx context.Context, fs *flag.FlagSet, args []string) err
 			return err
 		}
 	}
-	if o.id == "" {
-		o.id = newSessionID(time.Now())
-	}
 	c, err := a.connect(ctx)
 	if err != nil {
 		return err
@@ -171,16 +168,9 @@ func (a *app) cmdStart(ctx context.Context, fs *flag.FlagSet, args []string) err
 	defer c.Close()
 	workdirSet := false
 	fs.Visit(func(f *flag.Flag) { workdirSet = workdirSet || f.Name == "workdir" })
-	p, err := a.place(ctx, c, &o, workdirSet)
+	run, p, err := a.launch(ctx, c, &o, workdirSet)
 	if err != nil {
 		return err
-	}
-	opts := a.startWorkflowOptions(o)
-	opts.TaskQueue = p.queue
-	// By name, not by function: the starter does not link the workflow code.
-	run, err := c.ExecuteWorkflow(ctx, opts, workflows.WorkflowType, o.input)
-	if err != nil {
-		return sessionError(err, "start", o.id, a.cfg.Namespace)
 	}
 	if a.cfg.JSON {
 		if o.wait {
@@ -199,6 +189,27 @@ func (a *app) cmdStart(ctx context.Context, fs *flag.FlagSet, args []string) err
 		return nil
 	}
 	return a.watch(ctx, c, run.GetID(), a.interval())
+}
+
+// launch starts the session o describes, on the worker serving the
+// directory the command runs in (place): the one way start and chat
+// start a session.
+func (a *app) launch(ctx context.Context, c sessionClient, o *startOptions, workdirSet bool) (client.WorkflowRun, placement, error) {
+	if o.id == "" {
+		o.id = newSessionID(time.Now())
+	}
+	p, err := a.place(ctx, c, o, workdirSet)
+	if err != nil {
+		return nil, p, err
+	}
+	opts := a.startWorkflowOptions(*o)
+	opts.TaskQueue = p.queue
+	// By name, not by function: the starter does not link the workflow code.
+	run, err := c.ExecuteWorkflow(ctx, opts, workflows.WorkflowType, o.input)
+	if err != nil {
+		return nil, p, sessionError(err, "start", o.id, a.cfg.Namespace)
+	}
+	return run, p, nil
 }
 
 // sessionArgs parses a command that takes SESSION and optional words after.

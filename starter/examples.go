@@ -12,6 +12,11 @@ var examples = map[string][]string{
 		`start --idle-timeout forever --token-budget 2000000 "keep the migration going"   # waits for you for days, stops at 2M tokens`,
 		`start --local-reads --local-model "summarise the repo"   # fastest turns, for a fast local model`,
 	},
+	"chat": {
+		`chat                                # type the task: a session starts here, as start does`,
+		`chat --profile plan --id review-1   # start's session flags shape the new session`,
+		`chat session-1                      # attach: the conversation so far, then live; Ctrl-D leaves it running`,
+	},
 	"send":    {`send session-1 "now run the tests"`, `send session-1 -- "-v is not a flag here"`},
 	"approve": {`approve session-1 call_abc`, `approve session-1 --all`, `approve session-1 call_abc --remember --pattern 'go test *'`},
 	"deny":    {`deny session-1 call_abc --feedback "don't touch go.mod"`, `deny session-1 --all --feedback "stop and explain"`},

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/stretchr/testify/require"
+
+	"github.com/longrun/longrun/eventlog"
+	"github.com/longrun/longrun/follow"
+)
+
+// chatModelFor is a chat attached to s1 that talks to no server: what
+// the tests below do needs none.
+func chatModelFor(t *testing.T) *chatModel {
+	t.Helper()
+	m := newChatModel(context.Background(), &app{getenv: noEnv}, nil, "s1")
+	m.send = func(tea.Msg) {}
+	m.color = true
+	m.width, m.height = 100, 60
+	return m
+}
+
+func feed(m *chatModel, evs ...eventlog.Event) {
+	for _, e := range evs {
+		m.Update(eventMsg(follow.Event{Event: e}))
+	}
+}
+
+// sgr is the only escape sequence the chat writes itself: its colours.
+var sgr = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+// Everything the model, a tool or a call controls reaches the screen
+// rendered: no escape sequence but the chat's colours, no bidi control.
+func TestChatRendersUntrustedText(t *testing.T) {
+	t.Parallel()
+	m := chatModelFor(t)
+	feed(m,
+		eventlog.Event{Seq: 1, Kind: eventlog.KindUserMessage, Text: "hi \x1b]0;title\x07"},
+		eventlog.Event{Seq: 2, Kind: eventlog.KindTurnStarted, Turn: 1},
+		eventlog.Event{Seq: 3, Kind: eventlog.KindReasoning, Text: "think \x1b[1A"},
+		eventlog.Event{Seq: 4, Kind: eventlog.KindText, Text: "clear \x1b[2J and \u202eevil"},
+		eventlog.Event{Seq: 5, Kind: eventlog.KindCallProposed, Call: &eventlog.Call{ID: "c1\x1b[K", Tool: "shell", Summary: "shell: rm \r-rf"}, Outcome: "ask", Text: "why \x1b[31m"},
+		eventlog.Event{Kind: follow.KindPartial, Text: "writing \x1b]52;c;eA==\x07"},
+	)
+	m.Update(pendingMsg{{ID: "c1\x1b[K", Tool: "shell", Reason: "asks \x1b[2K", Arguments: `{"command":"rm \u001b[2J -rf"}`}})
+	for _, expanded := range []bool{false, true} {
+		m.expanded = expanded
+		v := m.View()
+		rest := sgr.ReplaceAllString(v, "")
+		require.NotContains(t, rest, "\x1b", "a raw escape reached the screen:\n%s", v)
+		require.NotContains(t, rest, "\u202e")
+		require.NotContains(t, rest, "\x07")
+		require.NotContains(t, rest, "\r")
+		for _, shown := range []string{`hi \x1b]0;title\x07`, `clear \x1b[2J and ⟨U+202E⟩evil`, `[c1\x1b[K] shell`, `rm \r-rf`,
+			`writing \x1b]52;c;eA==\x07`, `thinking: think \x1b[1A`, `rm \x1b[2J -rf`, "approval needed"} {
+			require.Contains(t, rest, shown)
+		}
+	}
+}
+
+// A deny goes to the call d was pressed at: if that call stops waiting
+// while the feedback is typed, nothing is denied, and the call waiting
+// now is not denied in its place.
+func TestChatDenyIsForTheCallItWasAskedAt(t *testing.T) {
+	t.Parallel()
+	m := chatModelFor(t)
+	m.Update(pendingMsg{{ID: "c1", Tool: "shell", Arguments: `{"command":"make"}`}})
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("d")})
+	require.Equal(t, modeFeedback, m.mode)
+	require.Contains(t, m.View(), "feedback for the model")
+	m.Update(pendingMsg{{ID: "c2", Tool: "shell", Arguments: `{"command":"rm -rf /"}`}})
+	for _, r := range "no" {
+		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	require.Nil(t, cmd, "nothing may be sent")
+	require.Empty(t, m.inflight)
+	require.Contains(t, m.View(), "c1 no longer waits; nothing was denied")
+}
+
+// A call cut on screen is approved only once v showed it whole.
+func TestChatApproveNeedsTheWholeCallSeen(t *testing.T) {
+	t.Parallel()
+	m := chatModelFor(t)
+	long := strings.Repeat("x", 3*chatArgLimit)
+	m.Update(pendingMsg{{ID: "c1", Tool: "write", Arguments: `{"path":"a.txt","content":"` + long + `"}`}})
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	require.Nil(t, cmd)
+	require.Contains(t, m.View(), "part of c1 is hidden: press v")
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("v")})
+	require.Contains(t, m.View(), "the whole of call c1")
+	require.Contains(t, m.View(), long[:50])
+	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	require.NotNil(t, cmd, "approve is sent once the call was seen whole")
+	require.True(t, m.inflight["c1"])
+	require.Empty(t, string(m.input), "the keys answered the call, not the input line")
+}
+
+// Ctrl-C asks before cancelling; any answer but y cancels nothing.
+func TestChatCtrlCAsksFirst(t *testing.T) {
+	t.Parallel()
+	m := chatModelFor(t)
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyCtrlC})
+	require.Nil(t, cmd)
+	require.Contains(t, m.View(), "cancel the session? y/n")
+	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("n")})
+	require.Nil(t, cmd, "n cancels nothing")
+	require.Contains(t, m.View(), "not cancelled")
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlC})
+	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	require.NotNil(t, cmd, "y sends the cancel")
+	require.Equal(t, modeInput, m.mode)
+}
+
+// Ctrl-O unfolds the calls with their arguments, read from the
+// conversation for a call the chat never saw wait, rendered.
+func TestChatUnfoldsCallsWithTheirArguments(t *testing.T) {
+	t.Parallel()
+	m := chatModelFor(t)
+	feed(m,
+		eventlog.Event{Seq: 1, Kind: eventlog.KindCallProposed, Call: &eventlog.Call{ID: "c1", Tool: "read", Summary: "read: a.txt"}, Outcome: "allow", Text: ""},
+		eventlog.Event{Seq: 2, Kind: eventlog.KindCallFinished, Call: &eventlog.Call{ID: "c1", Tool: "read"}, Outcome: "ran", Text: "line one\nline two"},
+	)
+	require.NotContains(t, m.View(), "path:")
+	m.Update(argsMsg{"c1": `{"path":"a.txt\u001b[2J"}`})
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlO})
+	v := sgr.ReplaceAllString(m.View(), "")
+	require.Contains(t, v, `path: a.txt\x1b[2J`)
+	require.Contains(t, v, "⎿ line one")
+	require.Contains(t, v, "  line two")
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlO})
+	require.NotContains(t, m.View(), "path:", "folded again")
+}
