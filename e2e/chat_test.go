@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -218,6 +219,32 @@ func TestChatInATerminal(t *testing.T) {
 	c2.keys("\x0f") // Ctrl-O: every call with its arguments, read from the conversation
 	c2.waitScreen("the calls unfolded", "change:", "+hello, chat", "command: rm -rf build")
 	c2.keys("\x0f")
+
+	// Ctrl-R forks at a turn: a turn not reached is a line, f 1 starts a
+	// fork (waiting for its first message) and the chat stays here.
+	c2.keys("\x12")
+	c2.waitScreen("the rewind or fork prompt", "r N rewinds to turn N, f N forks at turn N", "rewind or fork>")
+	c2.keys("r 99")
+	c2.keys("\r")
+	c2.waitScreen("a turn not reached", "✗ turn 99: "+id+" has reached turn 5; nothing changed")
+	c2.keys("\x15") // Ctrl-U
+	c2.keys("f 1")
+	c2.keys("\r")
+	s = c2.waitScreen("the fork started", "forked "+id+" at turn 1: its checkout starts from that turn's files", "attach to the fork with: longrun chat session-")
+	fork := regexp.MustCompile(`attach to the fork with: longrun chat (session-[0-9]{8}-[0-9]{6}-[0-9a-f]{6})`).FindStringSubmatch(s)
+	require.NotNil(t, fork, s)
+	fdesc, err := describeRun(context.Background(), tc, fork[1], "")
+	require.NoError(t, err)
+	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, fdesc.GetWorkflowExecutionInfo().GetStatus(), "the fork runs")
+	require.NoError(t, tc.CancelWorkflow(context.Background(), fork[1], ""))
+
+	// r 4 rewinds this session to turn 4: the chat shows what longrun
+	// rewind prints, then the session's own rewound event.
+	c2.keys("\x12")
+	c2.keys("r 4")
+	c2.keys("\r")
+	c2.waitScreen("the rewind", "rewound "+id+" from turn 5 to turn 4: conversation and files", "rewound to turn 4")
+
 	c2.keys("finish up")
 	c2.keys("\r")
 	c2.waitScreen("the last reply", "you: finish up", "● All done: greeting.txt says hello, chat.")

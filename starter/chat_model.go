@@ -48,6 +48,7 @@ const (
 	modeInput    chatMode = iota // typing the next message; a/d/s/v answer a waiting call when the line is empty
 	modeFeedback                 // typing the feedback of a deny
 	modeConfirm                  // "cancel the session? y/n"
+	modeTurn                     // typing "r N" or "f N": rewind to or fork at a turn (Ctrl-R)
 )
 
 // chatCall is one tool call as the chat shows it, built from the call_*
@@ -107,8 +108,9 @@ type chatModel struct {
 	mode       chatMode
 	denying    workflows.PendingApproval // the call whose feedback is being typed
 	input      []rune
-	scroll     int // lines back from the conversation's end
-	viewScroll int // lines down from the top of the call viewed
+	saved      []rune // the line being typed when Ctrl-R opened its prompt
+	scroll     int    // lines back from the conversation's end
+	viewScroll int    // lines down from the top of the call viewed
 	width      int
 	height     int
 	color      bool
@@ -197,6 +199,10 @@ func (m *chatModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			if c := m.calls[p.ID]; c != nil {
 				c.args = p.Arguments
 			}
+		}
+	case turnDone:
+		for _, l := range msg {
+			m.note(l)
 		}
 	case decisionMsg:
 		return m, m.decided(msg)
@@ -353,6 +359,8 @@ func (m *chatModel) key(k tea.KeyMsg) tea.Cmd {
 		return nil
 	case modeFeedback:
 		return m.feedbackKey(k)
+	case modeTurn:
+		return m.turnKey(k)
 	}
 	switch k.Type {
 	case tea.KeyCtrlD:
@@ -370,6 +378,8 @@ func (m *chatModel) key(k tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		return m.interrupt()
+	case tea.KeyCtrlR:
+		return m.openTurnPrompt()
 	case tea.KeyCtrlO:
 		m.expanded = !m.expanded
 		if m.expanded {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/longrun/longrun/eventlog"
 	"github.com/longrun/longrun/follow"
+	"github.com/longrun/longrun/untrusted"
 )
 
 // chatModelFor is a chat attached to s1 that talks to no server: what
@@ -134,4 +135,114 @@ func TestChatUnfoldsCallsWithTheirArguments(t *testing.T) {
 	require.Contains(t, v, "  line two")
 	m.Update(tea.KeyMsg{Type: tea.KeyCtrlO})
 	require.NotContains(t, m.View(), "path:", "folded again")
+}
+
+// The Ctrl-R prompt reads "r N" and "f N" (or rewind/fork, the number
+// next to the letter or apart, words after it); anything else is a line
+// saying what to type.
+func TestParseTurnAction(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		line string
+		want turnAction
+	}{
+		{"r 3", turnAction{turn: 3}},
+		{"  R3 ", turnAction{turn: 3}},
+		{"rewind 12 try the other file", turnAction{turn: 12, words: "try the other file"}},
+		{"f 1", turnAction{fork: true, turn: 1}},
+		{"F2", turnAction{fork: true, turn: 2}},
+		{"fork 4   now do it in Go", turnAction{fork: true, turn: 4, words: "now do it in Go"}},
+	} {
+		got, err := parseTurnAction(c.line)
+		require.NoError(t, err, c.line)
+		require.Equal(t, c.want, got, c.line)
+	}
+	for line, says := range map[string]string{
+		"":            "type r N to rewind to turn N or f N to fork at turn N",
+		"   ":         "type r N to rewind to turn N or f N to fork at turn N",
+		"x 3":         "start with r (rewind to a turn) or f (fork at a turn)",
+		"3 r":         "start with r (rewind to a turn) or f (fork at a turn)",
+		"rr 3":        "start with r (rewind to a turn) or f (fork at a turn)",
+		"r":           "the turn is a number from 1",
+		"f three":     "the turn is a number from 1",
+		"r 0":         "the turn is a number from 1",
+		"r -2":        "the turn is a number from 1",
+		"f 2x":        "the turn is a number from 1",
+		"r \x1b[2J 1": "the turn is a number from 1",
+	} {
+		_, err := parseTurnAction(line)
+		require.ErrorContains(t, err, says, "%q", line)
+		require.NotContains(t, err.Error(), "\x1b", "the line typed is shown rendered")
+	}
+}
+
+// Ctrl-R opens the prompt over the line being typed and Esc brings that
+// line back; a line that does not parse, or a turn the session has not
+// reached, is a line in the chat and changes nothing; one that parses
+// runs (fork or rewind) and closes the prompt.
+func TestChatTurnPrompt(t *testing.T) {
+	t.Parallel()
+	m := chatModelFor(t)
+	feed(m,
+		eventlog.Event{Seq: 1, Kind: eventlog.KindTurnStarted, Turn: 1},
+		eventlog.Event{Seq: 2, Kind: eventlog.KindTurnFinished, Turn: 1, Outcome: "ok"},
+		eventlog.Event{Seq: 3, Kind: eventlog.KindTurnStarted, Turn: 2},
+	)
+	typeIn := func(s string) {
+		for _, r := range s {
+			if r == ' ' {
+				m.Update(tea.KeyMsg{Type: tea.KeySpace})
+			} else {
+				m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+			}
+		}
+	}
+	typeIn("half a message")
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlR})
+	require.Equal(t, modeTurn, m.mode)
+	v := sgr.ReplaceAllString(m.View(), "")
+	require.Contains(t, v, "r N rewinds to turn N, f N forks at turn N")
+	require.Contains(t, v, "rewind or fork> █")
+
+	typeIn("r 9")
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	require.Nil(t, cmd, "nothing is sent for a turn not reached")
+	require.Equal(t, modeTurn, m.mode, "the prompt stays to be corrected")
+	require.Contains(t, m.View(), "✗ turn 9: s1 has reached turn 2; nothing changed")
+
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlU})
+	typeIn("z 1")
+	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	require.Nil(t, cmd)
+	require.Contains(t, m.View(), "✗ 'z 1': start with r (rewind to a turn) or f (fork at a turn)")
+
+	m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+	require.Equal(t, modeInput, m.mode)
+	require.Equal(t, "half a message", string(m.input), "Esc brings the line back")
+	require.Empty(t, m.inflight, "Esc interrupted nothing and decided nothing")
+
+	m.Update(tea.KeyMsg{Type: tea.KeyCtrlR})
+	typeIn("f 1")
+	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	require.NotNil(t, cmd, "the fork runs")
+	require.Equal(t, modeInput, m.mode)
+	require.Equal(t, "half a message", string(m.input))
+	require.Contains(t, m.View(), "forking s1 at turn 1…")
+
+	// What the fork or rewind said comes back as lines, rendered.
+	m.Update(turnDone{"✗ rewind s1 to turn 1 refused, nothing changed: " + untrusted.Line("busy \x1b[2J")})
+	v = sgr.ReplaceAllString(m.View(), "")
+	require.Contains(t, v, `refused, nothing changed: busy \x1b[2J`)
+	require.NotContains(t, v, "\x1b")
+}
+
+// With no session yet there is nothing to rewind or fork.
+func TestChatTurnPromptNeedsASession(t *testing.T) {
+	t.Parallel()
+	m := chatModelFor(t)
+	m.session = ""
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyCtrlR})
+	require.Nil(t, cmd)
+	require.Equal(t, modeInput, m.mode)
+	require.Contains(t, m.View(), "there is no session yet")
 }

@@ -261,6 +261,9 @@ func (m *chatModel) inputLines(st style) []string {
 		return m.wrap(st.paint("cancel the session? y/n ", sgrBold, sgrRed))
 	case m.mode == modeFeedback:
 		p = "feedback for the model (Enter denies, Esc goes back): "
+	case m.mode == modeTurn:
+		out := m.wrap(st.paint(turnPromptText, sgrDim))
+		return append(out, m.wrap(st.paint("rewind or fork> ", sgrBold)+untrusted.Visible(string(m.input))+"█")...)
 	case m.session == "" && m.starting:
 		return m.wrap(st.paint("starting the session…", sgrDim))
 	case m.session == "":
@@ -279,5 +282,5 @@ func (m *chatModel) keysHelp() string {
 	if m.session == "" {
 		return "Enter start · Ctrl-C or Ctrl-D leave"
 	}
-	return "Enter send · Esc interrupt · Ctrl-O fold/unfold calls · PgUp/PgDn scroll · Ctrl-C cancel · Ctrl-D detach"
+	return "Enter send · Esc interrupt · Ctrl-R rewind/fork · Ctrl-O fold/unfold calls · PgUp/PgDn scroll · Ctrl-C cancel · Ctrl-D detach"
 }

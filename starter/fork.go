@@ -76,46 +76,63 @@ func (a *app) cmdFork(ctx context.Context, fs *flag.FlagSet, args []string) erro
 	if err != nil {
 		return err
 	}
-	if *id == "" {
-		*id = newSessionID(time.Now())
-	}
 	c, err := a.connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	run, err := a.fork(ctx, c, session, turn, *id, prompt)
+	if err != nil {
+		return err
+	}
+	if a.cfg.JSON {
+		return a.printJSON(map[string]any{"session_id": run.GetID(), "run_id": run.GetRunID(), "forked_from": session, "turn": turn})
+	}
+	fmt.Fprintln(a.stdout, run.GetID())
+	fmt.Fprintln(a.stderr, forkedLine(session, turn, run.GetID(), prompt))
+	return nil
+}
+
+// fork starts a new session (id, or a new id when "") whose conversation
+// is session's up to turn and whose checkout starts from that turn's
+// checkpoint; prompt, when not "", is its first message. longrun fork
+// and the chat's Ctrl-R both start a fork with it.
+func (a *app) fork(ctx context.Context, c sessionClient, session string, turn int, id, prompt string) (client.WorkflowRun, error) {
+	if id == "" {
+		id = newSessionID(time.Now())
+	}
 	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
 	v, err := c.QueryWorkflow(qctx, session, "", workflows.QueryForkInput, turn)
 	if err != nil {
-		return fmt.Errorf("fork %s at turn %d: %w", session, turn, sessionError(err, "query", session, a.cfg.Namespace))
+		return nil, fmt.Errorf("fork %s at turn %d: %w", session, turn, sessionError(err, "query", session, a.cfg.Namespace))
 	}
 	var in workflows.SessionInput
 	if err := v.Get(&in); err != nil {
-		return fmt.Errorf("decode the fork's input: %w", err)
+		return nil, fmt.Errorf("decode the fork's input: %w", err)
 	}
 	in.Prompt = prompt
 	desc, err := c.DescribeWorkflowExecution(ctx, session, "")
 	if err != nil {
-		return sessionError(err, "describe", session, a.cfg.Namespace)
+		return nil, sessionError(err, "describe", session, a.cfg.Namespace)
 	}
 	opts := client.StartWorkflowOptions{
-		ID: *id, TaskQueue: desc.GetExecutionConfig().GetTaskQueue().GetName(),
+		ID: id, TaskQueue: desc.GetExecutionConfig().GetTaskQueue().GetName(),
 		StaticSummary:                            fmt.Sprintf("fork of %s at turn %d", session, turn),
 		StaticDetails:                            staticDetails(in),
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}
 	run, err := c.ExecuteWorkflow(ctx, opts, workflows.WorkflowType, in)
 	if err != nil {
-		return sessionError(err, "start", *id, a.cfg.Namespace)
+		return nil, sessionError(err, "start", id, a.cfg.Namespace)
 	}
-	if a.cfg.JSON {
-		return a.printJSON(map[string]any{"session_id": run.GetID(), "run_id": run.GetRunID(), "forked_from": session, "turn": turn})
-	}
-	fmt.Fprintln(a.stdout, run.GetID())
-	fmt.Fprintf(a.stderr, "forked %s at turn %d: its checkout starts from that turn's files on branch longrun/%s; %s\n",
-		session, turn, run.GetID(), nextStep(prompt, run.GetID()))
-	return nil
+	return run, nil
+}
+
+// forkedLine is what longrun fork says on stderr once the fork started.
+func forkedLine(session string, turn int, id, prompt string) string {
+	return fmt.Sprintf("forked %s at turn %d: its checkout starts from that turn's files on branch longrun/%s; %s",
+		session, turn, id, nextStep(prompt, id))
 }
 
 func nextStep(prompt, id string) string {
@@ -135,6 +152,21 @@ func (a *app) cmdRewind(ctx context.Context, fs *flag.FlagSet, args []string) er
 		return err
 	}
 	defer c.Close()
+	out, err := a.rewind(ctx, c, session, turn, message)
+	if err != nil {
+		return err
+	}
+	if a.cfg.JSON {
+		return a.printJSON(map[string]any{"session_id": session, "turn": out.Turn, "from": out.From, "checkpoint": out.Checkpoint})
+	}
+	fmt.Fprintln(a.stdout, rewoundLine(session, out))
+	return nil
+}
+
+// rewind takes session back to turn with the rewind update (message, when
+// not "", is said to the model), waiting for the files to be back.
+// longrun rewind and the chat's Ctrl-R both rewind with it.
+func (a *app) rewind(ctx context.Context, c sessionClient, session string, turn int, message string) (workflows.RewindOutcome, error) {
 	uctx, cancel := context.WithTimeout(ctx, rewindTimeout)
 	defer cancel()
 	h, err := c.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
@@ -149,19 +181,20 @@ func (a *app) cmdRewind(ctx context.Context, fs *flag.FlagSet, args []string) er
 	}
 	var refused *temporal.ApplicationError
 	if errors.As(err, &refused) {
-		return fmt.Errorf("rewind %s to turn %d refused, nothing changed: %s", session, turn, refused.Message())
+		return out, fmt.Errorf("rewind %s to turn %d refused, nothing changed: %s", session, turn, refused.Message())
 	}
 	if err != nil {
-		return sessionError(err, "rewind", session, a.cfg.Namespace)
+		return out, sessionError(err, "rewind", session, a.cfg.Namespace)
 	}
-	if a.cfg.JSON {
-		return a.printJSON(map[string]any{"session_id": session, "turn": out.Turn, "from": out.From, "checkpoint": out.Checkpoint})
-	}
+	return out, nil
+}
+
+// rewoundLine is what longrun rewind prints once the session went back.
+func rewoundLine(session string, out workflows.RewindOutcome) string {
 	files := "the base's"
 	if out.Checkpoint != "" {
 		files = "checkpoint " + shortID(out.Checkpoint)
 	}
-	fmt.Fprintf(a.stdout, "rewound %s from turn %d to turn %d: conversation and files (%s) are back there; the later turns stay in its history\n",
+	return fmt.Sprintf("rewound %s from turn %d to turn %d: conversation and files (%s) are back there; the later turns stay in its history",
 		session, out.From, out.Turn, files)
-	return nil
 }
