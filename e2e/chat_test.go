@@ -170,14 +170,18 @@ func TestChatInATerminal(t *testing.T) {
 	c.waitScreen("the whole reply", `● Reading greeting.txt before I change it; a stray \x1b[2J stays text.`, "you: fix the greeting", "turn 1")
 
 	// The edit waits: v shows its diff, a approves it.
-	c.waitScreen("the edit waiting", "approval needed", "edit", "a approve · d deny")
+	// The prompt's own head, with the call's id: the call line shows
+	// the tool and its summary before the prompt is drawn for it.
+	c.waitScreen("the edit waiting", "approval needed [c2] edit", "a approve · d deny")
 	c.keys("v")
 	c.waitScreen("the edit's diff", "the whole of call c", "--- a/greeting.txt", "-hello", "+hello, chat")
 	c.keys("a")
 	c.waitScreen("the edit approved", "approved c2 (edit)", "approved by person · ran")
 
 	// The command waits: d asks for feedback, Enter denies with it.
-	c.waitScreen("the command waiting", "approval needed", "rm -rf build")
+	// Not "approval needed" and "rm -rf build": the call line shows the
+	// command while the prompt still shows c2, and d would go to c2.
+	c.waitScreen("the command waiting", "approval needed [c3] shell", "rm -rf build")
 	c.keys("d")
 	c.waitScreen("the feedback line", "feedback for the model")
 	c.keys("keep build, it holds the cache")

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/longrun/longrun/untrusted"
 )
@@ -80,7 +80,7 @@ func (a *app) cmdChat(ctx context.Context, fs *flag.FlagSet, args []string) erro
 		return o, err
 	}
 	m.workdirSet = set["workdir"]
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(a.stdin), tea.WithOutput(a.stdout), tea.WithContext(ctx))
+	p := tea.NewProgram(m, tea.WithInput(a.stdin), tea.WithOutput(a.stdout), tea.WithContext(ctx))
 	m.send = p.Send
 	_, err = p.Run()
 	cancel()

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/longrun/longrun/eventlog"
 	"github.com/longrun/longrun/follow"
@@ -223,8 +224,13 @@ func (m *chatModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.input = []rune(msg.text)
 		}
 		m.note("✗ " + untrusted.Line(msg.err.Error()) + " (the message is back on the line)")
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return m, m.key(msg)
+	case tea.PasteMsg:
+		// A paste is text for the line, never an answer to a call.
+		if m.mode != modeConfirm {
+			m.input = append(m.input, []rune(msg.Content)...)
+		}
 	}
 	return m, nil
 }
@@ -348,11 +354,11 @@ func (m *chatModel) waiting() *workflows.PendingApproval {
 }
 
 // key handles one key press.
-func (m *chatModel) key(k tea.KeyMsg) tea.Cmd {
+func (m *chatModel) key(k tea.KeyPressMsg) tea.Cmd {
 	switch m.mode {
 	case modeConfirm:
 		m.mode = modeInput
-		if k.Type == tea.KeyRunes && strings.EqualFold(string(k.Runes), "y") {
+		if t, ok := typed(k); ok && strings.EqualFold(t, "y") {
 			return m.cancelSession()
 		}
 		m.note("not cancelled")
@@ -362,69 +368,82 @@ func (m *chatModel) key(k tea.KeyMsg) tea.Cmd {
 	case modeTurn:
 		return m.turnKey(k)
 	}
-	switch k.Type {
-	case tea.KeyCtrlD:
+	switch k.Keystroke() {
+	case "ctrl+d":
 		m.detached = true
 		return tea.Quit
-	case tea.KeyCtrlC:
+	case "ctrl+c":
 		if m.session == "" || m.closed != "" {
 			return tea.Quit
 		}
 		m.mode = modeConfirm
 		return nil
-	case tea.KeyEsc:
+	case "esc":
 		if m.viewing != "" {
 			m.viewing = ""
 			return nil
 		}
 		return m.interrupt()
-	case tea.KeyCtrlR:
+	case "ctrl+r":
 		return m.openTurnPrompt()
-	case tea.KeyCtrlO:
+	case "ctrl+o":
 		m.expanded = !m.expanded
 		if m.expanded {
 			return m.readArguments()
 		}
 		return nil
-	case tea.KeyPgUp:
+	case "pgup":
 		if m.viewing != "" {
 			m.viewScroll = max(0, m.viewScroll-max(1, m.height/2))
 		} else {
 			m.scroll += max(1, m.height/2)
 		}
 		return nil
-	case tea.KeyPgDown:
+	case "pgdown":
 		if m.viewing != "" {
 			m.viewScroll += max(1, m.height/2)
 		} else {
 			m.scroll = max(0, m.scroll-max(1, m.height/2))
 		}
 		return nil
-	case tea.KeyEnter:
+	case "enter":
 		if m.closed != "" {
 			return tea.Quit
 		}
 		return m.submit()
-	case tea.KeyBackspace:
+	case "backspace":
 		if len(m.input) > 0 {
 			m.input = m.input[:len(m.input)-1]
 		}
 		return nil
-	case tea.KeyCtrlU:
+	case "ctrl+u":
 		m.input = nil
 		return nil
-	case tea.KeySpace:
+	case "space":
 		m.input = append(m.input, ' ')
 		return nil
-	case tea.KeyRunes:
-		if p := m.waiting(); p != nil && len(m.input) == 0 && len(k.Runes) == 1 {
-			if cmd, ok := m.answer(*p, k.Runes[0]); ok {
+	default:
+		t, ok := typed(k)
+		if !ok {
+			return nil
+		}
+		if p := m.waiting(); p != nil && len(m.input) == 0 && utf8.RuneCountInString(t) == 1 {
+			if cmd, ok := m.answer(*p, []rune(t)[0]); ok {
 				return cmd
 			}
 		}
-		m.input = append(m.input, k.Runes...)
+		m.input = append(m.input, []rune(t)...)
 	}
 	return nil
+}
+
+// typed is the text a key press types: a printable key, with no Ctrl or
+// Alt held (those are commands, or nothing).
+func typed(k tea.KeyPressMsg) (string, bool) {
+	if k.Text == "" || k.Mod.Contains(tea.ModCtrl) || k.Mod.Contains(tea.ModAlt) {
+		return "", false
+	}
+	return k.Text, true
 }
 
 // answer acts on a key pressed at a waiting call with the input line
@@ -461,11 +480,11 @@ func (m *chatModel) answer(p workflows.PendingApproval, r rune) (tea.Cmd, bool) 
 
 // feedbackKey edits the feedback of a deny: Enter denies with it (empty:
 // without), Esc goes back without deciding.
-func (m *chatModel) feedbackKey(k tea.KeyMsg) tea.Cmd {
-	switch k.Type {
-	case tea.KeyEsc:
+func (m *chatModel) feedbackKey(k tea.KeyPressMsg) tea.Cmd {
+	switch k.Keystroke() {
+	case "esc":
 		m.mode, m.input = modeInput, nil
-	case tea.KeyEnter:
+	case "enter":
 		m.mode = modeInput
 		feedback := strings.TrimSpace(string(m.input))
 		m.input = nil
@@ -478,17 +497,19 @@ func (m *chatModel) feedbackKey(k tea.KeyMsg) tea.Cmd {
 			}
 		}
 		m.note(fmt.Sprintf("%s no longer waits; nothing was denied", showID(p.ID)))
-	case tea.KeyBackspace:
+	case "backspace":
 		if len(m.input) > 0 {
 			m.input = m.input[:len(m.input)-1]
 		}
-	case tea.KeySpace:
+	case "space":
 		m.input = append(m.input, ' ')
-	case tea.KeyRunes:
-		m.input = append(m.input, k.Runes...)
-	case tea.KeyCtrlD:
+	case "ctrl+d":
 		m.detached = true
 		return tea.Quit
+	default:
+		if t, ok := typed(k); ok {
+			m.input = append(m.input, []rune(t)...)
+		}
 	}
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/longrun/longrun/eventlog"
@@ -50,7 +50,7 @@ func TestChatRendersUntrustedText(t *testing.T) {
 	m.Update(pendingMsg{{ID: "c1\x1b[K", Tool: "shell", Reason: "asks \x1b[2K", Arguments: `{"command":"rm \u001b[2J -rf"}`}})
 	for _, expanded := range []bool{false, true} {
 		m.expanded = expanded
-		v := m.View()
+		v := m.View().Content
 		rest := sgr.ReplaceAllString(v, "")
 		require.NotContains(t, rest, "\x1b", "a raw escape reached the screen:\n%s", v)
 		require.NotContains(t, rest, "\u202e")
@@ -70,17 +70,17 @@ func TestChatDenyIsForTheCallItWasAskedAt(t *testing.T) {
 	t.Parallel()
 	m := chatModelFor(t)
 	m.Update(pendingMsg{{ID: "c1", Tool: "shell", Arguments: `{"command":"make"}`}})
-	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("d")})
+	m.Update(typeKey("d"))
 	require.Equal(t, modeFeedback, m.mode)
-	require.Contains(t, m.View(), "feedback for the model")
+	require.Contains(t, m.View().Content, "feedback for the model")
 	m.Update(pendingMsg{{ID: "c2", Tool: "shell", Arguments: `{"command":"rm -rf /"}`}})
 	for _, r := range "no" {
-		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+		m.Update(typeKey(string(r)))
 	}
-	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	require.Nil(t, cmd, "nothing may be sent")
 	require.Empty(t, m.inflight)
-	require.Contains(t, m.View(), "c1 no longer waits; nothing was denied")
+	require.Contains(t, m.View().Content, "c1 no longer waits; nothing was denied")
 }
 
 // A call cut on screen is approved only once v showed it whole.
@@ -89,13 +89,13 @@ func TestChatApproveNeedsTheWholeCallSeen(t *testing.T) {
 	m := chatModelFor(t)
 	long := strings.Repeat("x", 3*chatArgLimit)
 	m.Update(pendingMsg{{ID: "c1", Tool: "write", Arguments: `{"path":"a.txt","content":"` + long + `"}`}})
-	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	_, cmd := m.Update(typeKey("a"))
 	require.Nil(t, cmd)
-	require.Contains(t, m.View(), "part of c1 is hidden: press v")
-	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("v")})
-	require.Contains(t, m.View(), "the whole of call c1")
-	require.Contains(t, m.View(), long[:50])
-	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	require.Contains(t, m.View().Content, "part of c1 is hidden: press v")
+	m.Update(typeKey("v"))
+	require.Contains(t, m.View().Content, "the whole of call c1")
+	require.Contains(t, m.View().Content, long[:50])
+	_, cmd = m.Update(typeKey("a"))
 	require.NotNil(t, cmd, "approve is sent once the call was seen whole")
 	require.True(t, m.inflight["c1"])
 	require.Empty(t, string(m.input), "the keys answered the call, not the input line")
@@ -105,14 +105,14 @@ func TestChatApproveNeedsTheWholeCallSeen(t *testing.T) {
 func TestChatCtrlCAsksFirst(t *testing.T) {
 	t.Parallel()
 	m := chatModelFor(t)
-	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyCtrlC})
+	_, cmd := m.Update(ctrlKey('c'))
 	require.Nil(t, cmd)
-	require.Contains(t, m.View(), "cancel the session? y/n")
-	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("n")})
+	require.Contains(t, m.View().Content, "cancel the session? y/n")
+	_, cmd = m.Update(typeKey("n"))
 	require.Nil(t, cmd, "n cancels nothing")
-	require.Contains(t, m.View(), "not cancelled")
-	m.Update(tea.KeyMsg{Type: tea.KeyCtrlC})
-	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	require.Contains(t, m.View().Content, "not cancelled")
+	m.Update(ctrlKey('c'))
+	_, cmd = m.Update(typeKey("y"))
 	require.NotNil(t, cmd, "y sends the cancel")
 	require.Equal(t, modeInput, m.mode)
 }
@@ -126,15 +126,15 @@ func TestChatUnfoldsCallsWithTheirArguments(t *testing.T) {
 		eventlog.Event{Seq: 1, Kind: eventlog.KindCallProposed, Call: &eventlog.Call{ID: "c1", Tool: "read", Summary: "read: a.txt"}, Outcome: "allow", Text: ""},
 		eventlog.Event{Seq: 2, Kind: eventlog.KindCallFinished, Call: &eventlog.Call{ID: "c1", Tool: "read"}, Outcome: "ran", Text: "line one\nline two"},
 	)
-	require.NotContains(t, m.View(), "path:")
+	require.NotContains(t, m.View().Content, "path:")
 	m.Update(argsMsg{"c1": `{"path":"a.txt\u001b[2J"}`})
-	m.Update(tea.KeyMsg{Type: tea.KeyCtrlO})
-	v := sgr.ReplaceAllString(m.View(), "")
+	m.Update(ctrlKey('o'))
+	v := sgr.ReplaceAllString(m.View().Content, "")
 	require.Contains(t, v, `path: a.txt\x1b[2J`)
 	require.Contains(t, v, "⎿ line one")
 	require.Contains(t, v, "  line two")
-	m.Update(tea.KeyMsg{Type: tea.KeyCtrlO})
-	require.NotContains(t, m.View(), "path:", "folded again")
+	m.Update(ctrlKey('o'))
+	require.NotContains(t, m.View().Content, "path:", "folded again")
 }
 
 // The Ctrl-R prompt reads "r N" and "f N" (or rewind/fork, the number
@@ -191,47 +191,47 @@ func TestChatTurnPrompt(t *testing.T) {
 	typeIn := func(s string) {
 		for _, r := range s {
 			if r == ' ' {
-				m.Update(tea.KeyMsg{Type: tea.KeySpace})
+				m.Update(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
 			} else {
-				m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+				m.Update(typeKey(string(r)))
 			}
 		}
 	}
 	typeIn("half a message")
-	m.Update(tea.KeyMsg{Type: tea.KeyCtrlR})
+	m.Update(ctrlKey('r'))
 	require.Equal(t, modeTurn, m.mode)
-	v := sgr.ReplaceAllString(m.View(), "")
+	v := sgr.ReplaceAllString(m.View().Content, "")
 	require.Contains(t, v, "r N rewinds to turn N, f N forks at turn N")
 	require.Contains(t, v, "rewind or fork> █")
 
 	typeIn("r 9")
-	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	require.Nil(t, cmd, "nothing is sent for a turn not reached")
 	require.Equal(t, modeTurn, m.mode, "the prompt stays to be corrected")
-	require.Contains(t, m.View(), "✗ turn 9: s1 has reached turn 2; nothing changed")
+	require.Contains(t, m.View().Content, "✗ turn 9: s1 has reached turn 2; nothing changed")
 
-	m.Update(tea.KeyMsg{Type: tea.KeyCtrlU})
+	m.Update(ctrlKey('u'))
 	typeIn("z 1")
-	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	require.Nil(t, cmd)
-	require.Contains(t, m.View(), "✗ 'z 1': start with r (rewind to a turn) or f (fork at a turn)")
+	require.Contains(t, m.View().Content, "✗ 'z 1': start with r (rewind to a turn) or f (fork at a turn)")
 
-	m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+	m.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
 	require.Equal(t, modeInput, m.mode)
 	require.Equal(t, "half a message", string(m.input), "Esc brings the line back")
 	require.Empty(t, m.inflight, "Esc interrupted nothing and decided nothing")
 
-	m.Update(tea.KeyMsg{Type: tea.KeyCtrlR})
+	m.Update(ctrlKey('r'))
 	typeIn("f 1")
-	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	require.NotNil(t, cmd, "the fork runs")
 	require.Equal(t, modeInput, m.mode)
 	require.Equal(t, "half a message", string(m.input))
-	require.Contains(t, m.View(), "forking s1 at turn 1…")
+	require.Contains(t, m.View().Content, "forking s1 at turn 1…")
 
 	// What the fork or rewind said comes back as lines, rendered.
 	m.Update(turnDone{"✗ rewind s1 to turn 1 refused, nothing changed: " + untrusted.Line("busy \x1b[2J")})
-	v = sgr.ReplaceAllString(m.View(), "")
+	v = sgr.ReplaceAllString(m.View().Content, "")
 	require.Contains(t, v, `refused, nothing changed: busy \x1b[2J`)
 	require.NotContains(t, v, "\x1b")
 }
@@ -241,8 +241,18 @@ func TestChatTurnPromptNeedsASession(t *testing.T) {
 	t.Parallel()
 	m := chatModelFor(t)
 	m.session = ""
-	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyCtrlR})
+	_, cmd := m.Update(ctrlKey('r'))
 	require.Nil(t, cmd)
 	require.Equal(t, modeInput, m.mode)
-	require.Contains(t, m.View(), "there is no session yet")
+	require.Contains(t, m.View().Content, "there is no session yet")
+}
+
+// typeKey is a key press that types s, as a terminal sends it.
+func typeKey(s string) tea.KeyPressMsg {
+	return tea.KeyPressMsg{Code: []rune(s)[0], Text: s}
+}
+
+// ctrlKey is Ctrl and the letter c.
+func ctrlKey(c rune) tea.KeyPressMsg {
+	return tea.KeyPressMsg{Code: c, Mod: tea.ModCtrl}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/longrun/longrun/untrusted"
 )
@@ -76,11 +76,11 @@ func (m *chatModel) closeTurnPrompt() {
 
 // turnKey edits the Ctrl-R prompt: Enter runs it, Esc goes back. A line
 // that does not parse stays, with a line saying why.
-func (m *chatModel) turnKey(k tea.KeyMsg) tea.Cmd {
-	switch k.Type {
-	case tea.KeyEsc:
+func (m *chatModel) turnKey(k tea.KeyPressMsg) tea.Cmd {
+	switch k.Keystroke() {
+	case "esc":
 		m.closeTurnPrompt()
-	case tea.KeyEnter:
+	case "enter":
 		act, err := parseTurnAction(string(m.input))
 		if err != nil {
 			m.note("✗ " + err.Error())
@@ -92,19 +92,21 @@ func (m *chatModel) turnKey(k tea.KeyMsg) tea.Cmd {
 		}
 		m.closeTurnPrompt()
 		return m.runTurnAction(act)
-	case tea.KeyBackspace:
+	case "backspace":
 		if len(m.input) > 0 {
 			m.input = m.input[:len(m.input)-1]
 		}
-	case tea.KeyCtrlU:
+	case "ctrl+u":
 		m.input = nil
-	case tea.KeySpace:
+	case "space":
 		m.input = append(m.input, ' ')
-	case tea.KeyRunes:
-		m.input = append(m.input, k.Runes...)
-	case tea.KeyCtrlD:
+	case "ctrl+d":
 		m.detached = true
 		return tea.Quit
+	default:
+		if t, ok := typed(k); ok {
+			m.input = append(m.input, []rune(t)...)
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/longrun/longrun/untrusted"
@@ -21,8 +22,16 @@ const chatReasoningLines = 12
 // being viewed), the reply being written, the call waiting for a
 // decision, the input line and the keys. Every string the model, a tool
 // or a person controls is rendered by package untrusted before it is
-// laid out; the only escape sequences are the chat's own colours.
-func (m *chatModel) View() string {
+// laid out; the only escape sequences are the chat's own colours. The
+// chat has the terminal's alternate screen to itself.
+func (m *chatModel) View() tea.View {
+	v := tea.NewView(m.screen())
+	v.AltScreen = true
+	return v
+}
+
+// screen is the text of the screen.
+func (m *chatModel) screen() string {
 	st := style{color: m.color}
 	var bottom []string
 	if t := strings.TrimSpace(m.partial); t != "" {
