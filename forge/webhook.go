@@ -167,6 +167,9 @@ func (c HookConfig) Parse(event string, body []byte) (Action, error) {
 		if e.GetAction() != "labeled" || !strings.EqualFold(e.GetLabel().GetName(), c.label()) {
 			return Action{}, refuse(202, "issues %s (label %q): only the label %q starts a session", e.GetAction(), e.GetLabel().GetName(), c.label())
 		}
+		if e.GetIssue() == nil {
+			return Action{}, refuse(400, "issues %s: the payload has no issue", e.GetAction())
+		}
 		if e.GetIssue().IsPullRequest() {
 			return Action{}, refuse(202, "a pull request labelled %q: only issues start sessions", c.label())
 		}
@@ -178,6 +181,9 @@ func (c HookConfig) Parse(event string, body []byte) (Action, error) {
 	case *github.IssueCommentEvent:
 		if e.GetAction() != "created" {
 			return Action{}, refuse(202, "issue_comment %s: only new comments act", e.GetAction())
+		}
+		if e.GetIssue() == nil {
+			return Action{}, refuse(400, "issue_comment: the payload has no issue")
 		}
 		a, err := c.who(e.GetRepo(), e.GetSender())
 		if err != nil {
