@@ -115,3 +115,15 @@ func (g *GitServer) SetOnPush(f func()) {
 	g.OnPush = f
 	g.mu.Unlock()
 }
+
+// hasBranch reports whether the repository ownerName (GitHub's
+// owner/name, GitLab's group path) holds branch; both scripted forges
+// ask it before they open a pull or merge request. It runs git on the
+// host, outside the sandbox: the bare repository is this test server's
+// own, a session reaches it only by pushing over HTTP (refs and objects,
+// never config or hooks), and rev-parse reads a ref and runs no hook,
+// filter or configured program.
+func (g *GitServer) hasBranch(ownerName, branch string) bool {
+	dir := g.Root + "/" + ownerName + ".git"
+	return exec.Command("git", "-C", dir, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch).Run() == nil
+}

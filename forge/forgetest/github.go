@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -143,7 +142,7 @@ func (f *GitHub) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	repo := repoOf(r)
-	if f.Git != nil && !f.hasBranch(repo, in.Head) {
+	if f.Git != nil && !f.Git.hasBranch(repo, in.Head) {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "Validation Failed", "errors": []map[string]string{{"field": "head", "code": "invalid"}}})
 		return
 	}
@@ -233,12 +232,6 @@ func (f *GitHub) comment(w http.ResponseWriter, r *http.Request) {
 	}
 	p.Comments = append(p.Comments, in.Body)
 	writeJSON(w, http.StatusCreated, map[string]any{"id": len(p.Comments), "body": in.Body})
-}
-
-// hasBranch reports whether the git server's repository holds branch.
-func (f *GitHub) hasBranch(repo, branch string) bool {
-	dir := f.Git.Root + "/" + repo + ".git"
-	return exec.Command("git", "-C", dir, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch).Run() == nil
 }
 
 // AuthHeaders are the distinct Authorization headers the forge saw,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"strconv"
 	"sync"
 	"testing"
@@ -221,10 +220,4 @@ func (f *GitLab) note(w http.ResponseWriter, r *http.Request) {
 	}
 	m.Notes = append(m.Notes, in.Body)
 	writeJSON(w, http.StatusCreated, map[string]any{"id": len(m.Notes), "body": in.Body})
-}
-
-// hasBranch reports whether the repository ownerName holds branch.
-func (g *GitServer) hasBranch(ownerName, branch string) bool {
-	dir := g.Root + "/" + ownerName + ".git"
-	return exec.Command("git", "-C", dir, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch).Run() == nil
 }
