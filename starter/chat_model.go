@@ -497,21 +497,30 @@ func (m *chatModel) feedbackKey(k tea.KeyPressMsg) tea.Cmd {
 			}
 		}
 		m.note(fmt.Sprintf("%s no longer waits; nothing was denied", showID(p.ID)))
+	case "ctrl+d":
+		m.detached = true
+		return tea.Quit
+	default:
+		m.edit(k)
+	}
+	return nil
+}
+
+// edit applies a typing key to the input line (the message's, or the
+// turn prompt's): backspace, space, or printable text without Ctrl/Alt.
+func (m *chatModel) edit(k tea.KeyPressMsg) {
+	switch k.Keystroke() {
 	case "backspace":
 		if len(m.input) > 0 {
 			m.input = m.input[:len(m.input)-1]
 		}
 	case "space":
 		m.input = append(m.input, ' ')
-	case "ctrl+d":
-		m.detached = true
-		return tea.Quit
 	default:
 		if t, ok := typed(k); ok {
 			m.input = append(m.input, []rune(t)...)
 		}
 	}
-	return nil
 }
 
 // decide sends a decision with the approve update, as approve and deny

@@ -92,21 +92,13 @@ func (m *chatModel) turnKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		m.closeTurnPrompt()
 		return m.runTurnAction(act)
-	case "backspace":
-		if len(m.input) > 0 {
-			m.input = m.input[:len(m.input)-1]
-		}
 	case "ctrl+u":
 		m.input = nil
-	case "space":
-		m.input = append(m.input, ' ')
 	case "ctrl+d":
 		m.detached = true
 		return tea.Quit
 	default:
-		if t, ok := typed(k); ok {
-			m.input = append(m.input, []rune(t)...)
-		}
+		m.edit(k)
 	}
 	return nil
 }
