@@ -42,6 +42,10 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 		return tools.Errorf("working directory %q: %v", req.WorkDir, err), nil
 	}
 
+	if err := confirmStart(ctx, req); err != nil {
+		return tools.Result{}, err
+	}
+
 	// Heartbeat on a ticker whatever the tool does: activity cancellation
 	// is delivered only through heartbeats, so a tool that never reports
 	// progress must still be cancellable. A caller that is not an activity

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/longrun/longrun/checkout"
@@ -256,8 +257,12 @@ type fleetRun struct {
 	Wall                       time.Duration
 	WorkerLost, Doubles        int
 	Missing, Unpaired, Other   int
-	Drains                     []drained
-	Problems                   []string
+	// Again counts calls scheduled more than once because no worker
+	// began them (workflows/activity.go neverStarted): a dispatch the
+	// server lost, recovered without running anything twice.
+	Again    int
+	Drains   []drained
+	Problems []string
 }
 
 // run starts n sessions of turns tool turns at once and waits for all;
@@ -388,6 +393,17 @@ func (f *fleet) check(ctx context.Context, s fleetShape, res workflows.SessionRe
 			r.Problems = append(r.Problems, fmt.Sprintf("%s: a ledger line not its own: %q", s.ID, l))
 		}
 	}
+	scheduled, err := f.toolActivities(qctx, s.ID)
+	if err != nil {
+		r.Problems = append(r.Problems, fmt.Sprintf("%s: history: %v", s.ID, err))
+	}
+	results := 0
+	for _, m := range msgs {
+		if m.Result != nil {
+			results++
+		}
+	}
+	r.Again += max(scheduled-results, 0)
 	for _, m := range msgs {
 		if m.Result == nil {
 			continue
@@ -410,6 +426,24 @@ func (f *fleet) check(ctx context.Context, s fleetShape, res workflows.SessionRe
 			r.Problems = append(r.Problems, fmt.Sprintf("%s %s: %d ledger lines (double execution)", s.ID, id, lines[id]))
 		}
 	}
+}
+
+// toolActivities counts the RunTool activities the session scheduled:
+// one per call, more for a call scheduled again because no worker began
+// it. Every call of a fleet session is a shell command, an activity.
+func (f *fleet) toolActivities(ctx context.Context, id string) (int, error) {
+	n := 0
+	it := f.client.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return n, err
+		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "RunTool" {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // randomSuffix tells runs apart, so a second fleet on the same server
@@ -455,8 +489,8 @@ func fleetScenario(ctx context.Context, c Config, srv *server, out io.Writer) er
 		}
 		runs = append(runs, r)
 	}
-	fmt.Fprintf(out, "| run | sessions completed | tool steps | wall s | steps/s | worker_lost | double executions | ran without a ledger line | other results | unpaired calls | drains: s each (calls running at SIGTERM, checkpoints pushed / already in the remote) |\n")
-	fmt.Fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	fmt.Fprintf(out, "| run | sessions completed | tool steps | wall s | steps/s | worker_lost | double executions | ran without a ledger line | other results | unpaired calls | calls scheduled again (no worker began them) | drains: s each (calls running at SIGTERM, checkpoints pushed / already in the remote) |\n")
+	fmt.Fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range runs {
 		var ds []string
 		for _, d := range r.Drains {
@@ -470,8 +504,8 @@ func fleetScenario(ctx context.Context, c Config, srv *server, out io.Writer) er
 		if r.Restart {
 			name = "rolling restart of all " + strconv.Itoa(c.Fleet.Workers)
 		}
-		fmt.Fprintf(out, "| %s | %d / %d | %d | %.1f | %.1f | %d | %d | %d | %d | %d | %s |\n", name, r.Completed, r.Sessions, r.Steps,
-			r.Wall.Seconds(), float64(r.Steps)/r.Wall.Seconds(), r.WorkerLost, r.Doubles, r.Missing, r.Other, r.Unpaired, strings.Join(ds, "; "))
+		fmt.Fprintf(out, "| %s | %d / %d | %d | %.1f | %.1f | %d | %d | %d | %d | %d | %d | %s |\n", name, r.Completed, r.Sessions, r.Steps,
+			r.Wall.Seconds(), float64(r.Steps)/r.Wall.Seconds(), r.WorkerLost, r.Doubles, r.Missing, r.Other, r.Unpaired, r.Again, strings.Join(ds, "; "))
 	}
 	if len(runs) == 2 && runs[0].Wall > 0 && runs[1].Wall > 0 {
 		a, b := float64(runs[0].Steps)/runs[0].Wall.Seconds(), float64(runs[1].Steps)/runs[1].Wall.Seconds()

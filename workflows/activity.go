@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -161,12 +162,40 @@ func (s *driver) toolCall(ctx workflow.Context, cs callRef, req activities.ToolR
 	}
 	s.pin(&opts)
 	actx := workflow.WithActivityOptions(ctx, opts)
-	var res toolspec.Result
-	err := s.runHere(ctx, actx, local, activities.RunTool, func(queue string) any {
-		req.CheckoutQueue = queue
-		return req
-	}, &res)
-	return res, err
+	req.AtMostOnce = attempts == 1
+	for try := 1; ; try++ {
+		var res toolspec.Result
+		err := s.runHere(ctx, actx, local, activities.RunTool, func(queue string) any {
+			req.CheckoutQueue = queue
+			return req
+		}, &res)
+		if req.AtMostOnce && try < toolStartTries && neverStarted(err) {
+			s.logger(ctx).Warn("no worker began the call: scheduling it again", "call", cs.call().Ref, "try", try, "error", rootMessage(err))
+			continue
+		}
+		return res, err
+	}
+}
+
+// toolStartTries is how many times a call that runs at most once is
+// scheduled when no worker began it (neverStarted).
+const toolStartTries = 3
+
+// neverStarted reports whether a call that runs at most once failed before
+// its tool ran: its worker could not get its first heartbeat recorded
+// (ErrTypeNotStarted), or its heartbeat timed out with none recorded, so
+// no worker got as far as that first heartbeat, which comes before the
+// tool runs (activities/start.go). Under load the server can record an
+// activity task as started that never reaches a worker; answering that
+// call worker_lost would tell the model a command may have run that did
+// not.
+func neverStarted(err error) bool {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeNotStarted {
+		return true
+	}
+	var timeoutErr *temporal.TimeoutError
+	return errors.As(err, &timeoutErr) && timeoutErr.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT && !timeoutErr.HasLastHeartbeatDetails()
 }
 
 // jobWorkerWait is how long a call about a job waits for its worker to

@@ -123,11 +123,11 @@ func TestLostWorkerRestoresTheCheckout(t *testing.T) {
 		if r.CallID == "r0" { // nobody takes the read after it
 			return tools.Result{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 		}
-		if r.CallID == "s1" { // the worker dies while it runs
+		if r.CallID == "s1" { // the worker dies while it runs (its start was recorded)
 			cps.mu.Lock()
 			cps.gone = true
 			cps.mu.Unlock()
-			return tools.Result{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+			return tools.Result{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil, "started")
 		}
 		return tools.Result{Content: "ok " + r.CallID}, nil
 	})

@@ -10,6 +10,12 @@ import (
 // ErrTypeUnknownTool marks a call to a tool this worker does not have.
 const ErrTypeUnknownTool = "UnknownTool"
 
+// ErrTypeNotStarted marks a tool call whose worker could not get the
+// server to record the call's first heartbeat, so it did not run the tool
+// (activities/start.go). The call did not start: the session schedules it
+// again rather than answer worker_lost.
+const ErrTypeNotStarted = "ToolNotStarted"
+
 // HeartbeatEvery is how often a running tool heartbeats. The workflow's
 // heartbeat timeout is a few times this, so a cancel reaches the tool (and
 // a lost worker is noticed) within seconds.
@@ -56,6 +62,13 @@ type ToolRequest struct {
 	// running the call (activities/here.go). Empty on an activity, which
 	// only the worker holding the checkout takes.
 	CheckoutQueue string `json:"checkout_queue,omitempty"`
+	// AtMostOnce marks a call the session runs at most once (a tool that
+	// changes things: a single attempt). Its worker gets the server to
+	// record a first heartbeat before the tool runs (activities/start.go),
+	// so a call whose heartbeat timed out with no heartbeat recorded is
+	// one that never ran, and the session schedules it again instead of
+	// answering worker_lost.
+	AtMostOnce bool `json:"at_most_once,omitempty"`
 }
 
 // Catalog is the tool catalog a session works with, recorded in history at
