@@ -99,7 +99,7 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("run tool %s: %w", req.Name, err)
 	}
-	if t.Spec().EditsFiles && !req.Prepare && ctx.Err() == nil {
+	if a.editsFiles(req.Name, t) && !req.Prepare && ctx.Err() == nil {
 		res = a.withDiagnostics(ctx, ws, res)
 	}
 	if ctx.Err() != nil {
@@ -120,6 +120,16 @@ func (a *Activities) RunTool(ctx context.Context, req ToolRequest) (tools.Result
 		}
 	}
 	return res, nil
+}
+
+// editsFiles reports whether the tool changes files (its diagnostics are
+// then added to the result), from the spec the registry built once; a
+// tool outside it (an MCP server's) describes itself.
+func (a *Activities) editsFiles(name string, t tools.Tool) bool {
+	if s, ok := a.cfg.Registry.Spec(name); ok {
+		return s.EditsFiles
+	}
+	return t.Spec().EditsFiles
 }
 
 // toolWorkspace is where a call runs: the session's checkout when it has
