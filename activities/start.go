@@ -17,9 +17,9 @@ const ErrTypeNotStarted = contract.ErrTypeNotStarted
 
 // startConfirmWait bounds the wait for the server to record a call's
 // first heartbeat. Shorter than the workflow's heartbeat timeout for tool
-// calls (30 s), so a worker that cannot reach the server says so before
+// calls (15 s), so a worker that cannot reach the server says so before
 // the server gives up on it.
-const startConfirmWait = 20 * time.Second
+const startConfirmWait = 10 * time.Second
 
 // confirmStart gets the server to record a first heartbeat for a call the
 // session runs at most once, and returns only when it did. Why: under

@@ -32,7 +32,7 @@ import (
 //	LONGRUN_CHAOS_SESSIONS  sessions (default 5)
 //	LONGRUN_CHAOS_SEED      the seed every plan and delay is drawn from (default 1; printed)
 //	LONGRUN_CHAOS_PARALLEL  sessions at once (default 6): a killed mutating call takes
-//	                        the 30 s heartbeat timeout to be declared lost, so they overlap
+//	                        the 15 s heartbeat timeout to be declared lost, so they overlap
 //	LONGRUN_CHAOS_KILLS     kill kinds to use (default model,tool,approval,anywhere)
 //	LONGRUN_CHAOS_TIMEOUT   how long one session may take (default 3m)
 //	LONGRUN_CHAOS_LOCAL     1: sessions run with local_reads and local_model, so

@@ -129,14 +129,16 @@ func (s *driver) compactCall(ctx workflow.Context, req activities.CompactRequest
 // toolHeartbeat is how long a running tool call may go without a
 // recorded heartbeat before the server times it out, and a call that
 // changes things comes back worker_lost. The tool heartbeats every
-// activities.HeartbeatEvery, but the SDK gives each heartbeat RPC a
-// deadline of its throttle interval (2 s, worker/start.go), and a server
-// under load answers slower than that: the fleet benchmark (100 sessions
-// on three workers, load 20 on two cores) had 10 of 2000 commands come
-// back worker_lost with no worker lost at 10 s. A lost worker is still
-// noticed within half a minute, which a background session can afford;
-// a worker that stops on purpose drains instead (worker/handover.go).
-const toolHeartbeat = 30 * activities.HeartbeatEvery
+// activities.HeartbeatEvery; the SDK forwards one at most every 5 s and
+// gives each RPC that long (worker/start.go), so recorded heartbeats are
+// at most ~10 s apart even on a loaded server: the fleet benchmark (100
+// sessions on three workers, load 20-30 on two cores) logged no failed
+// heartbeat of a running call. What came back worker_lost there with no
+// worker lost were calls no worker ever began (a dispatch lost under
+// load), now scheduled again (neverStarted); each costs this timeout, so
+// it is kept short: a lost worker is noticed within 15 s, and a worker
+// that stops on purpose drains instead (worker/drain.go).
+const toolHeartbeat = 15 * activities.HeartbeatEvery
 
 // toolCall runs a tool activity. Read-only tools retry; tools that change
 // things run at most once: a retry after a lost worker could run a command
