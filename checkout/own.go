@@ -175,33 +175,71 @@ func plainWord(v string) bool {
 // upload-pack runs in it), the checkout is removed, and so is BaseRef.
 // Each step may run again (an activity retry).
 func finishOwn(ctx context.Context, in Info) error {
+	if err := bringOwn(ctx, in, nil); err != nil {
+		return err
+	}
+	return dropOwn(ctx, in)
+}
+
+// bringOwn fetches the checkout's branch, and its checkpoint ref when it
+// has one, into the person's repository. checkpoint is the object the
+// checkpoint ref names in the checkout ("": none) when the caller read
+// it already (closeOwn, with the branch's head); nil: read here.
+func bringOwn(ctx context.Context, in Info, checkpoint *string) error {
 	if in.Repo == "" || in.Repo == in.Dir {
 		return errors.New("finish checkout: no person's repository to bring the branch to")
 	}
 	refspecs := []string{"+refs/heads/" + in.Branch + ":refs/heads/" + in.Branch}
-	if _, err := git(ctx, in.Dir, nil, "rev-parse", "--verify", "--quiet", CheckpointRef(in.Name)); err == nil {
+	has := checkpoint != nil && *checkpoint != ""
+	if checkpoint == nil {
+		_, err := git(ctx, in.Dir, nil, "rev-parse", "--verify", "--quiet", CheckpointRef(in.Name))
+		has = err == nil
+	}
+	if has {
 		refspecs = append(refspecs, "+"+CheckpointRef(in.Name)+":"+CheckpointRef(in.Name))
 	}
 	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--end-of-options", in.Dir}, refspecs...)
 	if _, err := gitFrom(ctx, in.Repo, in.Dir, args...); err != nil {
 		return fmt.Errorf("bring branch %s into %s: %w", in.Branch, in.Repo, err)
 	}
-	if err := removeOwn(in); err != nil {
-		return err
+	return nil
+}
+
+// dropOwn removes a checkout whose branch is in the person's repository,
+// and BaseRef there, at once: the branch keeps what BaseRef kept, and
+// either, left by an attempt that stopped half-way, is what a retry
+// removes (Close finds the checkout gone, or brings its branch again).
+func dropOwn(ctx context.Context, in Info) error {
+	if !isCheckoutDir(in) {
+		return removeOwn(in) // its refusal, BaseRef left
 	}
-	return dropBaseRef(ctx, in)
+	var removed error
+	var wg sync.WaitGroup
+	wg.Go(func() { removed = removeOwn(in) })
+	dropped := dropBaseRef(ctx, in)
+	wg.Wait()
+	if removed != nil {
+		return removed
+	}
+	return dropped
 }
 
 // removeOwn removes the checkout's directory, once checked to be one of
 // the worker's checkouts.
 func removeOwn(in Info) error {
-	if filepath.Base(filepath.Dir(in.Dir)) != Dir || in.Name == "" || filepath.Base(in.Dir) != in.Name {
+	if !isCheckoutDir(in) {
 		return fmt.Errorf("remove checkout %s: not a checkout directory", in.Dir)
 	}
 	if err := os.RemoveAll(in.Dir); err != nil {
 		return fmt.Errorf("remove checkout %s: %w", in.Dir, err)
 	}
 	return nil
+}
+
+// isCheckoutDir reports whether in.Dir is where the worker keeps the
+// checkout named in.Name: <state>/checkouts/<name>.
+func isCheckoutDir(in Info) bool {
+	return filepath.Base(filepath.Dir(in.Dir)) == Dir && in.Name != "" && filepath.Base(in.Dir) == in.Name
 }
 
 // dropBaseRef removes BaseRef from the person's repository: the branch
