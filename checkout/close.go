@@ -43,27 +43,27 @@ func Close(ctx context.Context, in Info, message string) (Closed, error) {
 	return c, finishCheckout(ctx, in)
 }
 
-// closeOwn is Close for a repository of its own (finishOwn): the commit,
-// then the branch brought into the person's repository while it is
-// measured against its base (both only read the checkout), then the
-// checkout and BaseRef removed. The checkpoint ref is read with the
-// branch's head, by one git.
+// closeOwn is Close for a repository of its own (finishOwn): whether it
+// has a checkpoint ref is read with HEAD before the commit (the commit
+// does not change it); then the
+// branch's head is read and the branch measured against its base while
+// it is brought into the person's repository (all only read the
+// checkout); then the checkout and BaseRef go.
 func closeOwn(ctx context.Context, in Info, message string) (Closed, error) {
-	c, refs, err := commitHead(ctx, in, message, CheckpointRef(in.Name))
+	committed, leftOut, refs, err := commitExceptControl(ctx, in.Dir, message, CheckpointRef(in.Name))
 	if err != nil {
 		return Closed{}, err
 	}
-	var brought error
+	c := Closed{LeftOut: leftOut}
+	var headErr, brought error
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		if refs == nil {
-			brought = bringOwn(ctx, in, nil)
-			return
-		}
-		brought = bringOwn(ctx, in, &refs[0])
-	})
-	c.Changes = measure(ctx, in, c.LeftOut)
+	wg.Go(func() { brought = bringOwn(ctx, in, refs[0].id != "") })
+	wg.Go(func() { c.Changes = measure(ctx, in, leftOut) })
+	c.Commit, headErr = branchHead(ctx, in, committed)
 	wg.Wait()
+	if headErr != nil {
+		return Closed{}, headErr // a retry brings the branch again
+	}
 	if brought != nil {
 		return c, brought
 	}
@@ -81,42 +81,37 @@ func CommitOpen(ctx context.Context, in Info, message string) (Closed, error) {
 // closeCommit commits the checkout, control files left out, and measures
 // the branch against its base.
 func closeCommit(ctx context.Context, in Info, message string) (Closed, error) {
-	c, _, err := commitHead(ctx, in, message)
+	committed, leftOut, _, err := commitExceptControl(ctx, in.Dir, message)
 	if err != nil {
 		return Closed{}, err
 	}
-	c.Changes = measure(ctx, in, c.LeftOut)
+	c := Closed{LeftOut: leftOut}
+	var wg sync.WaitGroup
+	wg.Go(func() { c.Changes = measure(ctx, in, leftOut) })
+	c.Commit, err = branchHead(ctx, in, committed)
+	wg.Wait()
+	if err != nil {
+		return Closed{}, err
+	}
 	return c, nil
 }
 
-// commitHead commits the checkout, control files left out, and reads
-// the branch's head and the objects refs name in the checkout ("" for
-// none; nil when that read failed), by one git: Closed.Commit is the new
-// commit, or, with nothing left to commit, the head when it is not the
-// base (the branch may hold the session's changes already: commits it
-// made itself, git commit in a command, or an earlier attempt's).
-func commitHead(ctx context.Context, in Info, message string, refs ...string) (Closed, []string, error) {
-	var c Closed
-	committed, leftOut, err := commitExceptControl(ctx, in.Dir, message)
-	if err != nil {
-		return Closed{}, nil, err
-	}
-	c.LeftOut = leftOut
-	ids, err := objectIDs(ctx, in.Dir, append([]string{"HEAD"}, refs...)...)
+// branchHead is what a close reports as its commit: the one it made
+// (committed), or, with nothing left to commit, the branch's head when it
+// is not the base (the branch may hold the session's changes already:
+// commits it made itself, git commit in a command, or an earlier
+// attempt's), "" otherwise.
+func branchHead(ctx context.Context, in Info, committed bool) (string, error) {
+	head, err := git(ctx, in.Dir, nil, "rev-parse", "HEAD")
 	switch {
 	case committed && err != nil:
-		return Closed{}, nil, fmt.Errorf("commit checkout %s: %w", in.Dir, err)
-	case committed && ids[0] == "":
-		return Closed{}, nil, fmt.Errorf("commit checkout %s: HEAD names no object after the commit", in.Dir)
+		return "", err
 	case committed:
-		c.Commit = ids[0]
-	case err == nil && in.Base != "" && ids[0] != "" && ids[0] != in.Base:
-		c.Commit = ids[0]
+		return head, nil
+	case err == nil && in.Base != "" && head != in.Base:
+		return head, nil
 	}
-	if err != nil {
-		return c, nil, nil
-	}
-	return c, ids[1:], nil
+	return "", nil
 }
 
 // measure is what the branch holds against its base (nil when it has no
@@ -179,17 +174,19 @@ func removeCheckout(ctx context.Context, in Info) error {
 
 // commitExceptControl is Commit with the control files the working tree
 // changed kept out of the index: they are listed, not committed. It says
-// whether it made a commit; the caller reads the branch's head.
+// whether it made a commit; the caller reads the branch's head. What
+// names (refs of the checkout) resolve to, before the commit, is read
+// with HEAD (addLooking).
 //
 // What the add left in the index against HEAD (addMarked) answers the
 // questions git diff --cached would: which files changed, and whether
 // anything did, as --ignore-submodules=all sees them (ignoringSubmodules).
 // Only when control files are put back does git answer the second
 // itself, after that reset.
-func commitExceptControl(ctx context.Context, dir, message string) (bool, []string, error) {
-	a, err := addMarked(ctx, dir, nil, "")
+func commitExceptControl(ctx context.Context, dir, message string, names ...string) (bool, []string, []object, error) {
+	a, err := addLooking(ctx, dir, nil, "", names)
 	if err != nil {
-		return false, nil, fmt.Errorf("commit checkout %s: %w", dir, err)
+		return false, nil, nil, fmt.Errorf("commit checkout %s: %w", dir, err)
 	}
 	var changed []string
 	if a.head == "" {
@@ -197,7 +194,7 @@ func commitExceptControl(ctx context.Context, dir, message string) (bool, []stri
 		// against HEAD says what it says, as it always did.
 		out, err := gitRaw(ctx, dir, nil, "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--")
 		if err != nil {
-			return false, nil, fmt.Errorf("commit checkout %s: %w", dir, err)
+			return false, nil, nil, fmt.Errorf("commit checkout %s: %w", dir, err)
 		}
 		for _, p := range strings.Split(out, "\x00") {
 			if p != "" {
@@ -223,7 +220,7 @@ func commitExceptControl(ctx context.Context, dir, message string) (bool, []stri
 		// changed or deleted one gets its committed version back.
 		args := append([]string{"reset", "--quiet", "HEAD", "--"}, control...)
 		if _, err := git(ctx, dir, []string{"GIT_LITERAL_PATHSPECS=1"}, args...); err != nil {
-			return false, nil, fmt.Errorf("commit checkout %s: leave control files out: %w", dir, err)
+			return false, nil, nil, fmt.Errorf("commit checkout %s: leave control files out: %w", dir, err)
 		}
 		_, err := git(ctx, dir, nil, "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--cached", "--quiet")
 		staged = err != nil
@@ -234,7 +231,7 @@ func commitExceptControl(ctx context.Context, dir, message string) (bool, []stri
 		control = append(control, n+"/")
 	}
 	if !staged {
-		return false, control, nil
+		return false, control, a.also, nil
 	}
 	if strings.TrimSpace(message) == "" {
 		message = "longrun session"
@@ -243,9 +240,9 @@ func commitExceptControl(ctx context.Context, dir, message string) (bool, []stri
 		message += "\n\nControl files and nested repositories the session changed, left out of this commit: " + strings.Join(control, ", ")
 	}
 	if _, err := git(ctx, dir, nil, append(noMaintenance, "commit", "--quiet", "--no-verify", "-m", message)...); err != nil {
-		return false, nil, fmt.Errorf("commit checkout %s: %w", dir, err)
+		return false, nil, nil, fmt.Errorf("commit checkout %s: %w", dir, err)
 	}
-	return true, control, nil
+	return true, control, a.also, nil
 }
 
 // noMaintenance keeps a commit in a session's checkout from starting git

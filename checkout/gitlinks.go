@@ -46,11 +46,13 @@ func addAll(ctx context.Context, dir string, env []string, pre ...string) ([]str
 // added is what an add (addMarked) did: the nested repositories and new
 // gitlinks it left out, the commit at HEAD ("" when the branch has none
 // yet) and, when there is one, the index's changes against it once the
-// new gitlinks are out: what a commit of that index records.
+// new gitlinks are out: what a commit of that index records; and what
+// the names addLooking was given resolve to.
 type added struct {
 	left    []string
 	head    string
 	changes []indexChange
+	also    []object
 }
 
 // addMarked is addAll for an index whose adds mark themselves with the
@@ -64,6 +66,13 @@ type added struct {
 // once HEAD is known to be a commit (as headCommit reads it); when it
 // drops anything, the nested repositories are listed again after it.
 func addMarked(ctx context.Context, dir string, env []string, marker string, pre ...string) (added, error) {
+	return addLooking(ctx, dir, env, marker, nil, pre...)
+}
+
+// addLooking is addMarked that also resolves names (lookObjects) in the
+// git that reads HEAD before the add: added.also. With no names, HEAD is
+// read as headCommit reads it.
+func addLooking(ctx context.Context, dir string, env []string, marker string, names []string, pre ...string) (added, error) {
 	pending := marker == ""
 	if marker != "" {
 		if _, err := os.Stat(marker); err == nil {
@@ -78,7 +87,21 @@ func addMarked(ctx context.Context, dir string, env []string, marker string, pre
 		before                     []indexChange
 	)
 	var wg sync.WaitGroup
-	wg.Go(func() { head, headErr = headCommit(ctx, dir) })
+	var also []object
+	wg.Go(func() {
+		if len(names) == 0 {
+			head, headErr = headCommit(ctx, dir)
+			return
+		}
+		// HEAD^{commit} resolves to nothing where rev-parse --verify
+		// --quiet exits 1: a branch with no commit yet (headCommit's "").
+		objs, err := lookObjects(ctx, dir, append([]string{"HEAD^{commit}"}, names...)...)
+		if err != nil {
+			headErr = err
+			return
+		}
+		head, also = objs[0].id, objs[1:]
+	})
 	wg.Go(func() { nested, nestedErr = untrackedRepos(ctx, dir, env, pre) })
 	if pending {
 		wg.Go(func() { before, preErr = indexChanges(ctx, dir, env, "HEAD") })
@@ -134,7 +157,7 @@ func addMarked(ctx context.Context, dir string, env []string, marker string, pre
 	if marker != "" {
 		os.Remove(marker)
 	}
-	a := added{left: append(nested, dropped...), head: head}
+	a := added{left: append(nested, dropped...), head: head, also: also}
 	if head != "" {
 		// A dropped gitlink is back to HEAD's entry, or out: no change.
 		gone := map[string]bool{}

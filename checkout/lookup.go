@@ -48,19 +48,6 @@ func lookObjects(ctx context.Context, dir string, names ...string) ([]object, er
 	return objs, nil
 }
 
-// objectIDs is lookObjects for the ids alone.
-func objectIDs(ctx context.Context, dir string, names ...string) ([]string, error) {
-	objs, err := lookObjects(ctx, dir, names...)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(objs))
-	for i, o := range objs {
-		ids[i] = o.id
-	}
-	return ids, nil
-}
-
 // objectTypes are the types git cat-file names.
 var objectTypes = map[string]bool{"commit": true, "tree": true, "blob": true, "tag": true}
 

@@ -175,27 +175,21 @@ func plainWord(v string) bool {
 // upload-pack runs in it), the checkout is removed, and so is BaseRef.
 // Each step may run again (an activity retry).
 func finishOwn(ctx context.Context, in Info) error {
-	if err := bringOwn(ctx, in, nil); err != nil {
+	_, err := git(ctx, in.Dir, nil, "rev-parse", "--verify", "--quiet", CheckpointRef(in.Name))
+	if err := bringOwn(ctx, in, err == nil); err != nil {
 		return err
 	}
 	return dropOwn(ctx, in)
 }
 
 // bringOwn fetches the checkout's branch, and its checkpoint ref when it
-// has one, into the person's repository. checkpoint is the object the
-// checkpoint ref names in the checkout ("": none) when the caller read
-// it already (closeOwn, with the branch's head); nil: read here.
-func bringOwn(ctx context.Context, in Info, checkpoint *string) error {
+// has one (checkpoint), into the person's repository.
+func bringOwn(ctx context.Context, in Info, checkpoint bool) error {
 	if in.Repo == "" || in.Repo == in.Dir {
 		return errors.New("finish checkout: no person's repository to bring the branch to")
 	}
 	refspecs := []string{"+refs/heads/" + in.Branch + ":refs/heads/" + in.Branch}
-	has := checkpoint != nil && *checkpoint != ""
-	if checkpoint == nil {
-		_, err := git(ctx, in.Dir, nil, "rev-parse", "--verify", "--quiet", CheckpointRef(in.Name))
-		has = err == nil
-	}
-	if has {
+	if checkpoint {
 		refspecs = append(refspecs, "+"+CheckpointRef(in.Name)+":"+CheckpointRef(in.Name))
 	}
 	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--end-of-options", in.Dir}, refspecs...)
