@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/longrun/longrun/checkout/record"
 	"github.com/longrun/longrun/gitsafe"
@@ -92,25 +93,36 @@ func Create(ctx context.Context, workDir, stateDir, session, base string) (Info,
 	if stateDir == "" {
 		return Info{}, errors.New("create checkout: the worker has no state directory")
 	}
-	top, prefix, err := locate(ctx, workDir)
-	if err != nil {
-		return Info{}, err
-	}
 	ref := base
 	if ref == "" {
 		ref = "HEAD"
 	}
-	commit, err := resolveBase(ctx, top, ref)
+	p, err := probe(ctx, workDir, ref)
 	if err != nil {
-		return Info{}, err
-	}
-	if err := inBase(ctx, top, prefix, ref, commit); err != nil {
 		return Info{}, err
 	}
 	name := Sanitize(session)
 	in := Info{
-		Repo: top, Name: name, Branch: BranchPrefix + name, Base: commit, BaseRef: ref,
-		Dir: filepath.Join(stateDir, Dir, name), Sub: prefix,
+		Repo: p.top, Name: name, Branch: BranchPrefix + name, Base: p.commit, BaseRef: ref,
+		Dir: filepath.Join(stateDir, Dir, name), Sub: p.prefix,
+	}
+	// What else the checkout needs of the person's repository, read at
+	// once: whether the base holds the working directory and the branch
+	// is there already (one git), and the settings it copies.
+	names := []string{"refs/heads/" + in.Branch + "^{commit}"}
+	if p.prefix != "" {
+		names = append(names, p.commit+":"+p.prefix)
+	}
+	var objs []object
+	var lookErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { objs, lookErr = lookObjects(ctx, p.top, names...) })
+	settings := personSettings(ctx, p.top)
+	wg.Wait()
+	if p.prefix != "" && (lookErr != nil || objs[1].typ != "tree") {
+		if err := inBase(ctx, p.top, p.prefix, ref, p.commit); err != nil {
+			return Info{}, err
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(in.Dir), 0o700); err != nil {
 		return Info{}, fmt.Errorf("create checkout: %w", err)
@@ -118,7 +130,16 @@ func Create(ctx context.Context, workDir, stateDir, session, base string) (Info,
 	if _, err := os.Stat(filepath.Join(in.Dir, ".git")); err == nil {
 		return in, nil // made by an earlier attempt
 	}
-	if err := createOwn(ctx, in); err != nil {
+	start := in.Base
+	switch {
+	case lookErr != nil:
+		if head, err := git(ctx, in.Repo, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+in.Branch+"^{commit}"); err == nil && head != "" {
+			start = head
+		}
+	case objs[0].id != "":
+		start = objs[0].id // a branch of that name: taken up, as git worktree add did
+	}
+	if err := createOwn(ctx, in, ownPlan{start: start, objects: p.objects, format: p.format, exclude: p.exclude, settings: settings}); err != nil {
 		return Info{}, fmt.Errorf("create checkout: %w", err)
 	}
 	return in, nil

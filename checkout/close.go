@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/longrun/longrun/checkout/record"
 	"github.com/longrun/longrun/permission"
@@ -29,6 +30,9 @@ func Close(ctx context.Context, in Info, message string) (Closed, error) {
 		}
 		return closedBranch(ctx, in), nil
 	}
+	if !in.Copy && ownRepo(in.Dir) {
+		return closeOwn(ctx, in, message)
+	}
 	c, err := closeCommit(ctx, in, message)
 	if err != nil {
 		return Closed{}, err
@@ -37,6 +41,33 @@ func Close(ctx context.Context, in Info, message string) (Closed, error) {
 		return c, nil // the copy is where its branch lives: kept until Discard
 	}
 	return c, finishCheckout(ctx, in)
+}
+
+// closeOwn is Close for a repository of its own (finishOwn): whether it
+// has a checkpoint ref is read with HEAD before the commit (the commit
+// does not change it); then the
+// branch's head is read and the branch measured against its base while
+// it is brought into the person's repository (all only read the
+// checkout); then the checkout and BaseRef go.
+func closeOwn(ctx context.Context, in Info, message string) (Closed, error) {
+	committed, leftOut, refs, err := commitExceptControl(ctx, in.Dir, message, CheckpointRef(in.Name))
+	if err != nil {
+		return Closed{}, err
+	}
+	c := Closed{LeftOut: leftOut}
+	var headErr, brought error
+	var wg sync.WaitGroup
+	wg.Go(func() { brought = bringOwn(ctx, in, refs[0].id != "") })
+	wg.Go(func() { c.Changes = measure(ctx, in, leftOut) })
+	c.Commit, headErr = branchHead(ctx, in, committed)
+	wg.Wait()
+	if headErr != nil {
+		return Closed{}, headErr // a retry brings the branch again
+	}
+	if brought != nil {
+		return c, brought
+	}
+	return c, dropOwn(ctx, in)
 }
 
 // CommitOpen commits what the open checkout holds on its branch, control
@@ -50,28 +81,51 @@ func CommitOpen(ctx context.Context, in Info, message string) (Closed, error) {
 // closeCommit commits the checkout, control files left out, and measures
 // the branch against its base.
 func closeCommit(ctx context.Context, in Info, message string) (Closed, error) {
-	var c Closed
-	var err error
-	c.Commit, c.LeftOut, err = commitExceptControl(ctx, in.Dir, message)
+	committed, leftOut, _, err := commitExceptControl(ctx, in.Dir, message)
 	if err != nil {
 		return Closed{}, err
 	}
-	if c.Commit == "" {
-		// Nothing left to commit, but the branch may hold the session's
-		// changes already: commits it made itself (git commit in a
-		// command), or an earlier attempt's. The result names the branch's
-		// head whenever the branch differs from its base.
-		if head, err := git(ctx, in.Dir, nil, "rev-parse", "HEAD"); err == nil && in.Base != "" && head != in.Base {
-			c.Commit = head
-		}
-	}
-	if in.Base != "" {
-		if st, err := BranchStats(ctx, in.Dir, in.Base, "HEAD"); err == nil {
-			st.Control = c.LeftOut
-			c.Changes = &st
-		}
+	c := Closed{LeftOut: leftOut}
+	var wg sync.WaitGroup
+	wg.Go(func() { c.Changes = measure(ctx, in, leftOut) })
+	c.Commit, err = branchHead(ctx, in, committed)
+	wg.Wait()
+	if err != nil {
+		return Closed{}, err
 	}
 	return c, nil
+}
+
+// branchHead is what a close reports as its commit: the one it made
+// (committed), or, with nothing left to commit, the branch's head when it
+// is not the base (the branch may hold the session's changes already:
+// commits it made itself, git commit in a command, or an earlier
+// attempt's), "" otherwise.
+func branchHead(ctx context.Context, in Info, committed bool) (string, error) {
+	head, err := git(ctx, in.Dir, nil, "rev-parse", "HEAD")
+	switch {
+	case committed && err != nil:
+		return "", err
+	case committed:
+		return head, nil
+	case err == nil && in.Base != "" && head != in.Base:
+		return head, nil
+	}
+	return "", nil
+}
+
+// measure is what the branch holds against its base (nil when it has no
+// base or cannot be read), with the control files left out.
+func measure(ctx context.Context, in Info, leftOut []string) *Stat {
+	if in.Base == "" {
+		return nil
+	}
+	st, err := BranchStats(ctx, in.Dir, in.Base, "HEAD")
+	if err != nil {
+		return nil
+	}
+	st.Control = leftOut
+	return &st
 }
 
 // closedBranch is what Close reports for a checkout an earlier attempt
@@ -119,37 +173,65 @@ func removeCheckout(ctx context.Context, in Info) error {
 }
 
 // commitExceptControl is Commit with the control files the working tree
-// changed kept out of the index: they are listed, not committed.
-func commitExceptControl(ctx context.Context, dir, message string) (string, []string, error) {
-	nested, err := addAll(ctx, dir, nil)
+// changed kept out of the index: they are listed, not committed. It says
+// whether it made a commit; the caller reads the branch's head. What
+// names (refs of the checkout) resolve to, before the commit, is read
+// with HEAD (addLooking).
+//
+// What the add left in the index against HEAD (addMarked) answers the
+// questions git diff --cached would: which files changed, and whether
+// anything did, as --ignore-submodules=all sees them (ignoringSubmodules).
+// Only when control files are put back does git answer the second
+// itself, after that reset.
+func commitExceptControl(ctx context.Context, dir, message string, names ...string) (bool, []string, []object, error) {
+	a, err := addLooking(ctx, dir, nil, "", names)
 	if err != nil {
-		return "", nil, fmt.Errorf("commit checkout %s: %w", dir, err)
+		return false, nil, nil, fmt.Errorf("commit checkout %s: %w", dir, err)
 	}
-	out, err := gitRaw(ctx, dir, nil, "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--")
-	if err != nil {
-		return "", nil, fmt.Errorf("commit checkout %s: %w", dir, err)
+	var changed []string
+	if a.head == "" {
+		// No commit at HEAD (a session's git checkout --orphan): git diff
+		// against HEAD says what it says, as it always did.
+		out, err := gitRaw(ctx, dir, nil, "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--")
+		if err != nil {
+			return false, nil, nil, fmt.Errorf("commit checkout %s: %w", dir, err)
+		}
+		for _, p := range strings.Split(out, "\x00") {
+			if p != "" {
+				changed = append(changed, p)
+			}
+		}
+	} else {
+		for _, c := range a.changes {
+			if !c.ignoringSubmodules() {
+				changed = append(changed, c.path)
+			}
+		}
 	}
 	var control []string
-	for _, p := range strings.Split(out, "\x00") {
-		if p != "" && permission.IsControlPath(p) {
+	for _, p := range changed {
+		if permission.IsControlPath(p) {
 			control = append(control, p)
 		}
 	}
+	staged := len(changed) > 0
 	if len(control) > 0 {
 		// Back to HEAD's version in the index: a new file leaves it, a
 		// changed or deleted one gets its committed version back.
 		args := append([]string{"reset", "--quiet", "HEAD", "--"}, control...)
 		if _, err := git(ctx, dir, []string{"GIT_LITERAL_PATHSPECS=1"}, args...); err != nil {
-			return "", nil, fmt.Errorf("commit checkout %s: leave control files out: %w", dir, err)
+			return false, nil, nil, fmt.Errorf("commit checkout %s: leave control files out: %w", dir, err)
 		}
+		_, err := git(ctx, dir, nil, "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--cached", "--quiet")
+		staged = err != nil
 	}
 	// A nested repository the session made is left out whole (addAll):
 	// listed with a trailing slash beside the control files.
-	for _, n := range nested {
+	for _, n := range a.left {
 		control = append(control, n+"/")
 	}
-	if _, err := git(ctx, dir, nil, "diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--cached", "--quiet"); err == nil {
-		return "", control, nil
+	if !staged {
+		return false, control, a.also, nil
 	}
 	if strings.TrimSpace(message) == "" {
 		message = "longrun session"
@@ -157,12 +239,17 @@ func commitExceptControl(ctx context.Context, dir, message string) (string, []st
 	if len(control) > 0 {
 		message += "\n\nControl files and nested repositories the session changed, left out of this commit: " + strings.Join(control, ", ")
 	}
-	if _, err := git(ctx, dir, nil, "commit", "--quiet", "--no-verify", "-m", message); err != nil {
-		return "", nil, fmt.Errorf("commit checkout %s: %w", dir, err)
+	if _, err := git(ctx, dir, nil, append(noMaintenance, "commit", "--quiet", "--no-verify", "-m", message)...); err != nil {
+		return false, nil, nil, fmt.Errorf("commit checkout %s: %w", dir, err)
 	}
-	commit, err := git(ctx, dir, nil, "rev-parse", "HEAD")
-	return commit, control, err
+	return true, control, a.also, nil
 }
+
+// noMaintenance keeps a commit in a session's checkout from starting git
+// maintenance run --auto there after it: a checkout is removed at its
+// close, or kept only until discard, and a gc in it would be a process
+// more at every close, run on a repository a session wrote.
+var noMaintenance = []string{"-c", "maintenance.auto=false"}
 
 // PatchPaths are the files a patch (as Diff makes it) touches, read by
 // git apply itself, so quoting and renames are git's.

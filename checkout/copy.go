@@ -71,20 +71,33 @@ func CreateCopy(ctx context.Context, workDir, stateDir, session string, limit Co
 	if err := os.MkdirAll(in.Dir, 0o700); err != nil {
 		return Info{}, fmt.Errorf("create copy: %w", err)
 	}
-	if in.Dropped, err = copyTree(ctx, src, in.Dir); err != nil {
+	var gitLike bool
+	if in.Dropped, gitLike, err = copyTree(ctx, src, in.Dir); err != nil {
 		return Info{}, fmt.Errorf("copy %s (%d files, %s): %w", src, files, Size(bytes), err)
 	}
 	if _, err := git(ctx, in.Dir, nil, "init", "--quiet", "--initial-branch="+in.Branch); err != nil {
 		return Info{}, fmt.Errorf("create copy: %w", err)
 	}
-	if _, err := addAll(ctx, in.Dir, nil); err != nil {
+	// A plain git add, not addAll: copyTree left out every .git under
+	// the copy, so it holds no repository git could record as a gitlink
+	// or go into, and the index is new, with no gitlink in it. Unless it
+	// copied a .GIT, which a file system that folds case takes for one.
+	if gitLike {
+		_, err = addAll(ctx, in.Dir, nil)
+	} else {
+		_, err = git(ctx, in.Dir, nil, "add", "--all")
+	}
+	if err != nil {
 		return Info{}, fmt.Errorf("create copy: %w", err)
 	}
-	if _, err := git(ctx, in.Dir, nil, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", "longrun: copy of "+src); err != nil {
+	if _, err := git(ctx, in.Dir, nil, append(noMaintenance, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", "longrun: copy of "+src)...); err != nil {
 		return Info{}, fmt.Errorf("create copy: %w", err)
 	}
 	if in.Base, err = git(ctx, in.Dir, nil, "rev-parse", "HEAD"); err != nil {
 		return Info{}, fmt.Errorf("create copy: %w", err)
+	}
+	if !gitLike {
+		rememberGitlinks(in.Base, nil) // none, for the same reason
 	}
 	return in, nil
 }
@@ -156,10 +169,10 @@ func MeasureCopy(src string, limit CopyLimit) (int, int64, error) {
 
 // copyTree copies src's contents into dst (which exists), but for the
 // .git entries: src's own is left, nested ones are left and returned
-// (slash-separated, relative to src).
-func copyTree(ctx context.Context, src, dst string) ([]string, error) {
-	var dropped []string
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+// (slash-separated, relative to src). gitLike says whether it copied an
+// entry named .git but for its case.
+func copyTree(ctx context.Context, src, dst string) (dropped []string, gitLike bool, err error) {
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -179,6 +192,7 @@ func copyTree(ctx context.Context, src, dst string) ([]string, error) {
 			}
 			return nil
 		}
+		gitLike = gitLike || strings.EqualFold(d.Name(), ".git")
 		target := filepath.Join(dst, rel)
 		info, err := d.Info()
 		if err != nil {
@@ -198,7 +212,7 @@ func copyTree(ctx context.Context, src, dst string) ([]string, error) {
 		}
 		return nil // a socket, device or pipe: nothing a session edits
 	})
-	return dropped, err
+	return dropped, gitLike, err
 }
 
 func copyFile(src, dst string, mode fs.FileMode) error {

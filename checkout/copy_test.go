@@ -104,3 +104,31 @@ func TestCopyRefusesALargeDirectory(t *testing.T) {
 	require.ErrorIs(t, err, ErrTooLarge)
 	require.ErrorContains(t, err, "more than 2 files")
 }
+
+// copyTree says when it copied an entry that is .git but for its case:
+// where the file system folds case, git takes it for a repository, so
+// the copy's first commit then takes the nested-repository care of every
+// other add (addAll) rather than a plain git add.
+func TestCopyTreeTellsAGitOfAnotherCase(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		files   []string
+		gitLike bool
+	}{
+		"plain":                  {files: []string{"a.txt", ".gitignore", "sub/.gitattributes"}},
+		"a nested .git left out": {files: []string{"a.txt", "lib/.git/config"}},
+		"a nested .GIT":          {files: []string{"a.txt", "lib/.GIT/config"}, gitLike: true},
+		"a .Git file":            {files: []string{"lib/.Git"}, gitLike: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			src, dst := t.TempDir(), t.TempDir()
+			for _, f := range tc.files {
+				writeFile(t, src, f, "x\n")
+			}
+			_, gitLike, err := copyTree(context.Background(), src, dst)
+			require.NoError(t, err)
+			require.Equal(t, tc.gitLike, gitLike)
+		})
+	}
+}

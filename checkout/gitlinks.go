@@ -39,38 +39,100 @@ const gitlinkMode = "160000"
 // taken back out of the index, before and after; it returns the paths of
 // those the add found (nested repositories the session made).
 func addAll(ctx context.Context, dir string, env []string, pre ...string) ([]string, error) {
-	return addMarked(ctx, dir, env, "", pre...)
+	a, err := addMarked(ctx, dir, env, "", pre...)
+	return a.left, err
+}
+
+// added is what an add (addMarked) did: the nested repositories and new
+// gitlinks it left out, the commit at HEAD ("" when the branch has none
+// yet) and, when there is one, the index's changes against it once the
+// new gitlinks are out: what a commit of that index records; and what
+// the names addLooking was given resolve to.
+type added struct {
+	left    []string
+	head    string
+	changes []indexChange
+	also    []object
 }
 
 // addMarked is addAll for an index whose adds mark themselves with the
 // file marker: the drop before the add runs only when the marker is
 // there (an add that did not finish its drop, or an index just copied).
 // marker "": always.
-func addMarked(ctx context.Context, dir string, env []string, marker string, pre ...string) ([]string, error) {
-	head, err := headCommit(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	links, err := headGitlinks(ctx, dir, head)
-	if err != nil {
-		return nil, err
-	}
+//
+// The reads before the add (HEAD, the untracked nested repositories and
+// the gitlinks the index has already) run at once: none writes. The
+// drop before the add runs on what the index has against HEAD by name,
+// once HEAD is known to be a commit (as headCommit reads it); when it
+// drops anything, the nested repositories are listed again after it.
+func addMarked(ctx context.Context, dir string, env []string, marker string, pre ...string) (added, error) {
+	return addLooking(ctx, dir, env, marker, nil, pre...)
+}
+
+// addLooking is addMarked that also resolves names (lookObjects) in the
+// git that reads HEAD before the add: added.also. With no names, HEAD is
+// read as headCommit reads it.
+func addLooking(ctx context.Context, dir string, env []string, marker string, names []string, pre ...string) (added, error) {
 	pending := marker == ""
 	if marker != "" {
 		if _, err := os.Stat(marker); err == nil {
 			pending = true
 		} else if err := os.WriteFile(marker, nil, 0o600); err != nil {
-			return nil, fmt.Errorf("mark the index: %w", err)
+			return added{}, fmt.Errorf("mark the index: %w", err)
 		}
+	}
+	var (
+		head, nested               = "", []string(nil)
+		headErr, nestedErr, preErr error
+		before                     []indexChange
+	)
+	var wg sync.WaitGroup
+	var also []object
+	wg.Go(func() {
+		if len(names) == 0 {
+			head, headErr = headCommit(ctx, dir)
+			return
+		}
+		// HEAD^{commit} resolves to nothing where rev-parse --verify
+		// --quiet exits 1: a branch with no commit yet (headCommit's "").
+		objs, err := lookObjects(ctx, dir, append([]string{"HEAD^{commit}"}, names...)...)
+		if err != nil {
+			headErr = err
+			return
+		}
+		head, also = objs[0].id, objs[1:]
+	})
+	wg.Go(func() { nested, nestedErr = untrackedRepos(ctx, dir, env, pre) })
+	if pending {
+		wg.Go(func() { before, preErr = indexChanges(ctx, dir, env, "HEAD") })
+	}
+	wg.Wait()
+	if headErr != nil {
+		return added{}, headErr
+	}
+	links, err := headGitlinks(ctx, dir, head)
+	if err != nil {
+		return added{}, err
 	}
 	if pending {
-		if _, err := dropNewGitlinks(ctx, dir, env, head); err != nil {
-			return nil, err
+		if head == "" || preErr != nil {
+			// No commit at HEAD, or the read by name failed: read again
+			// against head itself, as the drop always did.
+			before, preErr = indexChanges(ctx, dir, env, head)
+		}
+		if preErr != nil {
+			return added{}, preErr
+		}
+		dropped, err := dropGitlinks(ctx, dir, env, before)
+		if err != nil {
+			return added{}, err
+		}
+		if len(dropped) > 0 {
+			nested, nestedErr = untrackedRepos(ctx, dir, env, pre) // the dropped ones are untracked now
 		}
 	}
-	nested, err := untrackedRepos(ctx, dir, env, pre)
-	if err != nil {
-		return nil, err
+	if nestedErr != nil {
+		return added{}, nestedErr
 	}
 	args := append(append([]string(nil), pre...), "add", "--all")
 	if len(links)+len(nested) > 0 {
@@ -82,13 +144,33 @@ func addMarked(ctx context.Context, dir string, env []string, marker string, pre
 		}
 	}
 	if _, err := git(ctx, dir, env, args...); err != nil {
-		return nil, err
+		return added{}, err
 	}
-	dropped, err := dropNewGitlinks(ctx, dir, env, head)
-	if err == nil && marker != "" {
+	after, err := indexChanges(ctx, dir, env, head)
+	if err != nil {
+		return added{}, err
+	}
+	dropped, err := dropGitlinks(ctx, dir, env, after)
+	if err != nil {
+		return added{}, err
+	}
+	if marker != "" {
 		os.Remove(marker)
 	}
-	return append(nested, dropped...), err
+	a := added{left: append(nested, dropped...), head: head, also: also}
+	if head != "" {
+		// A dropped gitlink is back to HEAD's entry, or out: no change.
+		gone := map[string]bool{}
+		for _, p := range dropped {
+			gone[p] = true
+		}
+		for _, c := range after {
+			if !gone[c.path] {
+				a.changes = append(a.changes, c)
+			}
+		}
+	}
+	return a, nil
 }
 
 // untrackedRepos are the nested repositories among dir's untracked
@@ -152,23 +234,35 @@ func headGitlinks(ctx context.Context, dir, commit string) ([]string, error) {
 			links = append(links, path)
 		}
 	}
+	rememberGitlinks(commit, links)
+	return links, nil
+}
+
+// rememberGitlinks records the gitlinks of commit's tree (headGitlinks),
+// for a caller that knows them without listing the tree.
+func rememberGitlinks(commit string, links []string) {
+	if links == nil {
+		links = []string{}
+	}
 	gitlinkCache.Lock()
 	if len(gitlinkCache.m) > 1000 {
 		gitlinkCache.m = map[string][]string{}
 	}
 	gitlinkCache.m[commit] = links
 	gitlinkCache.Unlock()
-	return links, nil
 }
 
-// dropNewGitlinks puts every gitlink of env's index that head does not
-// have, as it is, back to head's entry at its path (none: out of the
-// index), without git going into any of them (the index against a tree,
-// and update-index, never look at a working tree), and returns their
-// paths.
-func dropNewGitlinks(ctx context.Context, dir string, env []string, head string) ([]string, error) {
-	type entry struct{ mode, oid, path string }
-	var found []entry
+// indexChange is one entry of env's index that differs from a commit's
+// tree: its mode there and in the index ("000000" where it is not), its
+// object there, git's status letter (U: unmerged) and its path.
+type indexChange struct{ oldMode, newMode, oldOID, status, path string }
+
+// indexChanges are the entries of env's index that differ from head's
+// tree, read without git going into any gitlink (the index against a
+// tree never looks at a working tree). head "" (no commit yet): the
+// index's gitlinks, as new entries.
+func indexChanges(ctx context.Context, dir string, env []string, head string) ([]indexChange, error) {
+	var changes []indexChange
 	if head == "" {
 		out, err := gitRaw(ctx, dir, env, "ls-files", "--stage", "-z")
 		if err != nil {
@@ -177,39 +271,62 @@ func dropNewGitlinks(ctx context.Context, dir string, env []string, head string)
 		for _, rec := range strings.Split(out, "\x00") {
 			meta, path, ok := strings.Cut(rec, "\t")
 			if f := strings.Fields(meta); ok && len(f) == 3 && f[0] == gitlinkMode {
-				found = append(found, entry{"0", strings.Repeat("0", len(f[1])), path})
+				changes = append(changes, indexChange{"000000", gitlinkMode, strings.Repeat("0", len(f[1])), "A", path})
 			}
 		}
-	} else {
-		out, err := gitRaw(ctx, dir, env, "diff-index", "--cached", "--raw", "-z", "--no-renames", "--ignore-submodules=none", head, "--")
-		if err != nil {
-			return nil, fmt.Errorf("find gitlinks: %w", err)
-		}
-		// ":<old mode> <new mode> <old oid> <new oid> <status>\0<path>\0"
-		recs := strings.Split(out, "\x00")
-		for i := 0; i+1 < len(recs); i += 2 {
-			f := strings.Fields(strings.TrimPrefix(recs[i], ":"))
-			if len(f) != 5 || f[1] != gitlinkMode {
-				continue
-			}
-			mode := f[0]
-			if strings.Trim(mode, "0") == "" {
-				mode = "0" // not in head: removed
-			}
-			found = append(found, entry{mode, f[2], recs[i+1]})
-		}
+		return changes, nil
 	}
-	if len(found) == 0 {
-		return nil, nil
+	out, err := gitRaw(ctx, dir, env, "diff-index", "--cached", "--raw", "-z", "--no-renames", "--ignore-submodules=none", head, "--")
+	if err != nil {
+		return nil, fmt.Errorf("find gitlinks: %w", err)
 	}
+	// ":<old mode> <new mode> <old oid> <new oid> <status>\0<path>\0"
+	recs := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(recs); i += 2 {
+		f := strings.Fields(strings.TrimPrefix(recs[i], ":"))
+		if len(f) != 5 {
+			continue
+		}
+		changes = append(changes, indexChange{f[0], f[1], f[2], f[4], recs[i+1]})
+	}
+	return changes, nil
+}
+
+// dropGitlinks puts every gitlink among changes (env's index against
+// HEAD, indexChanges) back to HEAD's entry at its path (none: out of the
+// index), without git going into any of them (update-index never looks
+// at a working tree), and returns their paths.
+func dropGitlinks(ctx context.Context, dir string, env []string, changes []indexChange) ([]string, error) {
 	var in strings.Builder
-	paths := make([]string, 0, len(found))
-	for _, e := range found {
-		fmt.Fprintf(&in, "%s %s\t%s\x00", e.mode, e.oid, e.path)
-		paths = append(paths, e.path)
+	var paths []string
+	for _, c := range changes {
+		if c.newMode != gitlinkMode {
+			continue
+		}
+		mode := c.oldMode
+		if strings.Trim(mode, "0") == "" {
+			mode = "0" // not in head: removed
+		}
+		fmt.Fprintf(&in, "%s %s\t%s\x00", mode, c.oldOID, c.path)
+		paths = append(paths, c.path)
+	}
+	if len(paths) == 0 {
+		return nil, nil
 	}
 	if _, err := run(ctx, dir, env, in.String(), "update-index", "-z", "--index-info"); err != nil {
 		return nil, fmt.Errorf("leave nested repositories out: %w", err)
 	}
 	return paths, nil
+}
+
+// ignoringSubmodules is whether git diff --ignore-submodules=all leaves
+// the change c out: one between two gitlinks, or a gitlink added or
+// removed (diff_change and diff_addremove skip those); an unmerged entry
+// it always shows.
+func (c indexChange) ignoringSubmodules() bool {
+	if c.status == "U" {
+		return false
+	}
+	gitlinkOrNone := func(mode string) bool { return mode == gitlinkMode || strings.Trim(mode, "0") == "" }
+	return gitlinkOrNone(c.oldMode) && gitlinkOrNone(c.newMode)
 }

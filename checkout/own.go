@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // A session's checkout is a repository of its own, not a worktree of the
@@ -39,26 +40,23 @@ func ownRepo(dir string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// createOwn makes in.Dir a repository of its own on in.Branch, at the
-// branch the person's repository already has for it or else at in.Base.
-// It is built beside its place and renamed there, so an attempt killed
-// half-way leaves nothing Create would take for a checkout.
-func createOwn(ctx context.Context, in Info) error {
-	objects, err := git(ctx, in.Repo, nil, "rev-parse", "--path-format=absolute", "--git-path", "objects")
-	if err != nil {
-		return err
-	}
-	format, err := git(ctx, in.Repo, nil, "rev-parse", "--show-object-format")
-	if err != nil {
-		return err
-	}
-	start := in.Base
-	if head, err := git(ctx, in.Repo, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+in.Branch+"^{commit}"); err == nil && head != "" {
-		start = head // a branch of that name: taken up, as git worktree add did
-	}
-	if _, err := git(ctx, in.Repo, nil, "update-ref", BaseRef(in.Name), in.Base); err != nil {
-		return err
-	}
+// ownPlan is what createOwn makes a checkout from, read of the person's
+// repository by Create: the commit its branch starts at (the branch the
+// person's repository has for it, or the base), the person's object
+// store it borrows, its object format, its exclude file and the settings
+// copied from it (personSettings).
+type ownPlan struct {
+	start, objects, format, exclude string
+	settings                        [][2]string
+}
+
+// createOwn makes in.Dir a repository of its own on in.Branch at
+// plan.start. It is built beside its place and renamed there, so an
+// attempt killed half-way leaves nothing Create would take for a
+// checkout. BaseRef is set in the person's repository while the new one
+// is made (git init), and the checkout is written by one git reset
+// --hard onto the branch git init named.
+func createOwn(ctx context.Context, in Info, plan ownPlan) error {
 	tmp := filepath.Join(filepath.Dir(in.Dir), "."+in.Name+".new") // Sanitize never starts a name with '.'
 	if err := os.RemoveAll(tmp); err != nil {
 		return err
@@ -67,25 +65,26 @@ func createOwn(ctx context.Context, in Info) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if _, err := git(ctx, tmp, nil, "init", "--quiet", "--object-format="+format, tmp); err != nil {
-		return err
+	var baseErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { _, baseErr = git(ctx, in.Repo, nil, "update-ref", BaseRef(in.Name), in.Base) })
+	_, initErr := git(ctx, tmp, nil, "init", "--quiet", "--object-format="+plan.format, "--initial-branch="+in.Branch, tmp)
+	wg.Wait()
+	if baseErr != nil {
+		return baseErr
+	}
+	if initErr != nil {
+		return initErr
 	}
 	dotGit := filepath.Join(tmp, ".git")
-	if err := os.WriteFile(filepath.Join(dotGit, "objects", "info", "alternates"), []byte(objects+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dotGit, "objects", "info", "alternates"), []byte(plan.objects+"\n"), 0o644); err != nil {
 		return err
 	}
-	if err := copyPersonSettings(ctx, in.Repo, tmp); err != nil {
+	if err := copyPersonSettings(ctx, plan, tmp); err != nil {
 		return err
 	}
-	ref := "refs/heads/" + in.Branch
-	for _, args := range [][]string{
-		{"update-ref", ref, start},
-		{"symbolic-ref", "HEAD", ref},
-		{"read-tree", "--reset", "-u", "HEAD"},
-	} {
-		if _, err := git(ctx, tmp, nil, args...); err != nil {
-			return err
-		}
+	if _, err := git(ctx, tmp, nil, "reset", "--quiet", "--hard", plan.start); err != nil {
+		return err
 	}
 	if err := controlDirs(tmp, in.Sub); err != nil {
 		return err
@@ -96,27 +95,78 @@ func createOwn(ctx context.Context, in Info) error {
 	return os.Rename(tmp, in.Dir)
 }
 
-// copyPersonSettings gives the session's repository what of the person's
-// decides which files a checkout has and how they read: the ignore rules
-// of .git/info/exclude, the line-ending settings and whether a
-// file's executable bit counts. Nothing that names a
-// program is copied.
-func copyPersonSettings(ctx context.Context, repo, dir string) error {
-	if exclude, err := git(ctx, repo, nil, "rev-parse", "--path-format=absolute", "--git-path", "info/exclude"); err == nil {
-		if b, err := os.ReadFile(exclude); err == nil {
-			if err := os.WriteFile(filepath.Join(dir, ".git", "info", "exclude"), b, 0o644); err != nil {
-				return err
-			}
+// personSettingKeys are what of the person's configuration decides which
+// files a checkout has and how they read: the line-ending settings and
+// whether a file's executable bit counts. Nothing that names a program.
+var personSettingKeys = []string{"core.autocrlf", "core.eol", "core.safecrlf", "core.fileMode"}
+
+// personSettings are the values personSettingKeys have in the person's
+// repository at repo (the last one of a key, as git config --get reads
+// it; none empty), by one git config.
+func personSettings(ctx context.Context, repo string) [][2]string {
+	out, err := gitRaw(ctx, repo, nil, "config", "--null", "--get-regexp", `^core\.(autocrlf|eol|safecrlf|filemode)$`)
+	if err != nil {
+		return nil // none set (exit 1), or none readable: none copied, as before
+	}
+	last := map[string]string{}
+	for _, rec := range strings.Split(out, "\x00") {
+		key, value, _ := strings.Cut(rec, "\n") // a key with no value: no newline
+		last[strings.ToLower(key)] = strings.TrimSpace(value)
+	}
+	var settings [][2]string
+	for _, key := range personSettingKeys {
+		if v := last[strings.ToLower(key)]; v != "" {
+			settings = append(settings, [2]string{key, v})
 		}
 	}
-	for _, key := range []string{"core.autocrlf", "core.eol", "core.safecrlf", "core.fileMode"} {
-		if v, err := git(ctx, repo, nil, "config", "--get", key); err == nil && v != "" {
-			if _, err := git(ctx, dir, nil, "config", key, v); err != nil {
-				return err
-			}
+	return settings
+}
+
+// copyPersonSettings gives the session's repository at dir what of the
+// person's decides which files a checkout has and how they read: the
+// ignore rules of .git/info/exclude and personSettings. The new
+// repository's configuration is git init's, so a value that is one word
+// (true, input, lf: every value these keys take) is written into it
+// here; anything else by git config, which quotes it.
+func copyPersonSettings(ctx context.Context, plan ownPlan, dir string) error {
+	if b, err := os.ReadFile(plan.exclude); err == nil {
+		if err := os.WriteFile(filepath.Join(dir, ".git", "info", "exclude"), b, 0o644); err != nil {
+			return err
 		}
 	}
-	return nil
+	var core strings.Builder
+	for _, kv := range plan.settings {
+		if plainWord(kv[1]) {
+			fmt.Fprintf(&core, "\t%s = %s\n", strings.TrimPrefix(kv[0], "core."), kv[1])
+			continue
+		}
+		if _, err := git(ctx, dir, nil, "config", kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	if core.Len() == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ".git", "config"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString("[core]\n" + core.String()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// plainWord reports whether v is letters, digits, '-' and '_' only: a
+// git configuration value that needs no quoting.
+func plainWord(v string) bool {
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return v != ""
 }
 
 // finishOwn ends a checkout that is a repository of its own: its branch,
@@ -125,33 +175,65 @@ func copyPersonSettings(ctx context.Context, repo, dir string) error {
 // upload-pack runs in it), the checkout is removed, and so is BaseRef.
 // Each step may run again (an activity retry).
 func finishOwn(ctx context.Context, in Info) error {
+	_, err := git(ctx, in.Dir, nil, "rev-parse", "--verify", "--quiet", CheckpointRef(in.Name))
+	if err := bringOwn(ctx, in, err == nil); err != nil {
+		return err
+	}
+	return dropOwn(ctx, in)
+}
+
+// bringOwn fetches the checkout's branch, and its checkpoint ref when it
+// has one (checkpoint), into the person's repository.
+func bringOwn(ctx context.Context, in Info, checkpoint bool) error {
 	if in.Repo == "" || in.Repo == in.Dir {
 		return errors.New("finish checkout: no person's repository to bring the branch to")
 	}
 	refspecs := []string{"+refs/heads/" + in.Branch + ":refs/heads/" + in.Branch}
-	if _, err := git(ctx, in.Dir, nil, "rev-parse", "--verify", "--quiet", CheckpointRef(in.Name)); err == nil {
+	if checkpoint {
 		refspecs = append(refspecs, "+"+CheckpointRef(in.Name)+":"+CheckpointRef(in.Name))
 	}
 	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--end-of-options", in.Dir}, refspecs...)
 	if _, err := gitFrom(ctx, in.Repo, in.Dir, args...); err != nil {
 		return fmt.Errorf("bring branch %s into %s: %w", in.Branch, in.Repo, err)
 	}
-	if err := removeOwn(in); err != nil {
-		return err
+	return nil
+}
+
+// dropOwn removes a checkout whose branch is in the person's repository,
+// and BaseRef there, at once: the branch keeps what BaseRef kept, and
+// either, left by an attempt that stopped half-way, is what a retry
+// removes (Close finds the checkout gone, or brings its branch again).
+func dropOwn(ctx context.Context, in Info) error {
+	if !isCheckoutDir(in) {
+		return removeOwn(in) // its refusal, BaseRef left
 	}
-	return dropBaseRef(ctx, in)
+	var removed error
+	var wg sync.WaitGroup
+	wg.Go(func() { removed = removeOwn(in) })
+	dropped := dropBaseRef(ctx, in)
+	wg.Wait()
+	if removed != nil {
+		return removed
+	}
+	return dropped
 }
 
 // removeOwn removes the checkout's directory, once checked to be one of
 // the worker's checkouts.
 func removeOwn(in Info) error {
-	if filepath.Base(filepath.Dir(in.Dir)) != Dir || in.Name == "" || filepath.Base(in.Dir) != in.Name {
+	if !isCheckoutDir(in) {
 		return fmt.Errorf("remove checkout %s: not a checkout directory", in.Dir)
 	}
 	if err := os.RemoveAll(in.Dir); err != nil {
 		return fmt.Errorf("remove checkout %s: %w", in.Dir, err)
 	}
 	return nil
+}
+
+// isCheckoutDir reports whether in.Dir is where the worker keeps the
+// checkout named in.Name: <state>/checkouts/<name>.
+func isCheckoutDir(in Info) bool {
+	return filepath.Base(filepath.Dir(in.Dir)) == Dir && in.Name != "" && filepath.Base(in.Dir) == in.Name
 }
 
 // dropBaseRef removes BaseRef from the person's repository: the branch

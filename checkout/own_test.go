@@ -119,14 +119,19 @@ func TestSessionsKeepTheirObjectsToThemselves(t *testing.T) {
 
 // A session's checkout follows what of the person's repository decides
 // its files: the ignore rules of .git/info/exclude (a checkpoint leaves
-// those files out, as it did in a worktree), the object format, and a
-// branch longrun/<session> already there is taken up.
+// those files out, as it did in a worktree), the line-ending settings and
+// core.fileMode (the last value of a key given twice, as git reads it),
+// the object format, and a branch longrun/<session> already there is
+// taken up.
 func TestOwnCheckoutFollowsThePersonsRepository(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	repo, state := newRepo(t), t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(repo, ".git", "info", "exclude"), []byte("build/\n"), 0o644))
 	plainGit(t, repo, "config", "core.fileMode", "false")
+	plainGit(t, repo, "config", "core.autocrlf", "input")
+	plainGit(t, repo, "config", "core.eol", "crlf")
+	plainGit(t, repo, "config", "--add", "core.eol", "lf") // the last one is git's
 	plainGit(t, repo, "branch", "longrun/taken", "main")
 	plainGit(t, repo, "commit", "-q", "--allow-empty", "-m", "the person's next commit")
 	in, err := Create(ctx, repo, state, "taken", "")
@@ -136,9 +141,13 @@ func TestOwnCheckoutFollowsThePersonsRepository(t *testing.T) {
 	old, err := git(ctx, repo, nil, "rev-parse", "main^")
 	require.NoError(t, err)
 	require.Equal(t, old, head, "the branch there is taken up")
-	mode, err := git(ctx, in.Dir, nil, "config", "core.fileMode")
-	require.NoError(t, err)
-	require.Equal(t, "false", mode)
+	for key, want := range map[string]string{"core.fileMode": "false", "core.autocrlf": "input", "core.eol": "lf"} {
+		got, err := git(ctx, in.Dir, nil, "config", "--get", key)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "%s copied from the person's repository", key)
+	}
+	_, err = git(ctx, in.Dir, nil, "config", "--get", "core.safecrlf")
+	require.Error(t, err, "a key the person's repository does not set is not set")
 	writeFile(t, in.Dir, "build/out.bin", "built\n")
 	writeFile(t, in.Dir, "src.txt", "source\n")
 	c, err := Checkpoint(ctx, in, "")

@@ -62,6 +62,54 @@ func locate(ctx context.Context, dir string) (top, prefix string, err error) {
 	return top, strings.TrimSuffix(prefix, "/"), nil
 }
 
+// personRepo is what Create reads of the person's repository before it
+// makes anything: its top directory, the working directory's path below
+// it, the base commit, its object store, its exclude file and its object
+// format.
+type personRepo struct {
+	top, prefix, commit      string
+	objects, exclude, format string
+}
+
+// probe reads personRepo for the repository holding workDir and the
+// base ref, by one git rev-parse where locate, resolveBase and the
+// checkout's making took six. When that git fails, locate and
+// resolveBase run as they always did, for their errors, and the rest is
+// read from the top. A ref with a ':' (rev:path, whose path git reads
+// against the directory it runs in) goes that way too, read from the top
+// as it always was.
+func probe(ctx context.Context, workDir, ref string) (personRepo, error) {
+	paths := []string{"--path-format=absolute", "--git-path", "objects", "--git-path", "info/exclude", "--show-object-format"}
+	if !strings.Contains(ref, ":") {
+		args := append(append([]string{"rev-parse", "--show-toplevel", "--show-prefix"}, paths...), "--verify", "--end-of-options", ref+"^{commit}")
+		out, err := gitRaw(ctx, workDir, nil, args...)
+		if l := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); err == nil && len(l) == 6 {
+			for i := range l {
+				l[i] = strings.TrimSpace(l[i]) // as git() reads each
+			}
+			return personRepo{top: l[0], prefix: strings.TrimSuffix(l[1], "/"), objects: l[2], exclude: l[3], format: l[4], commit: l[5]}, nil
+		}
+	}
+	top, prefix, err := locate(ctx, workDir)
+	if err != nil {
+		return personRepo{}, err
+	}
+	commit, err := resolveBase(ctx, top, ref)
+	if err != nil {
+		return personRepo{}, err
+	}
+	out, err := gitRaw(ctx, top, nil, append([]string{"rev-parse"}, paths...)...)
+	l := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if err == nil && len(l) != 3 {
+		err = fmt.Errorf("git rev-parse %s: %d lines, want 3", strings.Join(paths, " "), len(l))
+	}
+	if err != nil {
+		return personRepo{}, fmt.Errorf("create checkout: %w", err)
+	}
+	return personRepo{top: top, prefix: prefix, commit: commit,
+		objects: strings.TrimSpace(l[0]), exclude: strings.TrimSpace(l[1]), format: strings.TrimSpace(l[2])}, nil
+}
+
 // resolveBase is the commit ref names in the repository top ("" is
 // HEAD). A HEAD with no commit behind it is ErrNoCommit: git init was
 // run, git commit not yet.
