@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -29,6 +31,12 @@ type (
 	eventMsg follow.Event
 	// pendingMsg is the calls waiting for a person, as last queried.
 	pendingMsg []workflows.PendingApproval
+	// polledMsg is pendingMsg as the poll saw it, with the decision epoch
+	// (chatModel.epoch) read when its query was sent.
+	polledMsg struct {
+		asked int64
+		ps    []workflows.PendingApproval
+	}
 	// startedMsg: the session the first message started.
 	startedMsg string
 	// decisionMsg is what became of one decision sent.
@@ -101,6 +109,13 @@ type chatModel struct {
 
 	pending  []workflows.PendingApproval
 	inflight map[string]bool // a decision on this call is being sent
+	// settled is, for each call decided from here, the epoch at which
+	// the decision was answered; epoch counts those answers. A poll of
+	// the waiting calls sent before an answer may still list the call
+	// as waiting: without this the prompt came back for it, and the
+	// next key typed (the a of "also…") went to a call already decided.
+	settled  map[string]int64
+	epoch    atomic.Int64
 	unsent   []decisionMsg   // decisions the server did not take: sent again
 	viewing  string          // the call whose whole arguments are shown (v)
 	viewed   map[string]bool // calls shown whole: approve is allowed
@@ -119,7 +134,7 @@ type chatModel struct {
 
 func newChatModel(ctx context.Context, a *app, c sessionClient, session string) *chatModel {
 	m := &chatModel{ctx: ctx, c: c, session: session, calls: map[string]*chatCall{},
-		inflight: map[string]bool{}, viewed: map[string]bool{}, width: 80, height: 24}
+		inflight: map[string]bool{}, settled: map[string]int64{}, viewed: map[string]bool{}, width: 80, height: 24}
 	n := &notes{send: func(msg tea.Msg) { m.send(msg) }}
 	ca := *a
 	ca.stdout, ca.stderr = n, n
@@ -155,11 +170,12 @@ func (m *chatModel) attach() {
 	go func() {
 		defer m.wg.Done()
 		for {
+			asked := m.epoch.Load()
 			qctx, qcancel := context.WithTimeout(ctx, watchPollTimeout)
 			ps, err := m.a.queryPending(qctx, m.c, m.session)
 			qcancel()
 			if err == nil {
-				m.send(pendingMsg(ps))
+				m.send(polledMsg{asked: asked, ps: ps})
 			} // else: follow says when the server is lost
 			if !sleepCtx(ctx, m.a.interval()) {
 				return
@@ -194,6 +210,8 @@ func (m *chatModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.attach()
 	case eventMsg:
 		return m, m.event(follow.Event(msg))
+	case polledMsg:
+		return m.Update(pendingMsg(m.fresh(msg)))
 	case pendingMsg:
 		m.pending = msg
 		for _, p := range msg {
@@ -337,6 +355,20 @@ func withText(s string) string {
 		return ""
 	}
 	return ": " + untrusted.Preview(s, 300, "")
+}
+
+// fresh is what a poll saw waiting, less the calls whose decision was
+// answered after the poll was sent: the poll may have read the session
+// before the decision.
+func (m *chatModel) fresh(msg polledMsg) []workflows.PendingApproval {
+	out := make([]workflows.PendingApproval, 0, len(msg.ps))
+	for _, p := range msg.ps {
+		if at, ok := m.settled[p.ID]; ok && at > msg.asked {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // waiting is the first call that waits for a person and has no decision
@@ -548,6 +580,8 @@ func (m *chatModel) decided(d decisionMsg) tea.Cmd {
 	switch {
 	case d.err == nil:
 		delete(m.inflight, d.p.ID)
+		m.settled[d.p.ID] = m.epoch.Add(1)
+		m.pending = slices.DeleteFunc(m.pending, func(p workflows.PendingApproval) bool { return p.ID == d.p.ID })
 		verb := "approved"
 		if d.ap.Decision == workflows.DecisionDeny {
 			verb = "denied"

@@ -12,6 +12,7 @@ import (
 	"github.com/longrun/longrun/eventlog"
 	"github.com/longrun/longrun/follow"
 	"github.com/longrun/longrun/untrusted"
+	"github.com/longrun/longrun/workflows"
 )
 
 // chatModelFor is a chat attached to s1 that talks to no server: what
@@ -255,4 +256,27 @@ func typeKey(s string) tea.KeyPressMsg {
 // ctrlKey is Ctrl and the letter c.
 func ctrlKey(c rune) tea.KeyPressMsg {
 	return tea.KeyPressMsg{Code: c, Mod: tea.ModCtrl}
+}
+
+// A poll sent before a decision was answered may still list the call as
+// waiting: it must not bring the prompt back for it, or the next key
+// typed (the "a" of a message) would decide a call already decided. A
+// poll sent after the answer is believed.
+func TestChatAStalePollDoesNotBringADecidedCallBack(t *testing.T) {
+	t.Parallel()
+	m := chatModelFor(t)
+	c3 := workflows.PendingApproval{ID: "c3", Tool: "shell", Arguments: `{"command":"rm -rf build"}`}
+	m.Update(pendingMsg{c3})
+	require.NotNil(t, m.waiting())
+	asked := m.epoch.Load() // a poll goes out before the decision is answered
+	m.Update(decisionMsg{p: c3, ap: workflows.Approval{ID: "c3", Decision: workflows.DecisionDeny}})
+	require.Nil(t, m.waiting(), "the decided call leaves the prompt at once")
+	m.Update(polledMsg{asked: asked, ps: []workflows.PendingApproval{c3}})
+	require.Nil(t, m.waiting(), "the stale poll does not bring it back")
+	for _, r := range "also" {
+		m.Update(typeKey(string(r)))
+	}
+	require.Equal(t, "also", string(m.input), "every key went to the message line")
+	m.Update(polledMsg{asked: m.epoch.Load(), ps: []workflows.PendingApproval{c3}})
+	require.NotNil(t, m.waiting(), "a poll sent after the answer is believed")
 }
