@@ -56,7 +56,10 @@ func TestServeGitLabIssueToMergeRequest(t *testing.T) {
 		[]string{"--gitlab-project", project + "=.", "--gitlab-allow-user", "gina", "--profile", "build", "--allow", "write", "--idle-timeout", "1h"},
 		[]string{"LONGRUN_GITLAB_WEBHOOK_TOKEN=" + hookToken})
 	hook := strings.TrimSuffix(webhook, "/webhook") + "/gitlab"
-	require.Contains(t, log.String(), "GitLab webhooks on "+hook)
+	// serve writes its GitHub line, which startServe waits for, then this one.
+	waitFor(t, "serve to say where GitLab's webhooks go", 10*time.Second, func() bool {
+		return strings.Contains(log.String(), "GitLab webhooks on "+hook)
+	})
 	deliver := func(event string, payload any) (forgetest.GitLabDelivery, int, string) {
 		d := forgetest.NewGitLabDelivery(t, hook, hookToken, event, payload)
 		status, body := d.Send(t)
