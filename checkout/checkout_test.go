@@ -43,7 +43,7 @@ func TestSanitizeMakesValidRefs(t *testing.T) {
 }
 
 // newRepo is a repository with one commit of f.txt = "one\n".
-func newRepo(t *testing.T) string {
+func newRepo(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}} {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -25,17 +24,15 @@ func BenchmarkOpenClose(b *testing.B) {
 	ctx := context.Background()
 	for _, mode := range []string{"git", "copy"} {
 		b.Run(mode, func(b *testing.B) {
-			dir := b.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "notes.md"), []byte("one line of notes\n"), 0o644); err != nil {
-				b.Fatal(err)
-			}
+			// The workspace: a repository of one small file and one
+			// commit (newRepo), or the same file outside git.
+			var dir string
 			if mode == "git" {
-				for _, args := range [][]string{{"init", "-q", "."}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "bench workspace"}} {
-					cmd := exec.Command("git", args...)
-					cmd.Dir = dir
-					if out, err := cmd.CombinedOutput(); err != nil {
-						b.Fatalf("git %v: %v: %s", args, err, out)
-					}
+				dir = newRepo(b)
+			} else {
+				dir = b.TempDir()
+				if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("one\n"), 0o644); err != nil {
+					b.Fatal(err)
 				}
 			}
 			state := b.TempDir()

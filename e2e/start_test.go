@@ -1,11 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,19 +11,6 @@ import (
 	sm "github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/workflows"
 )
-
-// processWith reports whether a process on this machine has exactly args
-// as its command line.
-func processWith(args ...string) bool {
-	want := []byte(strings.Join(args, "\x00") + "\x00")
-	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range dirs {
-		if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, want) {
-			return true
-		}
-	}
-	return false
-}
 
 // A command, which a session runs at most once, begins only after the
 // server has recorded its call's first heartbeat (activities/start.go):
@@ -45,7 +28,7 @@ func TestACommandBeginsAfterItsStartIsRecorded(t *testing.T) {
 	const nap = "6.417"
 	e := newEnv(t, sm.Tools(isoShell("c1", "sleep "+nap+"; echo slept")), sm.Text("done"))
 	id := e.start(workflows.SessionInput{Prompt: "nap", Profile: "auto"})
-	waitFor(t, "the command's process", 60*time.Second, func() bool { return processWith("sleep", nap) })
+	waitFor(t, "the command's process", 60*time.Second, func() bool { return len(processesWith("sleep\x00"+nap)) > 0 })
 	d, err := describeRun(context.Background(), tc, id, "")
 	require.NoError(t, err)
 	found := false
