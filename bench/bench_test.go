@@ -10,8 +10,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // TestMain lets the test binary be the concurrency scenario's worker
@@ -52,6 +56,8 @@ func TestTinyScenarios(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, Run(cfg, &out))
 	require.Contains(t, out.String(), "ratio durable/baseline")
+	require.Contains(t, out.String(), "floor/baseline")
+	require.Contains(t, out.String(), "after the last model call")
 	require.Contains(t, out.String(), "model activity scheduled→started")
 }
 
@@ -155,6 +161,58 @@ func TestPlainWorkflow(t *testing.T) {
 	var calls int
 	require.NoError(t, env.GetWorkflowResult(&calls))
 	require.Equal(t, 4, calls, "three tool turns and the final text")
+}
+
+func TestFloorWorkflow(t *testing.T) {
+	t.Parallel()
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 10 * time.Second})
+	env.RegisterActivity(&plainActivities{})
+	env.ExecuteWorkflow(benchFloorWorkflow, 3, time.Millisecond)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var calls int
+	require.NoError(t, env.GetWorkflowResult(&calls))
+	require.Equal(t, 4, calls, "three tool turns and the final text")
+}
+
+// TestPhasesSplitASession: a session's wall split from its event times:
+// before the first model call, the model calls, between them, after the
+// last, and outside the history.
+func TestPhasesSplitASession(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	var evs []*historypb.HistoryEvent
+	add := func(ms int, typ enumspb.EventType, attrs func(*historypb.HistoryEvent)) {
+		ev := &historypb.HistoryEvent{EventId: int64(len(evs) + 1), EventType: typ, EventTime: timestamppb.New(t0.Add(time.Duration(ms) * time.Millisecond))}
+		if attrs != nil {
+			attrs(ev)
+		}
+		evs = append(evs, ev)
+	}
+	sched := func(name string) func(*historypb.HistoryEvent) {
+		return func(ev *historypb.HistoryEvent) {
+			ev.Attributes = &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
+				ActivityType: &commonpb.ActivityType{Name: name}}}
+		}
+	}
+	done := func(id int64) func(*historypb.HistoryEvent) {
+		return func(ev *historypb.HistoryEvent) {
+			ev.Attributes = &historypb.HistoryEvent_ActivityTaskCompletedEventAttributes{ActivityTaskCompletedEventAttributes: &historypb.ActivityTaskCompletedEventAttributes{ScheduledEventId: id}}
+		}
+	}
+	add(0, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, nil)                 // 1
+	add(10, enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, sched("OpenCheckout")) // 2
+	add(50, enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, done(2))               // 3
+	add(60, enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, sched(actModel))       // 4
+	add(260, enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, done(4))              // 5
+	add(270, enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, sched(actModel))      // 6
+	add(470, enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, done(6))              // 7
+	add(500, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, nil)             // 8
+	p := phases(&historypb.History{Events: evs}, 505*time.Millisecond)
+	require.Equal(t, sessionPhases{Before: 60 * time.Millisecond, Models: 400 * time.Millisecond, Between: 10 * time.Millisecond,
+		After: 30 * time.Millisecond, Outside: 5 * time.Millisecond}, p)
 }
 
 // TestTinyFleet runs the fleet scenario at toy size (two worker

@@ -158,6 +158,7 @@ func newWorkers(c client.Client, queue string, acts *activities.Activities, read
 	w.RegisterWorkflowWithOptions(sessions.AgentSession, workflow.RegisterOptions{Name: workflows.WorkflowType})
 	w.RegisterActivity(acts)
 	w.RegisterWorkflowWithOptions(benchPlainWorkflow, workflow.RegisterOptions{Name: plainWorkflowType})
+	w.RegisterWorkflowWithOptions(benchFloorWorkflow, workflow.RegisterOptions{Name: floorWorkflowType})
 	w.RegisterActivity(&plainActivities{})
 	ws := []worker.Worker{w}
 	for _, q := range iso.queues() {

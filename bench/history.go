@@ -124,3 +124,54 @@ func breakdown(h *historypb.History) []turnCost {
 	}
 	return out
 }
+
+// sessionPhases is where a whole session's wall time went, read from its
+// history: what comes before its first model call (the checkout's open,
+// the first workflow task), the model calls themselves, what lies between
+// one model call's completion and the next one's scheduling (the
+// workflow tasks and the local calls of every turn), and what comes after
+// the last model call (the checkout's close, the last workflow task).
+type sessionPhases struct {
+	Before, Models, Between, After time.Duration
+	// Outside is the wall time the history does not cover: the start
+	// request before the first event and the result's way back.
+	Outside time.Duration
+}
+
+// phases splits h's wall (the client's, start request to result) into
+// sessionPhases.
+func phases(h *historypb.History, wall time.Duration) sessionPhases {
+	var p sessionPhases
+	var first, last, lastModelDone time.Time
+	models := map[int64]time.Time{}
+	for _, ev := range h.GetEvents() {
+		at := ev.GetEventTime().AsTime()
+		if first.IsZero() {
+			first = at
+		}
+		last = at
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() != actModel {
+				continue
+			}
+			models[ev.GetEventId()] = at
+			if lastModelDone.IsZero() {
+				p.Before = at.Sub(first)
+			} else {
+				p.Between += at.Sub(lastModelDone)
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			a := ev.GetActivityTaskCompletedEventAttributes()
+			if s, ok := models[a.GetScheduledEventId()]; ok {
+				p.Models += at.Sub(s)
+				lastModelDone = at
+			}
+		}
+	}
+	if !lastModelDone.IsZero() {
+		p.After = last.Sub(lastModelDone)
+	}
+	p.Outside = wall - last.Sub(first)
+	return p
+}

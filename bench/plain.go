@@ -54,15 +54,7 @@ var pa *plainActivities
 // execution is the worker's, shared with the sessions. It returns the
 // model calls made.
 func benchPlainWorkflow(ctx workflow.Context, turns int) (int, error) {
-	model := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute,
-		HeartbeatTimeout:    10 * activities.HeartbeatEvery,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 10,
-			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeNoModel},
-		},
-		Summary: "model: scripted-bench",
-	})
+	model := workflow.WithActivityOptions(ctx, plainModelOptions())
 	tool := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 6 * time.Minute,
 		HeartbeatTimeout:    10 * activities.HeartbeatEvery,
@@ -82,6 +74,19 @@ func benchPlainWorkflow(ctx workflow.Context, turns int) (int, error) {
 		if err := workflow.ExecuteActivity(tool, pa.PlainTool, r.CallID).Get(ctx, &out); err != nil {
 			return turn, err
 		}
+	}
+}
+
+// plainModelOptions are the options the session gives CallModel.
+func plainModelOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    10 * activities.HeartbeatEvery,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 10,
+			NonRetryableErrorTypes: []string{activities.ErrTypeModelRejected, activities.ErrTypeNoModel},
+		},
+		Summary: "model: scripted-bench",
 	}
 }
 

@@ -61,22 +61,41 @@ func ratio(ctx context.Context, c Config, srv *server, out io.Writer) error {
 	defer wd.close()
 	defer d.close()
 	var base, dur, rat, bModel, dModel []float64
+	var before, models, between, after, outside []float64
+	var floor, fRat, dfRat []float64
 	model := ms(c.Latency) * float64(c.Turns+1) // the model calls' own time
 	for i := 0; i < c.Runs; i++ {
 		var b loopResult
 		var dw time.Duration
 		runB := func() error { var err error; b, err = runBaseline(ctx, wd.baseline(), c.Turns); return err }
-		runD := func() error { var err error; dw, _, err = d.session(ctx, c.Turns); return err }
-		first, second := runB, runD
+		runD := func() error {
+			var id string
+			var err error
+			dw, id, err = d.session(ctx, c.Turns)
+			if err != nil {
+				return err
+			}
+			h, err := d.history(ctx, id)
+			if err != nil {
+				return err
+			}
+			p := phases(h, dw)
+			before, models, between = append(before, ms(p.Before)), append(models, ms(p.Models)), append(between, ms(p.Between))
+			after, outside = append(after, ms(p.After)), append(outside, ms(p.Outside))
+			return nil
+		}
+		var fw time.Duration
+		runF := func() error { var err error; fw, err = d.floor(ctx, c.Turns, c.Latency); return err }
+		order := []func() error{runB, runD, runF}
 		if i%2 == 1 {
-			first, second = runD, runB
+			order = []func() error{runF, runD, runB}
 		}
-		if err := first(); err != nil {
-			return err
+		for _, run := range order {
+			if err := run(); err != nil {
+				return err
+			}
 		}
-		if err := second(); err != nil {
-			return err
-		}
+		floor, fRat, dfRat = append(floor, ms(fw)), append(fRat, ms(fw)/ms(b.Wall)), append(dfRat, ms(dw)/ms(fw))
 		base, dur, rat = append(base, ms(b.Wall)), append(dur, ms(dw)), append(rat, ms(dw)/ms(b.Wall))
 		bModel, dModel = append(bModel, ms(b.Wall)/model), append(dModel, ms(dw)/model)
 	}
@@ -86,7 +105,16 @@ func ratio(ctx context.Context, c Config, srv *server, out io.Writer) error {
 	fmt.Fprintf(out, "| durable (AgentSession) | %s |\n", summarize(dur).cell(0))
 	fmt.Fprintf(out, "| **ratio durable/baseline** (goal ≤ 1.05) | %s |\n", summarize(rat).cell(3))
 	fmt.Fprintf(out, "| baseline wall / model time (%d calls × %s) | %s |\n", c.Turns+1, c.Latency, summarize(bModel).cell(3))
-	fmt.Fprintf(out, "| durable wall / model time | %s |\n\n", summarize(dModel).cell(3))
+	fmt.Fprintf(out, "| durable wall / model time | %s |\n", summarize(dModel).cell(3))
+	fmt.Fprintf(out, "| floor: a plain SDK workflow of the session's shape (model activity that only waits, read as a local activity), wall ms | %s |\n", summarize(floor).cell(0))
+	fmt.Fprintf(out, "| floor/baseline: Temporal alone on this machine | %s |\n", summarize(fRat).cell(3))
+	fmt.Fprintf(out, "| durable/floor: what the session adds to it | %s |\n\n", summarize(dfRat).cell(3))
+	fmt.Fprintf(out, "Where a durable session's wall went, from its history (ms):\n\n| part | ms |\n|---|---:|\n")
+	fmt.Fprintf(out, "| before the first model call (checkout open, first workflow task) | %s |\n", summarize(before).cell(1))
+	fmt.Fprintf(out, "| model activities, scheduled to completed (%d calls) | %s |\n", c.Turns+1, summarize(models).cell(1))
+	fmt.Fprintf(out, "| between a model call's completion and the next one's scheduling | %s |\n", summarize(between).cell(1))
+	fmt.Fprintf(out, "| after the last model call (checkout close, last workflow task) | %s |\n", summarize(after).cell(1))
+	fmt.Fprintf(out, "| outside the history (start request, result's way back) | %s |\n\n", summarize(outside).cell(1))
 	return nil
 }
 
