@@ -113,10 +113,27 @@ func Create(ctx context.Context, workDir, stateDir, session, base string) (Info,
 	if p.prefix != "" {
 		names = append(names, p.commit+":"+p.prefix)
 	}
+	if err := os.MkdirAll(filepath.Dir(in.Dir), 0o700); err != nil {
+		return Info{}, fmt.Errorf("create checkout: %w", err)
+	}
+	// The new repository is made beside its place (createOwn), and git
+	// init needs only the object format and the branch's name: it runs
+	// while the person's repository is read, one git process less on the
+	// way to the first model call. What it made goes with tmp when the
+	// checkout is not made after all.
+	tmp := filepath.Join(filepath.Dir(in.Dir), "."+in.Name+".new") // Sanitize never starts a name with '.'
+	defer os.RemoveAll(tmp)
 	var objs []object
-	var lookErr error
+	var lookErr, initErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { objs, lookErr = lookObjects(ctx, p.top, names...) })
+	if p.prefix != "" || mayHaveRef(p.common, "refs/heads/"+in.Branch) {
+		wg.Go(func() { objs, lookErr = lookObjects(ctx, p.top, names...) })
+	} else {
+		// No branch of that name (its ref files say so), and the base
+		// holds the top: nothing for git cat-file to answer.
+		objs = []object{{}}
+	}
+	wg.Go(func() { initErr = initOwn(ctx, tmp, in.Branch, p.format) })
 	settings := personSettings(ctx, p.top)
 	wg.Wait()
 	if p.prefix != "" && (lookErr != nil || objs[1].typ != "tree") {
@@ -124,11 +141,11 @@ func Create(ctx context.Context, workDir, stateDir, session, base string) (Info,
 			return Info{}, err
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(in.Dir), 0o700); err != nil {
-		return Info{}, fmt.Errorf("create checkout: %w", err)
-	}
 	if _, err := os.Stat(filepath.Join(in.Dir, ".git")); err == nil {
 		return in, nil // made by an earlier attempt
+	}
+	if initErr != nil {
+		return Info{}, fmt.Errorf("create checkout: %w", initErr)
 	}
 	start := in.Base
 	switch {
@@ -139,7 +156,7 @@ func Create(ctx context.Context, workDir, stateDir, session, base string) (Info,
 	case objs[0].id != "":
 		start = objs[0].id // a branch of that name: taken up, as git worktree add did
 	}
-	if err := createOwn(ctx, in, ownPlan{start: start, objects: p.objects, format: p.format, exclude: p.exclude, settings: settings}); err != nil {
+	if err := createOwn(ctx, in, tmp, ownPlan{start: start, objects: p.objects, format: p.format, exclude: p.exclude, settings: settings}); err != nil {
 		return Info{}, fmt.Errorf("create checkout: %w", err)
 	}
 	return in, nil

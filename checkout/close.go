@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -50,6 +51,9 @@ func Close(ctx context.Context, in Info, message string) (Closed, error) {
 // it is brought into the person's repository (all only read the
 // checkout); then the checkout and BaseRef go.
 func closeOwn(ctx context.Context, in Info, message string) (Closed, error) {
+	if c, ok, err := closeUntouched(ctx, in); ok {
+		return c, err
+	}
 	committed, leftOut, refs, err := commitExceptControl(ctx, in.Dir, message, CheckpointRef(in.Name))
 	if err != nil {
 		return Closed{}, err
@@ -70,6 +74,107 @@ func closeOwn(ctx context.Context, in Info, message string) (Closed, error) {
 	return c, dropOwn(ctx, in)
 }
 
+// closeUntouched is closeOwn for a checkout the session left as it was
+// opened (a session that only read, a review, a question answered): its
+// working tree and index are HEAD's, HEAD is still the base on the
+// session's branch, and no checkpoint was made. The branch is then the
+// base, a commit the person's repository holds already (BaseRef keeps
+// it), so nothing is committed, measured or fetched: one git status here,
+// one update-ref transaction there (the branch made at the base, BaseRef
+// dropped), then the checkout goes. That is two git processes where the
+// full close runs nine and the fetch's seven, at every such session's
+// end (each one 7-15 ms on a small virtual machine). Anything else, or
+// any doubt (a status git did not give, a checkpoint ref that may be
+// there), is not untouched: ok is false and nothing was done. Run again
+// after the update-ref (a retry), it does the same again; after the
+// removal, Close finds the checkout gone, as after the full close.
+func closeUntouched(ctx context.Context, in Info) (c Closed, ok bool, err error) {
+	// The branch and base go into update-ref's input, a line each: only
+	// the names Create makes (an object id, the session's branch) do.
+	if !isObjectID(in.Base) || in.Branch != BranchPrefix+in.Name || in.Repo == "" || in.Repo == in.Dir ||
+		!isCheckoutDir(in) || mayHaveCheckpoint(in) {
+		return Closed{}, false, nil
+	}
+	if !isUntouched(ctx, in) {
+		return Closed{}, false, nil
+	}
+	tx := "update refs/heads/" + in.Branch + " " + in.Base + "\ndelete " + BaseRef(in.Name) + "\n"
+	if _, err := gitIn(ctx, in.Repo, tx, "update-ref", "--stdin"); err != nil {
+		return Closed{}, true, fmt.Errorf("bring branch %s into %s: %w", in.Branch, in.Repo, err)
+	}
+	return Closed{Changes: &Stat{}}, true, removeOwn(in)
+}
+
+// isUntouched reports whether the checkout is as it was opened (HEAD the
+// base on the session's branch, no path changed), by one git status.
+// What the full close's add would see counts: untracked files one by one,
+// a nested repository as a change (git lists it as "dir/" and does not
+// go in), and no setting of the checkout's skips a look (its .git is the
+// worker's; the sandbox binds it read-only). The worker's git never goes
+// into a nested repository (gitsafe: its configuration names programs),
+// so status cannot see inside a submodule: a base with gitlinks takes
+// the full close, which reports what became of them. A status git did
+// not give is not untouched.
+func isUntouched(ctx context.Context, in Info) bool {
+	if in.Base == "" {
+		return false
+	}
+	if links, err := headGitlinks(ctx, in.Dir, in.Base); err != nil || len(links) > 0 {
+		return false
+	}
+	out, err := gitRaw(ctx, in.Dir, nil, "--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "core.ignoreStat=false",
+		"status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--ignore-submodules=all", "--no-renames")
+	return err == nil && untouched(out, in)
+}
+
+// untouched reads git status --porcelain=v2 --branch -z: HEAD is in.Base
+// on in.Branch, and not one path differs from it, tracked or not.
+func untouched(status string, in Info) bool {
+	var oid, head string
+	for _, rec := range strings.Split(status, "\x00") {
+		switch {
+		case rec == "":
+		case strings.HasPrefix(rec, "# branch.oid "):
+			oid = strings.TrimPrefix(rec, "# branch.oid ")
+		case strings.HasPrefix(rec, "# branch.head "):
+			head = strings.TrimPrefix(rec, "# branch.head ")
+		case strings.HasPrefix(rec, "# "):
+		default:
+			return false // a changed, unmerged or untracked path
+		}
+	}
+	return oid == in.Base && head == in.Branch
+}
+
+// mayHaveCheckpoint reports whether the checkout's repository may hold a
+// checkpoint ref (CheckpointRef): mayHaveRef in its .git.
+func mayHaveCheckpoint(in Info) bool {
+	return mayHaveRef(filepath.Join(in.Dir, ".git"), CheckpointRef(in.Name))
+}
+
+// mayHaveRef reports whether the repository whose (common) git directory
+// is gitDir may hold ref, read from its files instead of a git process:
+// a loose ref, a packed one, anything in the way of the loose ref's path,
+// a ref store this does not read (reftable), or a git directory that
+// cannot be read, all say yes. Only a no is an answer; a yes sends the
+// caller to git.
+func mayHaveRef(gitDir, ref string) bool {
+	if gitDir == "" || !filepath.IsAbs(gitDir) {
+		return true
+	}
+	if _, err := os.Lstat(filepath.Join(gitDir, filepath.FromSlash(ref))); !errors.Is(err, os.ErrNotExist) {
+		return true
+	}
+	if _, err := os.Lstat(filepath.Join(gitDir, "reftable")); !errors.Is(err, os.ErrNotExist) {
+		return true
+	}
+	packed, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	return strings.Contains(string(packed), ref)
+}
+
 // CommitOpen commits what the open checkout holds on its branch, control
 // files left out, and measures the branch against its base, as the close
 // does, leaving the checkout where it is: a session that publishes its
@@ -81,6 +186,11 @@ func CommitOpen(ctx context.Context, in Info, message string) (Closed, error) {
 // closeCommit commits the checkout, control files left out, and measures
 // the branch against its base.
 func closeCommit(ctx context.Context, in Info, message string) (Closed, error) {
+	if isUntouched(ctx, in) {
+		// Nothing to commit and nothing against the base: what the
+		// commit and the measure below would say, by one git.
+		return Closed{Changes: &Stat{}}, nil
+	}
 	committed, leftOut, _, err := commitExceptControl(ctx, in.Dir, message)
 	if err != nil {
 		return Closed{}, err

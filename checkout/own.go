@@ -50,40 +50,36 @@ type ownPlan struct {
 	settings                        [][2]string
 }
 
-// createOwn makes in.Dir a repository of its own on in.Branch at
-// plan.start. It is built beside its place and renamed there, so an
-// attempt killed half-way leaves nothing Create would take for a
-// checkout. BaseRef is set in the person's repository while the new one
-// is made (git init), and the checkout is written by one git reset
-// --hard onto the branch git init named.
-func createOwn(ctx context.Context, in Info, plan ownPlan) error {
-	tmp := filepath.Join(filepath.Dir(in.Dir), "."+in.Name+".new") // Sanitize never starts a name with '.'
+// initOwn makes tmp a new, empty repository whose HEAD names branch,
+// in the object format of the person's repository: what createOwn fills.
+// Whatever was at tmp (an attempt killed half-way) goes first.
+func initOwn(ctx context.Context, tmp, branch, format string) error {
 	if err := os.RemoveAll(tmp); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	_, err := git(ctx, tmp, nil, "init", "--quiet", "--object-format="+format, "--initial-branch="+branch, tmp)
+	return err
+}
+
+// createOwn makes in.Dir a repository of its own on in.Branch at
+// plan.start, from tmp, the empty repository initOwn made beside its
+// place: renamed there once written, so an attempt killed half-way
+// leaves nothing Create would take for a checkout. BaseRef is set in the
+// person's repository while the checkout is written (one git reset
+// --hard onto the branch git init named).
+func createOwn(ctx context.Context, in Info, tmp string, plan ownPlan) error {
 	var baseErr error
 	var wg sync.WaitGroup
 	wg.Go(func() { _, baseErr = git(ctx, in.Repo, nil, "update-ref", BaseRef(in.Name), in.Base) })
-	_, initErr := git(ctx, tmp, nil, "init", "--quiet", "--object-format="+plan.format, "--initial-branch="+in.Branch, tmp)
+	err := fillOwn(ctx, tmp, plan)
 	wg.Wait()
 	if baseErr != nil {
 		return baseErr
 	}
-	if initErr != nil {
-		return initErr
-	}
-	dotGit := filepath.Join(tmp, ".git")
-	if err := os.WriteFile(filepath.Join(dotGit, "objects", "info", "alternates"), []byte(plan.objects+"\n"), 0o644); err != nil {
-		return err
-	}
-	if err := copyPersonSettings(ctx, plan, tmp); err != nil {
-		return err
-	}
-	if _, err := git(ctx, tmp, nil, "reset", "--quiet", "--hard", plan.start); err != nil {
+	if err != nil {
 		return err
 	}
 	if err := controlDirs(tmp, in.Sub); err != nil {
@@ -93,6 +89,20 @@ func createOwn(ctx context.Context, in Info, plan ownPlan) error {
 		return err
 	}
 	return os.Rename(tmp, in.Dir)
+}
+
+// fillOwn gives the empty repository at tmp the person's object store
+// (alternates) and settings, and writes plan.start into it.
+func fillOwn(ctx context.Context, tmp string, plan ownPlan) error {
+	dotGit := filepath.Join(tmp, ".git")
+	if err := os.WriteFile(filepath.Join(dotGit, "objects", "info", "alternates"), []byte(plan.objects+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := copyPersonSettings(ctx, plan, tmp); err != nil {
+		return err
+	}
+	_, err := git(ctx, tmp, nil, "reset", "--quiet", "--hard", plan.start)
+	return err
 }
 
 // personSettingKeys are what of the person's configuration decides which

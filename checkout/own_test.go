@@ -141,6 +141,16 @@ func TestOwnCheckoutFollowsThePersonsRepository(t *testing.T) {
 	old, err := git(ctx, repo, nil, "rev-parse", "main^")
 	require.NoError(t, err)
 	require.Equal(t, old, head, "the branch there is taken up")
+
+	// Packed (no loose ref file): still found, still taken up.
+	plainGit(t, repo, "branch", "longrun/packed", "main^")
+	plainGit(t, repo, "pack-refs", "--all")
+	require.NoFileExists(t, filepath.Join(repo, ".git", "refs", "heads", "longrun", "packed"))
+	packed, err := Create(ctx, repo, t.TempDir(), "packed", "")
+	require.NoError(t, err)
+	head, err = git(ctx, packed.Dir, nil, "rev-parse", "HEAD")
+	require.NoError(t, err)
+	require.Equal(t, old, head, "a packed branch is taken up too")
 	for key, want := range map[string]string{"core.fileMode": "false", "core.autocrlf": "input", "core.eol": "lf"} {
 		got, err := git(ctx, in.Dir, nil, "config", "--get", key)
 		require.NoError(t, err)

@@ -69,6 +69,9 @@ func locate(ctx context.Context, dir string) (top, prefix string, err error) {
 type personRepo struct {
 	top, prefix, commit      string
 	objects, exclude, format string
+	// common is the repository's git directory shared by its worktrees,
+	// where its refs are.
+	common string
 }
 
 // probe reads personRepo for the repository holding workDir and the
@@ -79,15 +82,15 @@ type personRepo struct {
 // against the directory it runs in) goes that way too, read from the top
 // as it always was.
 func probe(ctx context.Context, workDir, ref string) (personRepo, error) {
-	paths := []string{"--path-format=absolute", "--git-path", "objects", "--git-path", "info/exclude", "--show-object-format"}
+	paths := []string{"--path-format=absolute", "--git-path", "objects", "--git-path", "info/exclude", "--show-object-format", "--git-common-dir"}
 	if !strings.Contains(ref, ":") {
 		args := append(append([]string{"rev-parse", "--show-toplevel", "--show-prefix"}, paths...), "--verify", "--end-of-options", ref+"^{commit}")
 		out, err := gitRaw(ctx, workDir, nil, args...)
-		if l := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); err == nil && len(l) == 6 {
+		if l := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); err == nil && len(l) == 7 {
 			for i := range l {
 				l[i] = strings.TrimSpace(l[i]) // as git() reads each
 			}
-			return personRepo{top: l[0], prefix: strings.TrimSuffix(l[1], "/"), objects: l[2], exclude: l[3], format: l[4], commit: l[5]}, nil
+			return personRepo{top: l[0], prefix: strings.TrimSuffix(l[1], "/"), objects: l[2], exclude: l[3], format: l[4], common: l[5], commit: l[6]}, nil
 		}
 	}
 	top, prefix, err := locate(ctx, workDir)
@@ -100,14 +103,14 @@ func probe(ctx context.Context, workDir, ref string) (personRepo, error) {
 	}
 	out, err := gitRaw(ctx, top, nil, append([]string{"rev-parse"}, paths...)...)
 	l := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if err == nil && len(l) != 3 {
-		err = fmt.Errorf("git rev-parse %s: %d lines, want 3", strings.Join(paths, " "), len(l))
+	if err == nil && len(l) != 4 {
+		err = fmt.Errorf("git rev-parse %s: %d lines, want 4", strings.Join(paths, " "), len(l))
 	}
 	if err != nil {
 		return personRepo{}, fmt.Errorf("create checkout: %w", err)
 	}
 	return personRepo{top: top, prefix: prefix, commit: commit,
-		objects: strings.TrimSpace(l[0]), exclude: strings.TrimSpace(l[1]), format: strings.TrimSpace(l[2])}, nil
+		objects: strings.TrimSpace(l[0]), exclude: strings.TrimSpace(l[1]), format: strings.TrimSpace(l[2]), common: strings.TrimSpace(l[3])}, nil
 }
 
 // resolveBase is the commit ref names in the repository top ("" is
