@@ -101,8 +101,13 @@ type CloseCheckoutRequest = contract.CloseCheckoutRequest
 // branch, except control files (listed in the result: see
 // checkout.Close), and removes the checkout; the branch stays until the
 // person discards it (starter discard). It runs on the worker holding the
-// checkout.
+// checkout: as a local activity when that worker runs the session's
+// workflow task (the session's last activity round trip saved), else as
+// an activity on its queue.
 func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest) (CloseCheckoutResult, error) {
+	if err := a.here(req.Checkout.Name, req.CheckoutQueue); err != nil {
+		return CloseCheckoutResult{}, err
+	}
 	// The workflow's heartbeat timeout (checkoutHeartbeat) retries a
 	// call whose worker died within seconds, not at start-to-close.
 	defer heartbeatEvery(ctx, ctx, HeartbeatEvery)()

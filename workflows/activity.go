@@ -334,7 +334,9 @@ func (s *driver) setupCheckoutCall(ctx workflow.Context, command string) (activi
 }
 
 // closeCheckoutCall commits the checkout on its branch and removes it, on
-// the worker holding it (checkout.go).
+// the worker holding it (checkout.go): locally when that worker runs this
+// workflow task (here.go), which saves the session's last activity round
+// trip, else as an activity on its queue.
 func (s *driver) closeCheckoutCall(ctx workflow.Context) (activities.CloseCheckoutResult, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              s.Checkout.Queue,
@@ -346,7 +348,10 @@ func (s *driver) closeCheckoutCall(ctx workflow.Context) (activities.CloseChecko
 	})
 	req := activities.CloseCheckoutRequest{Checkout: s.Checkout.Info, Message: session.CommitMessage(s.FinalText, s.workflowID)}
 	var closed activities.CloseCheckoutResult
-	err := workflow.ExecuteActivity(actx, activities.CloseCheckout, req).Get(ctx, &closed)
+	err := s.runHere(ctx, actx, s.localHere(), activities.CloseCheckout, func(queue string) any {
+		req.CheckoutQueue = queue
+		return req
+	}, &closed)
 	return closed, err
 }
 

@@ -39,7 +39,13 @@ func TestCheckoutCallsHaveAHeartbeatTimeout(t *testing.T) {
 			}
 			return activities.CheckpointResult{Commit: "cp1"}, nil
 		})
-	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee"}, nil)
+	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, r activities.CloseCheckoutRequest) (activities.CloseCheckoutResult, error) {
+			if err := h.notHere(ctx, r.CheckoutQueue); err != nil {
+				return activities.CloseCheckoutResult{}, err
+			}
+			return activities.CloseCheckoutResult{Commit: "c0ffee"}, nil
+		})
 	var mu sync.Mutex
 	heartbeat := map[string]time.Duration{}
 	h.env.SetOnActivityStartedListener(func(i *activity.Info, _ context.Context, _ converter.EncodedValues) {

@@ -49,7 +49,10 @@ func TestIsolatedSessionIsPinnedToItsCheckout(t *testing.T) {
 	info := testCheckout
 	var closed activities.CloseCheckoutRequest
 	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, r activities.CloseCheckoutRequest) (activities.CloseCheckoutResult, error) {
+		func(ctx context.Context, r activities.CloseCheckoutRequest) (activities.CloseCheckoutResult, error) {
+			if err := h.notHere(ctx, r.CheckoutQueue); err != nil {
+				return activities.CloseCheckoutResult{}, err
+			}
 			closed = r
 			return activities.CloseCheckoutResult{Commit: "c0ffee", LeftOut: []string{"AGENTS.md"},
 				Changes: &checkout.Stat{Files: 1, Insertions: 1, Paths: []string{"pkg/a"}, Control: []string{"AGENTS.md"}}}, nil
@@ -83,7 +86,8 @@ func TestIsolatedSessionIsPinnedToItsCheckout(t *testing.T) {
 	require.Equal(t, []string{"r1"}, local, "the read ran locally")
 	require.Equal(t, testCheckoutQueue, localQueue, "the local read names the checkout's queue, so another worker would refuse it")
 	require.Equal(t, "w1-own", queues["RunTool"], "tool calls go to the worker holding the checkout")
-	require.Equal(t, "w1-own", queues["CloseCheckout"])
+	require.Empty(t, queues["CloseCheckout"], "the workflow task runs where the checkout is: the close is local there")
+	require.Equal(t, testCheckoutQueue, closed.CheckoutQueue, "the local close names the checkout's queue, so another worker would refuse it")
 	require.Equal(t, "Changed a", closed.Message)
 	require.Equal(t, info, closed.Checkout)
 	require.Equal(t, "longrun/s1", r.Branch)
@@ -142,7 +146,7 @@ func TestIsolatedSessionShowsItsChanges(t *testing.T) {
 		})
 	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(activities.CloseCheckoutResult{Commit: "c0ffee"}, nil)
 	var status Status
-	h.env.SetOnActivityStartedListener(func(i *activity.Info, _ context.Context, _ converter.EncodedValues) {
+	h.env.SetOnLocalActivityStartedListener(func(i *activity.Info, _ context.Context, _ []any) {
 		if i.ActivityType.Name == "CloseCheckout" {
 			v, err := h.env.QueryWorkflow(QueryStatus)
 			require.NoError(t, err)

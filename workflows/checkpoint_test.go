@@ -156,7 +156,10 @@ func TestLostWorkerRestoresTheCheckout(t *testing.T) {
 		})
 	var closed activities.CloseCheckoutRequest
 	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, r activities.CloseCheckoutRequest) (activities.CloseCheckoutResult, error) {
+		func(ctx context.Context, r activities.CloseCheckoutRequest) (activities.CloseCheckoutResult, error) {
+			if err := h.notHere(ctx, r.CheckoutQueue); err != nil {
+				return activities.CloseCheckoutResult{}, err
+			}
 			closed = r
 			return activities.CloseCheckoutResult{Commit: "c0ffee"}, nil
 		})
@@ -177,7 +180,8 @@ func TestLostWorkerRestoresTheCheckout(t *testing.T) {
 	require.Equal(t, []string{testCheckoutQueue, testCheckoutQueue, testCheckoutQueue}, queues["RunTool"], "pinned to the first worker")
 	require.Equal(t, []string{"r1"}, local, "no local try while the first worker held the checkout (a local checkpoint found it elsewhere); the restored checkout is where the workflow task runs: its reads run there locally")
 	require.NotEqual(t, testCheckoutQueue, queues["RestoreCheckout"][0], "any worker restores")
-	require.Equal(t, []string{"w2-own"}, queues["CloseCheckout"])
+	require.Empty(t, queues["CloseCheckout"], "closed locally: the restored checkout is where the workflow task runs")
+	require.Equal(t, "w2-own", closed.CheckoutQueue)
 	require.Equal(t, restored, closed.Checkout)
 	told := h.requests[2].Messages
 	last := told[len(told)-1]
@@ -260,18 +264,29 @@ func TestLostWorkerAtTheEndCommitsOnAnother(t *testing.T) {
 	var closedOn []string
 	h.env.OnActivity(a.CloseCheckout, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, r activities.CloseCheckoutRequest) (activities.CloseCheckoutResult, error) {
+			if err := h.notHere(ctx, r.CheckoutQueue); err != nil {
+				closedOn = append(closedOn, "not here: "+r.CheckoutQueue)
+				return activities.CloseCheckoutResult{}, err
+			}
 			q := activity.GetInfo(ctx).TaskQueue
+			if activity.GetInfo(ctx).IsLocalActivity {
+				q = "local: " + r.CheckoutQueue
+			}
 			closedOn = append(closedOn, q)
 			if q == testCheckoutQueue {
 				return activities.CloseCheckoutResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 			}
 			return activities.CloseCheckoutResult{Commit: "c0ffee"}, nil
 		})
+	// The workflow tasks run on the worker that will restore the
+	// checkout, not on the lost one.
+	h.taskWorker = "w2-own"
 	h.env.ExecuteWorkflow(WorkflowType, SessionInput{Prompt: "go", Profile: "auto", Base: testCheckoutBase})
 	require.NoError(t, h.env.GetWorkflowError())
 	var r SessionResult
 	require.NoError(t, h.env.GetWorkflowResult(&r))
-	require.Equal(t, []string{testCheckoutQueue, "w2-own"}, closedOn)
+	require.Equal(t, []string{testCheckoutQueue, "local: w2-own"}, closedOn,
+		"no local try where the checkpoint found the checkout elsewhere: its queue finds no worker; the restored one closes where the workflow task runs")
 	require.Equal(t, "c0ffee", r.Commit)
 	require.Equal(t, "longrun/s1", r.Branch)
 }

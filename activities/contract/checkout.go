@@ -47,6 +47,10 @@ type CheckoutResult struct {
 type CloseCheckoutRequest struct {
 	Checkout record.Info `json:"checkout"`
 	Message  string      `json:"message"`
+	// CheckoutQueue is set when the session runs the close as a local
+	// activity (ToolRequest.CheckoutQueue): a worker that does not hold
+	// the checkout answers ErrTypeNotHere.
+	CheckoutQueue string `json:"checkout_queue,omitempty"`
 }
 
 // CloseCheckoutResult is what CloseCheckout did: the commit on the
