@@ -133,8 +133,8 @@ func Create(ctx context.Context, workDir, stateDir, session, base string) (Info,
 		// holds the top: nothing for git cat-file to answer.
 		objs = []object{{}}
 	}
-	wg.Go(func() { initErr = initOwn(ctx, tmp, in.Branch, p.format) })
-	settings := personSettings(ctx, p.top)
+	wg.Go(func() { initErr = initOwn(ctx, stateDir, tmp, in.Branch, p.format) })
+	settings := personSettings(ctx, p.top, p.common)
 	wg.Wait()
 	if p.prefix != "" && (lookErr != nil || objs[1].typ != "tree") {
 		if err := inBase(ctx, p.top, p.prefix, ref, p.commit); err != nil {

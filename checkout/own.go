@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // A session's checkout is a repository of its own, not a worktree of the
@@ -52,16 +54,125 @@ type ownPlan struct {
 
 // initOwn makes tmp a new, empty repository whose HEAD names branch,
 // in the object format of the person's repository: what createOwn fills.
-// Whatever was at tmp (an attempt killed half-way) goes first.
-func initOwn(ctx context.Context, tmp, branch, format string) error {
+// Whatever was at tmp (an attempt killed half-way) goes first. git init
+// runs once per object format and state directory, into a template
+// (initTemplate); each checkout after that is a copy of what git made
+// there, with its own HEAD: one git process less at every session's
+// start. Anything amiss with the template, and git init runs as before.
+func initOwn(ctx context.Context, stateDir, tmp, branch, format string) error {
 	if err := os.RemoveAll(tmp); err != nil {
 		return err
+	}
+	if tpl, err := initTemplate(ctx, stateDir, format); err == nil && plainRefName(branch) {
+		if err := copyTemplate(tpl, tmp, branch); err == nil {
+			return nil
+		}
+		if err := os.RemoveAll(tmp); err != nil {
+			return err
+		}
 	}
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return err
 	}
 	_, err := git(ctx, tmp, nil, "init", "--quiet", "--object-format="+format, "--initial-branch="+branch, tmp)
 	return err
+}
+
+// initTemplate is the directory holding the .git that git init makes for
+// object format in this state directory, made the first time it is
+// asked for (beside its place, then renamed: a concurrent start finds
+// either none or a whole one). Its sample hooks are left out: they never
+// run (the worker's git names no hooks directory of the repository's),
+// and each is a file more to copy at every start.
+func initTemplate(ctx context.Context, stateDir, format string) (string, error) {
+	if !plainRefName(format) || strings.Contains(format, "/") {
+		return "", fmt.Errorf("object format %q", format)
+	}
+	tpl := filepath.Join(stateDir, "git-init", format)
+	if _, err := os.Stat(filepath.Join(tpl, ".git", "HEAD")); err == nil {
+		return tpl, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(tpl), 0o700); err != nil {
+		return "", err
+	}
+	made, err := os.MkdirTemp(filepath.Dir(tpl), "."+format+".new-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(made)
+	if _, err := git(ctx, made, nil, "init", "--quiet", "--object-format="+format, "--initial-branch=template", made); err != nil {
+		return "", err
+	}
+	hooks := filepath.Join(made, ".git", "hooks")
+	if err := os.RemoveAll(hooks); err != nil {
+		return "", err
+	}
+	if err := os.Mkdir(hooks, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Rename(made, tpl); err != nil {
+		if _, serr := os.Stat(filepath.Join(tpl, ".git", "HEAD")); serr == nil {
+			return tpl, nil // made by a concurrent start
+		}
+		return "", err
+	}
+	return tpl, nil
+}
+
+// copyTemplate makes tmp a copy of the template's .git (directories and
+// regular files only, with their permissions), its HEAD naming branch.
+func copyTemplate(tpl, tmp, branch string) error {
+	src := filepath.Join(tpl, ".git")
+	dst := filepath.Join(tmp, ".git")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return err
+	}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.Mkdir(to, info.Mode().Perm())
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(to, b, info.Mode().Perm())
+		default:
+			return fmt.Errorf("template %s: %s is not a file or a directory", tpl, rel)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dst, "HEAD"), []byte("ref: refs/heads/"+branch+"\n"), 0o644)
+}
+
+// plainRefName reports whether s is letters, digits and "/-_." only, not
+// starting with '-' or '.': what BranchPrefix and Sanitize make, and git
+// takes as a branch name as it is.
+func plainRefName(s string) bool {
+	if s == "" || s[0] == '-' || s[0] == '.' || strings.Contains(s, "..") || strings.Contains(s, "//") || strings.Contains(s, "/.") ||
+		strings.HasSuffix(s, "/") || strings.HasSuffix(s, ".") || strings.HasSuffix(s, ".lock") {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == '/') {
+			return false
+		}
+	}
+	return true
 }
 
 // createOwn makes in.Dir a repository of its own on in.Branch at
@@ -112,10 +223,24 @@ var personSettingKeys = []string{"core.autocrlf", "core.eol", "core.safecrlf", "
 
 // personSettings are the values personSettingKeys have in the person's
 // repository at repo (the last one of a key, as git config --get reads
-// it; none empty), by one git config.
-func personSettings(ctx context.Context, repo string) [][2]string {
-	out, err := gitRaw(ctx, repo, nil, "config", "--null", "--get-regexp", `^core\.(autocrlf|eol|safecrlf|filemode)$`)
+// it; none empty), by one git config; git's answer is kept for the next
+// session on the same repository while nothing it read can have changed
+// (settingsKey).
+func personSettings(ctx context.Context, repo, common string) [][2]string {
+	key, keep := settingsKey(common)
+	if keep {
+		settingsCache.Lock()
+		c, ok := settingsCache.m[common]
+		settingsCache.Unlock()
+		if ok && c.key.equal(key) {
+			return c.settings
+		}
+	}
+	out, code, err := gitCode(ctx, repo, nil, "", "config", "--null", "--get-regexp", `^core\.(autocrlf|eol|safecrlf|filemode)$`)
 	if err != nil {
+		if keep && code == 1 { // none set: an answer too
+			rememberSettings(common, key, nil)
+		}
 		return nil // none set (exit 1), or none readable: none copied, as before
 	}
 	last := map[string]string{}
@@ -129,7 +254,72 @@ func personSettings(ctx context.Context, repo string) [][2]string {
 			settings = append(settings, [2]string{key, v})
 		}
 	}
+	if keep {
+		rememberSettings(common, key, settings)
+	}
 	return settings
+}
+
+// settingsCache is personSettings' answers by the repository's common
+// git directory, with the settingsKey they were read at.
+var settingsCache = struct {
+	sync.Mutex
+	m map[string]cachedSettings
+}{m: map[string]cachedSettings{}}
+
+type cachedSettings struct {
+	key      configKey
+	settings [][2]string
+}
+
+// configKey is what stands for the content of a repository's
+// configuration file: the file itself (device and inode, through
+// os.SameFile), its size and its modification time.
+type configKey struct {
+	info os.FileInfo
+	size int64
+	mod  time.Time
+}
+
+func (k configKey) equal(o configKey) bool {
+	return k.info != nil && o.info != nil && os.SameFile(k.info, o.info) && k.size == o.size && k.mod.Equal(o.mod)
+}
+
+// settingsKey is the key of the configuration file in common, and
+// whether git's answer from it may be kept: the only file git config
+// reads for the worker's git is that one (HostEnv skips the system and
+// global ones), so the answer holds while it is the same file, unchanged,
+// unless it names another file (include, includeIf, a worktree's own
+// configuration: extensions.worktreeConfig) or was written in the last
+// two seconds (a second write within the file system's clock tick could
+// leave its size and time as they were).
+func settingsKey(common string) (configKey, bool) {
+	if common == "" || !filepath.IsAbs(common) {
+		return configKey{}, false
+	}
+	path := filepath.Join(common, "config")
+	info, err := os.Stat(path)
+	if err != nil || time.Since(info.ModTime()) < 2*time.Second {
+		return configKey{}, false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return configKey{}, false
+	}
+	lower := strings.ToLower(string(b))
+	if strings.Contains(lower, "include") || strings.Contains(lower, "worktreeconfig") {
+		return configKey{}, false
+	}
+	return configKey{info: info, size: info.Size(), mod: info.ModTime()}, true
+}
+
+func rememberSettings(common string, key configKey, settings [][2]string) {
+	settingsCache.Lock()
+	defer settingsCache.Unlock()
+	if len(settingsCache.m) > 1000 {
+		settingsCache.m = map[string]cachedSettings{}
+	}
+	settingsCache.m[common] = cachedSettings{key: key, settings: settings}
 }
 
 // copyPersonSettings gives the session's repository at dir what of the

@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -181,4 +183,110 @@ func randomHex(t *testing.T) string {
 	_, err := rand.Read(b)
 	require.NoError(t, err)
 	return hex.EncodeToString(b)
+}
+
+// TestInitFromTheTemplateIsGitInit: a checkout's repository copied from
+// the state directory's template holds what git init makes (sample
+// hooks aside), with HEAD on the session's branch, in either object
+// format; a branch name git would not take as it is goes to git init.
+func TestInitFromTheTemplateIsGitInit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, format := range []string{"sha1", "sha256"} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			state := t.TempDir()
+			want := filepath.Join(t.TempDir(), "want")
+			require.NoError(t, os.MkdirAll(want, 0o700))
+			_, err := git(ctx, want, nil, "init", "--quiet", "--object-format="+format, "--initial-branch=longrun/s", want)
+			require.NoError(t, err)
+			require.NoError(t, os.RemoveAll(filepath.Join(want, ".git", "hooks")))
+			require.NoError(t, os.Mkdir(filepath.Join(want, ".git", "hooks"), 0o755))
+			for i, name := range []string{"first", "second"} { // the first makes the template, the second copies it
+				dir := filepath.Join(t.TempDir(), name)
+				require.NoError(t, initOwn(ctx, state, dir, "longrun/s", format))
+				require.DirExists(t, filepath.Join(state, "git-init", format, ".git"), "attempt %d", i)
+				require.Equal(t, gitDirFiles(t, want), gitDirFiles(t, dir), "%s: what git init makes", name)
+				head, err := git(ctx, dir, nil, "symbolic-ref", "HEAD")
+				require.NoError(t, err)
+				require.Equal(t, "refs/heads/longrun/s", head)
+				got, err := git(ctx, dir, nil, "rev-parse", "--show-object-format")
+				require.NoError(t, err)
+				require.Equal(t, format, got)
+			}
+		})
+	}
+	require.False(t, plainRefName("longrun/x.lock"))
+	require.False(t, plainRefName("longrun/.x"))
+	require.False(t, plainRefName("longrun/a b"))
+	require.True(t, plainRefName(Branch("s-1.2_x")))
+	dir := filepath.Join(t.TempDir(), "bad")
+	require.Error(t, initOwn(ctx, t.TempDir(), dir, "longrun/a b", "sha1"), "git init, which refuses the name")
+}
+
+// gitDirFiles are the files and directories under dir/.git, with the
+// files' contents.
+func gitDirFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	root := filepath.Join(dir, ".git")
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			out[rel+"/"] = ""
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		out[rel] = string(b)
+		return nil
+	}))
+	return out
+}
+
+// TestPersonSettingsFollowTheConfiguration: the settings a checkout
+// copies are read again when the person's configuration changes (same
+// size, another time), and always when it includes another file, whose
+// change the configuration's own file does not show.
+func TestPersonSettingsFollowTheConfiguration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := newRepo(t)
+	cfg := filepath.Join(repo, ".git", "config")
+	common := filepath.Join(repo, ".git")
+	value := func(key string) string {
+		for _, kv := range personSettings(ctx, repo, common) {
+			if kv[0] == key {
+				return kv[1]
+			}
+		}
+		return ""
+	}
+	set := func(value string, age time.Duration) {
+		plainGit(t, repo, "config", "core.autocrlf", value)
+		at := time.Now().Add(-age)
+		require.NoError(t, os.Chtimes(cfg, at, at))
+	}
+	set("input", 10*time.Second)
+	require.Equal(t, "input", value("core.autocrlf"))
+	settingsCache.Lock()
+	_, kept := settingsCache.m[common]
+	settingsCache.Unlock()
+	require.True(t, kept, "git's answer is kept for the next session")
+	require.Equal(t, "input", value("core.autocrlf"))
+	set("false", 5*time.Second) // as long as "input"
+	require.Equal(t, "false", value("core.autocrlf"), "a changed file is read again")
+	set("true", 0)
+	require.Equal(t, "true", value("core.autocrlf"), "just written: read again")
+
+	other := filepath.Join(t.TempDir(), "more.config")
+	require.NoError(t, os.WriteFile(other, []byte("[core]\n\teol = lf\n"), 0o644))
+	plainGit(t, repo, "config", "--unset", "core.autocrlf")
+	plainGit(t, repo, "config", "include.path", other)
+	at := time.Now().Add(-time.Minute)
+	require.NoError(t, os.Chtimes(cfg, at, at))
+	require.Equal(t, "lf", value("core.eol"))
+	require.NoError(t, os.WriteFile(other, []byte("[core]\n\teol = crlf\n"), 0o644))
+	require.Equal(t, "crlf", value("core.eol"), "an included file's change is seen")
 }
