@@ -89,8 +89,11 @@ func initTemplate(ctx context.Context, stateDir, format string) (string, error) 
 		return "", fmt.Errorf("object format %q", format)
 	}
 	tpl := filepath.Join(stateDir, "git-init", format)
-	if _, err := os.Stat(filepath.Join(tpl, ".git", "HEAD")); err == nil {
+	if wholeTemplate(tpl) {
 		return tpl, nil
+	}
+	if err := os.RemoveAll(tpl); err != nil { // none, or one that lost a part
+		return "", err
 	}
 	if err := os.MkdirAll(filepath.Dir(tpl), 0o700); err != nil {
 		return "", err
@@ -111,12 +114,23 @@ func initTemplate(ctx context.Context, stateDir, format string) (string, error) 
 		return "", err
 	}
 	if err := os.Rename(made, tpl); err != nil {
-		if _, serr := os.Stat(filepath.Join(tpl, ".git", "HEAD")); serr == nil {
+		if wholeTemplate(tpl) {
 			return tpl, nil // made by a concurrent start
 		}
 		return "", err
 	}
 	return tpl, nil
+}
+
+// wholeTemplate reports whether tpl holds what every repository git
+// init makes has: HEAD, config, objects and refs.
+func wholeTemplate(tpl string) bool {
+	for _, name := range []string{"HEAD", "config", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(tpl, ".git", name)); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // copyTemplate makes tmp a copy of the template's .git (directories and

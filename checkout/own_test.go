@@ -216,6 +216,15 @@ func TestInitFromTheTemplateIsGitInit(t *testing.T) {
 			}
 		})
 	}
+	// A template that lost a part is made again.
+	state := t.TempDir()
+	require.NoError(t, initOwn(ctx, state, filepath.Join(t.TempDir(), "a"), "longrun/s", "sha1"))
+	require.NoError(t, os.Remove(filepath.Join(state, "git-init", "sha1", ".git", "config")))
+	again := filepath.Join(t.TempDir(), "b")
+	require.NoError(t, initOwn(ctx, state, again, "longrun/s", "sha1"))
+	require.FileExists(t, filepath.Join(again, ".git", "config"))
+	require.FileExists(t, filepath.Join(state, "git-init", "sha1", ".git", "config"))
+
 	require.False(t, plainRefName("longrun/x.lock"))
 	require.False(t, plainRefName("longrun/.x"))
 	require.False(t, plainRefName("longrun/a b"))
