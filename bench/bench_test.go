@@ -146,35 +146,34 @@ func TestParseFlagsReplay(t *testing.T) {
 	}
 }
 
-func TestPlainWorkflow(t *testing.T) {
+// TestPlainAndFloorWorkflows: the bench's own SDK workflows make the
+// model calls of their turns and the final one.
+func TestPlainAndFloorWorkflows(t *testing.T) {
 	t.Parallel()
-	var ts testsuite.WorkflowTestSuite
-	env := ts.NewTestWorkflowEnvironment()
-	// The SDK's one-second deadlock detector measures this machine, not
-	// the workflow: under -race on two loaded cores a task can take
-	// longer. A workflow that really never yields still fails, later.
-	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 10 * time.Second})
-	env.RegisterActivity(&plainActivities{})
-	env.ExecuteWorkflow(benchPlainWorkflow, 3)
-	require.True(t, env.IsWorkflowCompleted())
-	require.NoError(t, env.GetWorkflowError())
-	var calls int
-	require.NoError(t, env.GetWorkflowResult(&calls))
-	require.Equal(t, 4, calls, "three tool turns and the final text")
-}
-
-func TestFloorWorkflow(t *testing.T) {
-	t.Parallel()
-	var ts testsuite.WorkflowTestSuite
-	env := ts.NewTestWorkflowEnvironment()
-	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 10 * time.Second})
-	env.RegisterActivity(&plainActivities{})
-	env.ExecuteWorkflow(benchFloorWorkflow, 3, time.Millisecond)
-	require.True(t, env.IsWorkflowCompleted())
-	require.NoError(t, env.GetWorkflowError())
-	var calls int
-	require.NoError(t, env.GetWorkflowResult(&calls))
-	require.Equal(t, 4, calls, "three tool turns and the final text")
+	for name, run := range map[string]func(env *testsuite.TestWorkflowEnvironment){
+		"plain": func(env *testsuite.TestWorkflowEnvironment) { env.ExecuteWorkflow(benchPlainWorkflow, 3) },
+		"floor": func(env *testsuite.TestWorkflowEnvironment) {
+			env.ExecuteWorkflow(benchFloorWorkflow, 3, time.Millisecond)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var ts testsuite.WorkflowTestSuite
+			env := ts.NewTestWorkflowEnvironment()
+			// The SDK's one-second deadlock detector measures this
+			// machine, not the workflow: under -race on two loaded cores
+			// a task can take longer. A workflow that really never yields
+			// still fails, later.
+			env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 10 * time.Second})
+			env.RegisterActivity(&plainActivities{})
+			run(env)
+			require.True(t, env.IsWorkflowCompleted())
+			require.NoError(t, env.GetWorkflowError())
+			var calls int
+			require.NoError(t, env.GetWorkflowResult(&calls))
+			require.Equal(t, 4, calls, "three tool turns and the final text")
+		})
+	}
 }
 
 // TestPhasesSplitASession: a session's wall split from its event times:

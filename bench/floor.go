@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -57,20 +55,5 @@ func benchFloorWorkflow(ctx workflow.Context, turns int, latency time.Duration) 
 // floor runs one floor workflow of turns tool turns at latency and
 // returns its wall time, start request to result.
 func (d *durable) floor(ctx context.Context, turns int, latency time.Duration) (time.Duration, error) {
-	id := fmt.Sprintf("%s-floor-%d", d.queue, d.seq.Add(1))
-	start := time.Now()
-	run, err := d.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: id, TaskQueue: d.queue, EnableEagerStart: d.opts.EagerStart,
-	}, floorWorkflowType, turns, latency)
-	if err != nil {
-		return 0, fmt.Errorf("start floor workflow: %w", err)
-	}
-	var calls int
-	if err := run.Get(ctx, &calls); err != nil {
-		return 0, fmt.Errorf("floor workflow %s: %w", id, err)
-	}
-	if calls != turns+1 {
-		return 0, fmt.Errorf("floor workflow %s: %d model calls, want %d", id, calls, turns+1)
-	}
-	return time.Since(start), nil
+	return d.sdkWorkflow(ctx, "floor", floorWorkflowType, turns, latency)
 }

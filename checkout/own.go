@@ -158,11 +158,7 @@ func copyTemplate(tpl, tmp, branch string) error {
 		case d.IsDir():
 			return os.Mkdir(to, info.Mode().Perm())
 		case d.Type().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(to, b, info.Mode().Perm())
+			return copyFile(p, to, info.Mode().Perm())
 		default:
 			return fmt.Errorf("template %s: %s is not a file or a directory", tpl, rel)
 		}
