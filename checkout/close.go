@@ -168,12 +168,20 @@ func mayHaveRef(gitDir, ref string) bool {
 	if _, err := os.Lstat(filepath.Join(gitDir, "reftable")); !errors.Is(err, os.ErrNotExist) {
 		return true
 	}
-	packed, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
-	if err != nil {
-		return !errors.Is(err, os.ErrNotExist)
+	path := filepath.Join(gitDir, "packed-refs")
+	info, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false
 	}
-	return strings.Contains(string(packed), ref)
+	if err != nil || info.Size() > maxPackedRefs {
+		return true // a large repository's packed refs: git reads them better
+	}
+	packed, err := os.ReadFile(path)
+	return err != nil || strings.Contains(string(packed), ref)
 }
+
+// maxPackedRefs is the largest packed-refs file mayHaveRef reads itself.
+const maxPackedRefs = 1 << 20
 
 // CommitOpen commits what the open checkout holds on its branch, control
 // files left out, and measures the branch against its base, as the close

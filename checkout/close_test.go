@@ -302,6 +302,9 @@ func TestMayHaveRefSaysNoOnlyWhenItKnows(t *testing.T) {
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, "refs")))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "reftable"), 0o755))
 	require.True(t, mayHaveRef(dir, ref), "a ref store it does not read")
+	require.NoError(t, os.Remove(filepath.Join(dir, "reftable")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "packed-refs"), make([]byte, maxPackedRefs+1), 0o644))
+	require.True(t, mayHaveRef(dir, ref), "packed refs too large to read here: git decides")
 	require.True(t, mayHaveRef("", ref))
 	require.True(t, mayHaveRef("relative/.git", ref))
 }

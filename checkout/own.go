@@ -309,7 +309,7 @@ func settingsKey(common string) (configKey, bool) {
 	}
 	path := filepath.Join(common, "config")
 	info, err := os.Stat(path)
-	if err != nil || time.Since(info.ModTime()) < 2*time.Second {
+	if err != nil || time.Since(info.ModTime()) < 2*time.Second || info.Size() > maxConfigBytes {
 		return configKey{}, false
 	}
 	b, err := os.ReadFile(path)
@@ -322,6 +322,10 @@ func settingsKey(common string) (configKey, bool) {
 	}
 	return configKey{info: info, size: info.Size(), mod: info.ModTime()}, true
 }
+
+// maxConfigBytes is the largest configuration file settingsKey reads to
+// see whether it names another: past it, git is asked every time.
+const maxConfigBytes = 1 << 20
 
 func rememberSettings(common string, key configKey, settings [][2]string) {
 	settingsCache.Lock()
