@@ -15,6 +15,7 @@ import (
 
 	"github.com/longrun/longrun/callref"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/eventlog"
 	"github.com/longrun/longrun/workflows"
 )
 
@@ -377,6 +378,45 @@ func TestWatchJSONLines(t *testing.T) {
 	}
 	require.Equal(t, []string{"message", "message", "approval", "message", "message", "outcome"}, types)
 	require.Equal(t, []int{0, 1, 2, 3}, indexes)
+}
+
+// TestWatchJSONDrainsTheEventsAtTheEnd: a read of the event stream that
+// failed while the session ran (refused once, as while a run switched)
+// and again when watch found it closed is tried again before the
+// outcome: every event is written, in order, none twice.
+func TestWatchJSONDrainsTheEventsAtTheEnd(t *testing.T) {
+	t.Parallel()
+	f := watchFake(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, completedWith(workflows.ResultCompleted))
+	conv := f.query
+	ev := func(seq int64) eventlog.Event {
+		return eventlog.Event{Seq: seq, Kind: eventlog.KindText, Text: fmt.Sprint(seq)}
+	}
+	f.query = func(name string, n int) (any, error) {
+		if name != workflows.QueryEvents {
+			return conv(name, n)
+		}
+		switch n {
+		case 0:
+			return workflows.EventsPage{Events: []eventlog.Event{ev(1)}, Next: 2}, nil
+		case 1:
+			return nil, serviceerror.NewQueryFailed("events after 1: no such event yet")
+		case 2:
+			return nil, errors.New("no worker answered in time")
+		}
+		return workflows.EventsPage{Events: []eventlog.Event{ev(2), ev(3)}, Next: 4}, nil
+	}
+	code, stdout, stderr := runFake(t, f, "watch", "s1", "--json")
+	require.Equal(t, exitOK, code, stderr)
+	var seqs []int64
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var e event
+		require.NoError(t, json.Unmarshal([]byte(line), &e), line)
+		if e.Type == "event" {
+			seqs = append(seqs, e.Event.Seq)
+		}
+	}
+	require.Equal(t, []int64{1, 2, 3}, seqs)
+	require.Equal(t, 1, strings.Count(stderr, "no event stream"), "said once")
 }
 
 func TestWatchUnknownSession(t *testing.T) {

@@ -85,6 +85,8 @@ type watchState struct {
 	// eventsOff is set once the session cannot give its events (a
 	// worker from before the events query): watch goes on without.
 	eventsOff bool
+	// eventsSaid is set once watch said it watches without the stream.
+	eventsSaid bool
 	// partial is the model's reply so far while a turn streams.
 	partial string
 }
@@ -133,7 +135,11 @@ func (a *app) watch(ctx context.Context, c sessionClient, session string, interv
 			}
 			// Poll after describing: once closed, this last round (answered
 			// by replay) shows the final messages before the outcome.
-			a.pollEvents(ctx, w, desc)
+			if open {
+				a.pollEvents(ctx, w, desc)
+			} else {
+				a.drainEvents(ctx, w, desc)
+			}
 			a.poll(ctx, c, w)
 			if !open {
 				a.clearSpin(w)
@@ -361,19 +367,22 @@ func (a *app) outcome(ctx context.Context, c sessionClient, session, runID strin
 // has no use for them and reads none. A read that fails is tried again
 // next round (the rest of watch says when the server is lost); a
 // session that cannot give events at all is said once and left alone.
-func (a *app) pollEvents(ctx context.Context, w *watchState, desc *workflowservice.DescribeWorkflowExecutionResponse) {
+func (a *app) pollEvents(ctx context.Context, w *watchState, desc *workflowservice.DescribeWorkflowExecutionResponse) (read bool) {
 	if w.eventsOff || (!a.cfg.JSON && !a.ui.live) {
-		return
+		return false
 	}
 	for {
 		evs, more, err := w.events.Read(ctx)
 		if err != nil {
 			if follow.Permanent(err) && ctx.Err() == nil {
 				w.eventsOff = true
-				a.clearSpin(w)
-				fmt.Fprintf(a.stderr, "%s watch: no event stream from %s (%s); watching without it\n", progName, w.session, oneLine(shortErr(err)))
+				if !w.eventsSaid {
+					w.eventsSaid = true
+					a.clearSpin(w)
+					fmt.Fprintf(a.stderr, "%s watch: no event stream from %s (%s); watching without it\n", progName, w.session, oneLine(shortErr(err)))
+				}
 			}
-			return
+			return false
 		}
 		if a.cfg.JSON {
 			for i := range evs {
@@ -386,7 +395,7 @@ func (a *app) pollEvents(ctx context.Context, w *watchState, desc *workflowservi
 	}
 	if !w.events.Streaming() {
 		w.partial = ""
-		return
+		return true
 	}
 	if p, ok := w.events.Partial(desc); ok {
 		w.partial = p.Text
@@ -394,7 +403,34 @@ func (a *app) pollEvents(ctx context.Context, w *watchState, desc *workflowservi
 			_ = a.printEvent(event{Type: "event", SessionID: w.session, Event: &p})
 		}
 	}
+	return true
 }
+
+// drainEvents is pollEvents for the round that found the session closed:
+// there is no next round to try a failed read again, so it is tried
+// again for a moment, and once more even when the stream was given up on
+// earlier (a query refused while a run switched), so every event the
+// session logged is written before its outcome.
+func (a *app) drainEvents(ctx context.Context, w *watchState, desc *workflowservice.DescribeWorkflowExecutionResponse) {
+	if !a.cfg.JSON && !a.ui.live {
+		return
+	}
+	w.eventsOff = false
+	deadline := time.Now().Add(drainFor)
+	for !a.pollEvents(ctx, w, desc) && !w.eventsOff && ctx.Err() == nil && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+		case <-time.After(drainPause):
+		}
+	}
+}
+
+// drainFor and drainPause bound how long a closed session's last events
+// are asked for again (a worker replays the closed run to answer).
+const (
+	drainFor   = 2 * time.Second
+	drainPause = 250 * time.Millisecond
+)
 
 // partialTail is the end of the reply being written, on one line, made
 // visible: what fits beside the spinner.
