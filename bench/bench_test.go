@@ -65,18 +65,21 @@ func TestTinyScenarios(t *testing.T) {
 // scenario's worker process with sessions in a checkout of their own (the
 // product default), from a git repository and from a copy: durable.run
 // fails a session whose result names no branch, so this proves the
-// sessions took the isolated path. Tables are checked, never figures.
+// sessions took the isolated path. The git run's devserver keeps its
+// state in an SQLite file (-server-db file), as people run it. Tables are
+// checked, never figures.
 func TestTinyIsolated(t *testing.T) {
 	t.Parallel()
 	bin := devserverBin(t)
-	for _, co := range []string{checkoutGit, checkoutCopy} {
+	for co, db := range map[string]string{checkoutGit: "file", checkoutCopy: "memory"} {
 		t.Run(co, func(t *testing.T) {
 			t.Parallel()
 			cfg, err := ParseFlags([]string{"-scenario", "ratio,concurrency", "-runs", "1", "-turns", "1", "-latency", "1ms",
-				"-sessions", "2", "-concurrency-turns", "1", "-store", "-checkout", co, "-devserver", bin})
+				"-sessions", "2", "-concurrency-turns", "1", "-store", "-checkout", co, "-devserver", bin, "-server-db", db})
 			require.NoError(t, err)
 			var out bytes.Buffer
 			require.NoError(t, Run(cfg, &out))
+			require.Contains(t, out.String(), "server-db: "+db)
 			require.Contains(t, out.String(), "checkout "+co+", 1 runs")
 			require.Contains(t, out.String(), "durable wall / model time")
 			require.Contains(t, out.String(), "checkout "+co+", store true")
@@ -91,6 +94,9 @@ func TestParseFlagsCheckout(t *testing.T) {
 	require.Equal(t, checkoutNone, c.Opts.Checkout, "the earlier tables' setting stays the default")
 	_, err = ParseFlags([]string{"-checkout", "worktree"})
 	require.ErrorContains(t, err, "have none, in-place, git, copy")
+	require.Equal(t, "memory", c.ServerDB, "the earlier tables' setting stays the default")
+	_, err = ParseFlags([]string{"-server-db", "disk"})
+	require.ErrorContains(t, err, "want memory or file")
 }
 
 func TestResponderShape(t *testing.T) {

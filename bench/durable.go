@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sync/atomic"
 	"time"
@@ -28,17 +29,28 @@ import (
 type server struct {
 	addr string
 	cmd  *exec.Cmd
+	dir  string // the SQLite file's directory, removed on stop
 }
 
 var readyLine = regexp.MustCompile(`devserver ready: temporal=(\S+)`)
 
-// startServer starts the prebuilt devserver in memory with the given
-// dynamic config values, or uses addr when set.
-func startServer(bin, addr string, dynamic []string) (*server, error) {
+// startServer starts the prebuilt devserver with the given dynamic config
+// values, its state in memory or (db "file") in an SQLite file of its own,
+// or uses addr when set.
+func startServer(bin, addr, db string, dynamic []string) (*server, error) {
 	if addr != "" {
 		return &server{addr: addr}, nil
 	}
-	args := []string{"--memory", "--port", "0", "--ui-port", "0"}
+	store := []string{"--memory"}
+	var dir string
+	if db == "file" {
+		var err error
+		if dir, err = os.MkdirTemp("", "bench-devserver-"); err != nil {
+			return nil, err
+		}
+		store = []string{"--db", filepath.Join(dir, "temporal.db")}
+	}
+	args := append(store, "--port", "0", "--ui-port", "0")
 	for _, d := range dynamic {
 		args = append(args, "--dynamic-config-value", d)
 	}
@@ -49,6 +61,9 @@ func startServer(bin, addr string, dynamic []string) (*server, error) {
 	}
 	cmd.Stderr = io.Discard
 	if err := cmd.Start(); err != nil {
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
 		return nil, fmt.Errorf("start devserver %s: %w", bin, err)
 	}
 	ready := make(chan string, 1)
@@ -62,10 +77,13 @@ func startServer(bin, addr string, dynamic []string) (*server, error) {
 	}()
 	select {
 	case a := <-ready:
-		return &server{addr: a, cmd: cmd}, nil
+		return &server{addr: a, cmd: cmd, dir: dir}, nil
 	case <-time.After(90 * time.Second):
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
 		return nil, fmt.Errorf("devserver not ready after 90s")
 	}
 }
@@ -82,6 +100,9 @@ func (s *server) stop() {
 	case <-time.After(15 * time.Second):
 		_ = s.cmd.Process.Kill()
 		<-done
+	}
+	if s.dir != "" {
+		_ = os.RemoveAll(s.dir)
 	}
 }
 

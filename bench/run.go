@@ -44,12 +44,17 @@ func (o runOptions) clientOptions(addr string) client.Options {
 
 // Config is what to measure and how.
 type Config struct {
-	Scenarios   []string
-	Runs        int
-	Turns       int
-	Latency     time.Duration
-	Address     string
-	Devserver   string
+	Scenarios []string
+	Runs      int
+	Turns     int
+	Latency   time.Duration
+	Address   string
+	Devserver string
+	// ServerDB is where a started devserver keeps its state: "memory", or
+	// "file", an SQLite file in a directory of the run's own, which is
+	// what `longrun-devserver` does where people run it (its --db
+	// default): every commit then reaches the disk.
+	ServerDB    string
 	ServerFlags []string // extra --dynamic-config-value KEY=JSON for a started devserver
 	Opts        runOptions
 	ReplayTurns int
@@ -105,6 +110,7 @@ func ParseFlags(args []string) (Config, error) {
 	if def == "" {
 		def = filepath.Join(".longrun-bin", "devserver")
 	}
+	fs.StringVar(&c.ServerDB, "server-db", "memory", "where the started devserver keeps its state: memory, or file (an SQLite file in a temporary directory, as longrun-devserver --db keeps it)")
 	fs.StringVar(&c.Devserver, "devserver", def, "the prebuilt devserver binary (env LONGRUN_DEVSERVER)")
 	var dyn multiFlag
 	fs.Var(&dyn, "server-config", "dynamic config KEY=JSON for the started devserver (repeatable)")
@@ -179,6 +185,9 @@ func ParseFlags(args []string) (Config, error) {
 		// one run. First, so a -server-config of the same key wins.
 		c.ServerFlags = append(c.ServerFlags, replayServerConfig...)
 	}
+	if c.ServerDB != "memory" && c.ServerDB != "file" {
+		return c, fmt.Errorf("-server-db %q: want memory or file", c.ServerDB)
+	}
 	c.ServerFlags = append(c.ServerFlags, dyn...)
 	if c.Opts.Eager {
 		c.ServerFlags = append(c.ServerFlags, "system.enableActivityEagerExecution=true")
@@ -190,8 +199,8 @@ func ParseFlags(args []string) (Config, error) {
 // table to out.
 func Run(c Config, out io.Writer) error {
 	ctx := context.Background()
-	fmt.Fprintf(out, "machine: %s\nload before: %s\noptions: %+v store: %v server-config: %v\n\n", machine(), loadavg(), c.Opts, c.Store, c.ServerFlags)
-	srv, err := startServer(c.Devserver, c.Address, c.ServerFlags)
+	fmt.Fprintf(out, "machine: %s\nload before: %s\noptions: %+v store: %v server-db: %s server-config: %v\n\n", machine(), loadavg(), c.Opts, c.Store, c.ServerDB, c.ServerFlags)
+	srv, err := startServer(c.Devserver, c.Address, c.ServerDB, c.ServerFlags)
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,7 @@ func run(args []string) error {
 	fs.IntVar(&o.Port, "port", 7233, "frontend gRPC port (0 = pick a free port)")
 	fs.IntVar(&o.UIPort, "ui-port", 8233, "Web UI port (0 = no UI)")
 	fs.StringVar(&o.DBFile, "db", filepath.Join(".longrun", "temporal.db"), "SQLite file holding all server state; survives restarts")
+	fs.StringVar(&o.DBSync, "db-sync", "full", "when the SQLite file reaches the disk: full (every commit survives a power loss) or normal (faster; a killed server loses nothing, a crashed machine may lose the last commits)")
 	var memory bool
 	fs.BoolVar(&memory, "memory", false, "keep state in memory only (lost on exit); overrides --db")
 	fs.StringVar(&o.Postgres, "postgres", "", "keep state in PostgreSQL instead of SQLite: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=...]; visibility goes to DATABASE_visibility; both are created and migrated on start")
@@ -67,6 +68,9 @@ func run(args []string) error {
 			return err
 		}
 		o.Port = p
+	}
+	if o.DBSync != "full" && o.DBSync != "normal" {
+		return fmt.Errorf("--db-sync %q: want full or normal", o.DBSync)
 	}
 	if memory && o.Postgres != "" {
 		return errors.New("--memory and --postgres: choose one")

@@ -27,6 +27,10 @@ type Options struct {
 	Port   int
 	UIPort int    // 0 = no UI
 	DBFile string // "" = in memory
+	// DBSync is the SQLite file's synchronous setting: "full" (a commit
+	// survives a power loss) or "normal" (it survives a killed server,
+	// not a crashed machine; no fsync per commit). See fileAttributes.
+	DBSync string
 	// Postgres, when set, is a postgres:// URL: persistence and
 	// visibility live in PostgreSQL instead of DBFile (postgresStores).
 	Postgres  string
@@ -203,7 +207,7 @@ func sqlConfig(o Options) (*config.SQL, error) {
 		conf.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
 		conf.DatabaseName = strconv.Itoa(rand.IntN(9999999))
 	} else {
-		conf.ConnectAttributes = map[string]string{"mode": "rwc"}
+		conf.ConnectAttributes = fileAttributes(o.DBSync)
 		conf.DatabaseName = o.DBFile
 		if _, err := os.Stat(o.DBFile); os.IsNotExist(err) {
 			if err := sqliteschema.SetupSchema(&conf); err != nil {
@@ -215,6 +219,30 @@ func sqlConfig(o Options) (*config.SQL, error) {
 		return nil, err
 	}
 	return &conf, nil
+}
+
+// fileAttributes are the SQLite file's connection settings. The file
+// keeps a write-ahead log (journal_mode=wal) with synchronous=full: a
+// commit is one append and one fsync of the log, where the default
+// rollback journal writes and syncs the journal, the database and the
+// journal's removal. Every hand-off of a turn is a commit, so on a disk
+// with slow fsync (a VM, a laptop on battery) the rollback journal made
+// the server's own round trips half a turn's cost again
+// (docs/BENCHMARKS.md, "The server's file"). synchronous=full, the
+// default, keeps what the rollback journal promised: a committed
+// transaction survives a power loss, not only a killed process; with
+// --db-sync normal the log is synced only when it is folded back, so a
+// crashed machine (never a killed server) may lose the last commits, and
+// with them, say, a recorded tool result whose command then runs again.
+// The log lives beside the file (temporal.db-wal, temporal.db-shm) and is
+// folded back into it as it grows; after a kill, the next open replays it.
+// The server's one connection (the SQLite plugin's default) stays: more
+// connections would let writers meet "database is locked".
+func fileAttributes(sync string) map[string]string {
+	if sync == "" {
+		sync = "full"
+	}
+	return map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": sync}
 }
 
 // postgresConfig sets up (or updates) both PostgreSQL databases and

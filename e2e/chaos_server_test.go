@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -20,6 +21,9 @@ func TestChaosServerRestart(t *testing.T) {
 	t.Parallel()
 	srv := startOwnServer(t)
 	addr, c := srv.addr, srv.c
+	if os.Getenv(postgresURLEnv) == "" { // the SQLite file; PostgreSQL has none
+		requireWriteAheadLog(t, srv.db)
+	}
 
 	plan := chaosPlan{Name: "r00", Steps: []string{stepAuto, stepAsk, stepMixed}, Slow: map[int]bool{0: true}}
 	s := &chaosSession{t: t, plan: plan, addr: addr, c: c, timeout: 4 * time.Minute}

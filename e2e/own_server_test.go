@@ -1,10 +1,15 @@
 package e2e
 
 import (
+	"bufio"
+	"io"
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
@@ -65,4 +70,56 @@ func (s *ownServer) up() {
 	proc, _, err := startDevserver(s.db, s.port, s.logPath)
 	require.NoError(s.t, err, "restart the devserver on port %d", s.port)
 	s.proc = proc
+}
+
+// requireWriteAheadLog fails unless the SQLite file at db is in WAL mode:
+// bytes 18 and 19 of its header (the write and read format versions) are
+// 2 for WAL and 1 for the rollback journal. The devserver keeps its file
+// in WAL mode (devserver's fileAttributes) for the server's round trips,
+// and the crash-restart tests around this check are what show the log is
+// replayed after a kill.
+func requireWriteAheadLog(t *testing.T, db string) {
+	t.Helper()
+	f, err := os.Open(db)
+	require.NoError(t, err)
+	defer f.Close()
+	var head [100]byte
+	_, err = io.ReadFull(f, head[:])
+	require.NoError(t, err, "read the SQLite header of %s", db)
+	require.Equal(t, "SQLite format 3\x00", string(head[:16]), "%s is not an SQLite file", db)
+	require.Equal(t, []byte{2, 2}, head[18:20], "%s is not in WAL mode (header bytes 18-19: 1 = rollback journal, 2 = WAL)", db)
+}
+
+// --db-sync takes full or normal; anything else stops the devserver with
+// a message naming both. With normal the file still keeps its
+// write-ahead log (only when it reaches the disk changes).
+func TestDevserverDBSync(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command(devserverPath, "--db-sync", "off", "--db", filepath.Join(t.TempDir(), "x.db"), "--port", "0", "--ui-port", "0").CombinedOutput()
+	require.Error(t, err, "devserver started with --db-sync off:\n%s", out)
+	require.Contains(t, string(out), `--db-sync "off": want full or normal`)
+
+	db := filepath.Join(t.TempDir(), "temporal.db")
+	cmd := exec.Command(devserverPath, "--db-sync", "normal", "--db", db, "--port", "0", "--ui-port", "0")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if devserverReady.MatchString(sc.Text()) {
+				ready <- true
+			}
+		}
+		close(ready)
+	}()
+	select {
+	case ok := <-ready:
+		require.True(t, ok, "devserver --db-sync normal exited before it was ready")
+	case <-time.After(120 * time.Second):
+		t.Fatal("devserver --db-sync normal not ready after 120s")
+	}
+	requireWriteAheadLog(t, db)
 }
