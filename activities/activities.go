@@ -139,6 +139,7 @@ type Config struct {
 type Activities struct {
 	cfg    Config
 	client openai.Client
+	tools  toolDefsCache // decoded tool definitions by reference (tooldefs.go)
 }
 
 // New returns activities with every dependency cfg names: they call the

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -155,4 +157,84 @@ func TestCallModelToolsByReference(t *testing.T) {
 	noRef, err := bare.CallModel(ctx, ModelRequest{Messages: msgs, Tools: defs})
 	require.NoError(t, err)
 	require.Empty(t, noRef.ToolsRef, "a worker without a store makes no reference")
+}
+
+// countingStore counts the reads of each reference.
+type countingStore struct {
+	transcript.Store
+	mu   sync.Mutex
+	gets map[string]int
+}
+
+func (s *countingStore) Get(ctx context.Context, ref string) ([]byte, error) {
+	s.mu.Lock()
+	s.gets[ref]++
+	s.mu.Unlock()
+	return s.Store.Get(ctx, ref)
+}
+
+func (s *countingStore) count(ref string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gets[ref]
+}
+
+// A worker reads tool definitions it stored or read once from its own
+// decoded copy: a call naming them by reference reads nothing from the
+// store (a file, an S3 object, a decryption), and the model gets the same
+// tools. Another worker, which never saw them, reads them once.
+func TestToolDefinitionsAreReadOncePerWorker(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := sm.New(sm.Text("one"), sm.Text("two"), sm.Text("three"), sm.Text("four"), sm.Text("five"))
+	defer srv.Close()
+	d, err := transcript.NewDir(t.TempDir())
+	require.NoError(t, err)
+	store := &countingStore{Store: d, gets: map[string]int{}}
+	a, _ := newActs(t, srv)
+	a = a.with(func(cfg *Config) { cfg.Transcript = transcript.NewCache(store, 1<<20) })
+	defs := []ToolDef{{Name: "read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}
+	msgs := []conversation.Message{{Role: conversation.RoleUser, Content: "hi"}}
+	first, err := a.CallModel(ctx, ModelRequest{Messages: msgs, Tools: defs})
+	require.NoError(t, err)
+	ref := first.ToolsRef
+	require.NotEmpty(t, ref)
+	head := first.Head
+	for range 2 {
+		next, err := a.CallModel(ctx, ModelRequest{Head: head, Messages: []conversation.Message{{Role: conversation.RoleUser, Content: "again"}}, ToolsRef: ref})
+		require.NoError(t, err)
+		require.Equal(t, ref, next.ToolsRef)
+		head = next.Head
+	}
+	require.Zero(t, store.count(ref), "the worker that stored the definitions read them back")
+
+	other, _ := newActs(t, srv)
+	other = other.with(func(cfg *Config) { cfg.Transcript = transcript.NewCache(store, 1<<20) })
+	for range 2 {
+		_, err := other.CallModel(ctx, ModelRequest{Messages: msgs, ToolsRef: ref})
+		require.NoError(t, err)
+	}
+	require.Equal(t, 1, store.count(ref), "another worker reads the definitions once")
+	reqs := srv.Requests()
+	require.Len(t, reqs, 5)
+	for i := range reqs {
+		require.Equal(t, reqs[0].Tools, reqs[i].Tools, "request %d", i)
+	}
+}
+
+// The decoded copy keeps toolDefsKept sets, the oldest going first, and
+// hands out copies: a caller changing its slice changes no one else's.
+func TestToolDefsCacheBound(t *testing.T) {
+	t.Parallel()
+	var c toolDefsCache
+	for i := range toolDefsKept + 1 {
+		c.put(fmt.Sprint("ref", i), []ToolDef{{Name: fmt.Sprint("t", i)}})
+	}
+	_, ok := c.get("ref0")
+	require.False(t, ok, "the oldest set was dropped")
+	got, ok := c.get(fmt.Sprint("ref", toolDefsKept))
+	require.True(t, ok)
+	got[0].Name = "changed"
+	again, _ := c.get(fmt.Sprint("ref", toolDefsKept))
+	require.Equal(t, fmt.Sprint("t", toolDefsKept), again[0].Name)
 }

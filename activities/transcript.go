@@ -88,8 +88,9 @@ func storeError(what string, err error) error {
 
 // toolsOf settles the request's tool definitions with the store: Tools
 // given are stored (their reference is returned for the next request),
-// ToolsRef alone is read back into req.Tools. Without a store Tools go as
-// they are and no reference is made.
+// ToolsRef alone is read back into req.Tools, from the worker's decoded
+// copy when it has one (a.tools). Without a store Tools go as they are
+// and no reference is made.
 func (a *Activities) toolsOf(ctx context.Context, req *ModelRequest) (string, error) {
 	if len(req.Tools) > 0 {
 		if a.cfg.Transcript == nil {
@@ -103,6 +104,7 @@ func (a *Activities) toolsOf(ctx context.Context, req *ModelRequest) (string, er
 		if err != nil {
 			return "", storeError("store the tool definitions", err)
 		}
+		a.tools.put(ref, req.Tools)
 		return ref, nil
 	}
 	if req.ToolsRef == "" {
@@ -113,6 +115,10 @@ func (a *Activities) toolsOf(ctx context.Context, req *ModelRequest) (string, er
 			fmt.Sprintf("the request names tool definitions %s but this worker keeps no transcript (started with --transcript off): run the session's workers with the same transcript store", req.ToolsRef),
 			ErrTypeTranscriptUnavailable, nil)
 	}
+	if defs, ok := a.tools.get(req.ToolsRef); ok {
+		req.Tools = defs
+		return req.ToolsRef, nil
+	}
 	data, err := a.cfg.Transcript.Get(ctx, req.ToolsRef)
 	if err != nil {
 		return "", storeError("read the tool definitions", err)
@@ -121,5 +127,6 @@ func (a *Activities) toolsOf(ctx context.Context, req *ModelRequest) (string, er
 		return "", temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("tool definitions %s: %v", req.ToolsRef, err), ErrTypeTranscriptStore, err)
 	}
+	a.tools.put(req.ToolsRef, req.Tools)
 	return req.ToolsRef, nil
 }
