@@ -97,6 +97,8 @@ func TestParseFlagsCheckout(t *testing.T) {
 	require.Equal(t, "memory", c.ServerDB, "the earlier tables' setting stays the default")
 	_, err = ParseFlags([]string{"-server-db", "disk"})
 	require.ErrorContains(t, err, "want memory or file")
+	_, err = ParseFlags([]string{"-server-db", "file", "-address", "127.0.0.1:7233"})
+	require.ErrorContains(t, err, "the server at -address")
 }
 
 func TestResponderShape(t *testing.T) {

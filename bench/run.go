@@ -188,6 +188,9 @@ func ParseFlags(args []string) (Config, error) {
 	if c.ServerDB != "memory" && c.ServerDB != "file" {
 		return c, fmt.Errorf("-server-db %q: want memory or file", c.ServerDB)
 	}
+	if c.ServerDB == "file" && c.Address != "" {
+		return c, errors.New("-server-db file starts a devserver on a file; the server at -address keeps its state where it was started to")
+	}
 	c.ServerFlags = append(c.ServerFlags, dyn...)
 	if c.Opts.Eager {
 		c.ServerFlags = append(c.ServerFlags, "system.enableActivityEagerExecution=true")
