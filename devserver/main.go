@@ -113,6 +113,11 @@ func run(args []string) error {
 	<-sig
 	fmt.Println("devserver stopping")
 	srv.Stop()
+	if o.DBFile != "" {
+		if err := foldLog(o.DBFile); err != nil {
+			fmt.Fprintf(os.Stderr, "devserver: fold the write-ahead log into %s: %v (the next start replays it)\n", o.DBFile, err)
+		}
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -235,7 +236,8 @@ func sqlConfig(o Options) (*config.SQL, error) {
 // crashed machine (never a killed server) may lose the last commits, and
 // with them, say, a recorded tool result whose command then runs again.
 // The log lives beside the file (temporal.db-wal, temporal.db-shm) and is
-// folded back into it as it grows; after a kill, the next open replays it.
+// folded back into it as it grows and at a clean stop (foldLog); after a
+// kill, the next open replays it.
 // The server's one connection (the SQLite plugin's default) stays: more
 // connections would let writers meet "database is locked".
 func fileAttributes(sync string) map[string]string {
@@ -243,6 +245,30 @@ func fileAttributes(sync string) map[string]string {
 		sync = "full"
 	}
 	return map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": sync}
+}
+
+// foldLog folds the SQLite file's write-ahead log back into the file once
+// the server has stopped, so the file alone holds every commit and a
+// copy of it is a whole backup, as it was with the rollback journal. The
+// server's own connection stays open until the process exits (the SQLite
+// plugin keeps one for the process's life), so SQLite does not fold and
+// remove the log itself: a checkpoint from a connection of ours does,
+// leaving the log empty. The "sqlite" driver is the one the server's
+// SQLite plugin registers.
+func foldLog(path string) error {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=rw&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var busy, frames, folded int
+	if err := db.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &frames, &folded); err != nil {
+		return err
+	}
+	if busy != 0 {
+		return fmt.Errorf("the log is still in use (%d of %d pages folded)", folded, frames)
+	}
+	return nil
 }
 
 // postgresConfig sets up (or updates) both PostgreSQL databases and

@@ -138,7 +138,12 @@ func startDevserverOnce(db string, port int, logPath string) (*groupProc, string
 	if err != nil {
 		return nil, "", err
 	}
-	args := append(store, "--port", strconv.Itoa(port), "--ui-port", "0")
+	return startDevserverArgs(logPath, append(store, "--port", strconv.Itoa(port), "--ui-port", "0")...)
+}
+
+// startDevserverArgs starts the devserver with args, its output going to
+// logPath, and waits for its readiness line.
+func startDevserverArgs(logPath string, args ...string) (*groupProc, string, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, "", err
