@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/longrun/longrun/checkout/record"
+	"github.com/longrun/longrun/gitsafe"
 	"github.com/longrun/longrun/permission"
 )
 
@@ -168,16 +169,14 @@ func mayHaveRef(gitDir, ref string) bool {
 	if _, err := os.Lstat(filepath.Join(gitDir, "reftable")); !errors.Is(err, os.ErrNotExist) {
 		return true
 	}
-	path := filepath.Join(gitDir, "packed-refs")
-	info, err := os.Stat(path)
+	// Read as gitsafe reads a hostile repository's files: a regular file
+	// only (no FIFO, no link to a device), and bounded; past the bound a
+	// large repository's packed refs are git's to read.
+	packed, err := gitsafe.ReadBounded(filepath.Join(gitDir, "packed-refs"), maxPackedRefs+1)
 	if errors.Is(err, os.ErrNotExist) {
 		return false
 	}
-	if err != nil || info.Size() > maxPackedRefs {
-		return true // a large repository's packed refs: git reads them better
-	}
-	packed, err := os.ReadFile(path)
-	return err != nil || strings.Contains(string(packed), ref)
+	return err != nil || len(packed) > maxPackedRefs || strings.Contains(string(packed), ref)
 }
 
 // maxPackedRefs is the largest packed-refs file mayHaveRef reads itself.

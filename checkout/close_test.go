@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -307,4 +309,38 @@ func TestMayHaveRefSaysNoOnlyWhenItKnows(t *testing.T) {
 	require.True(t, mayHaveRef(dir, ref), "packed refs too large to read here: git decides")
 	require.True(t, mayHaveRef("", ref))
 	require.True(t, mayHaveRef("relative/.git", ref))
+}
+
+// A hostile repository's packed-refs or config that is not a regular file
+// (a FIFO that never answers, a link to a device that never ends) is not
+// read here: mayHaveRef says yes and settingsKey keeps nothing, at once,
+// and git, run with gitsafe's limits, decides.
+func TestRefAndSettingsReadsRefuseWhatIsNotAFile(t *testing.T) {
+	t.Parallel()
+	const ref = "refs/heads/longrun/s"
+	for name, plant := range map[string]func(path string) error{
+		"fifo":        func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		"to a device": func(p string) error { return os.Symlink("/dev/zero", p) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			require.NoError(t, plant(filepath.Join(dir, "packed-refs")))
+			require.NoError(t, plant(filepath.Join(dir, "config")))
+			old := time.Now().Add(-time.Minute)
+			_ = os.Chtimes(filepath.Join(dir, "config"), old, old)
+			done := make(chan [2]bool, 1)
+			go func() {
+				_, keep := settingsKey(dir)
+				done <- [2]bool{mayHaveRef(dir, ref), keep}
+			}()
+			select {
+			case got := <-done:
+				require.True(t, got[0], "mayHaveRef: a packed-refs that is not a file is a doubt")
+				require.False(t, got[1], "settingsKey: a config that is not a file is not kept")
+			case <-time.After(5 * time.Second):
+				t.Fatal("reading a packed-refs or config that is not a regular file did not return")
+			}
+		})
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/longrun/longrun/gitsafe"
 )
 
 // A session's checkout is a repository of its own, not a worktree of the
@@ -309,11 +311,13 @@ func settingsKey(common string) (configKey, bool) {
 	}
 	path := filepath.Join(common, "config")
 	info, err := os.Stat(path)
-	if err != nil || time.Since(info.ModTime()) < 2*time.Second || info.Size() > maxConfigBytes {
+	if err != nil || time.Since(info.ModTime()) < 2*time.Second {
 		return configKey{}, false
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
+	// A regular file within gitsafe's bound for configuration, or git is
+	// asked every time.
+	b, err := gitsafe.ReadBounded(path, gitsafe.ConfigMaxBytes+1)
+	if err != nil || len(b) > gitsafe.ConfigMaxBytes {
 		return configKey{}, false
 	}
 	lower := strings.ToLower(string(b))
@@ -322,10 +326,6 @@ func settingsKey(common string) (configKey, bool) {
 	}
 	return configKey{info: info, size: info.Size(), mod: info.ModTime()}, true
 }
-
-// maxConfigBytes is the largest configuration file settingsKey reads to
-// see whether it names another: past it, git is asked every time.
-const maxConfigBytes = 1 << 20
 
 func rememberSettings(common string, key configKey, settings [][2]string) {
 	settingsCache.Lock()
