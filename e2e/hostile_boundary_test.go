@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -412,7 +413,24 @@ func (w *bworld) plantTarball() {
 // listenLeak is the GOPROXY the worker is given: any request to it is a
 // host process fetching on a session's behalf.
 func (w *bworld) listenLeak() {
+	pass := w.secrets["the GOPROXY password"]
 	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		// The finding is the password leaving the worker: a request that
+		// carries it (go sends a URL's user:password as basic auth). One
+		// without it is not that, and may not be a session's at all: the
+		// port is an ephemeral one another test's server had before, and
+		// that test's clients may still retry it.
+		dump, _ := httputil.DumpRequest(r, false)
+		_, got, _ := r.BasicAuth()
+		if got != pass && !strings.Contains(string(dump), pass) {
+			if r.URL.Path == leakSelfCheck {
+				return
+			}
+			w.t.Logf("hostile %s: a request without the GOPROXY password reached its listener (not counted): %s %s, User-Agent %q",
+				w.mode, r.Method, r.URL.Path, r.UserAgent())
+			http.Error(rw, "no", http.StatusNotFound)
+			return
+		}
 		w.mu.Lock()
 		w.leakHits = append(w.leakHits, r.URL.Path)
 		w.mu.Unlock()
@@ -423,7 +441,26 @@ func (w *bworld) listenLeak() {
 	go func() { _ = srv.Serve(l) }()
 	w.t.Cleanup(func() { _ = srv.Close() })
 	w.leakAddr = l.Addr().String()
+	// The listener counts what go sends for a GOPROXY with a password,
+	// and only that.
+	for _, withPass := range []bool{false, true} {
+		req, err := http.NewRequest(http.MethodGet, "http://"+w.leakAddr+leakSelfCheck, nil)
+		require.NoError(w.t, err)
+		if withPass {
+			req.SetBasicAuth("hostile", pass)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(w.t, err)
+		_ = resp.Body.Close()
+	}
+	w.mu.Lock()
+	require.Equal(w.t, []string{leakSelfCheck}, w.leakHits, "the GOPROXY listener's self-check")
+	w.leakHits = nil
+	w.mu.Unlock()
 }
+
+// leakSelfCheck is the path listenLeak asks itself for.
+const leakSelfCheck = "/mod/self-check/@v/list"
 
 // expand fills a case's placeholders for run r.
 func (w *bworld) expand(s string, r *brun) string {
@@ -1096,7 +1133,11 @@ func (w *bworld) finish(began time.Time) {
 		reportLoudly(t, msg)
 	}
 	for _, s := range took {
-		t.Errorf("hostile %s: took effect: %s", w.mode, s)
+		// Printed as it is found too: go test keeps a failed test's log
+		// for its end, and CI shows only the head and tail of a long one.
+		msg := fmt.Sprintf("!!! hostile %s: took effect: %s", w.mode, s)
+		fmt.Println(msg)
+		t.Error(msg)
 	}
 	require.GreaterOrEqual(t, len(distinct), 20, "each mode must make at least 20 distinct hostile actions")
 }
