@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Store holds blobs by the SHA-256 of their content. Put of content already
@@ -67,6 +68,9 @@ func parseRef(ref string) (string, error) {
 // S3-compatible bucket (S3).
 type Dir struct {
 	dir string
+	// syncDir makes the names in a directory last (syncDir, the
+	// function); a test sees through it which directories are synced.
+	syncDir func(dir string) error
 }
 
 // NewDir returns the store in dir, creating the directory if needed.
@@ -78,7 +82,7 @@ func NewDir(dir string) (*Dir, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("transcript store: %w", err)
 	}
-	return &Dir{dir: abs}, nil
+	return &Dir{dir: abs, syncDir: syncDir}, nil
 }
 
 // Path returns the directory the store keeps its files in.
@@ -87,9 +91,12 @@ func (d *Dir) Path() string { return d.dir }
 func (d *Dir) file(h string) string { return filepath.Join(d.dir, h[:2], h) }
 
 // Put stores data unless a file of the same size is already there. It
-// writes a temporary file, syncs it and renames it into place, so a crash
-// never leaves a partial blob under a reference: the reference goes into
-// the session's history as soon as Put returns, and must then be readable.
+// writes a temporary file, syncs it, renames it into place and syncs the
+// directory, so a crash never leaves a partial blob under a reference,
+// nor loses the whole blob: the reference goes into the session's
+// history as soon as Put returns, and must then be readable even after
+// the worker's machine lost its power (a rename not yet synced is lost
+// with it, the blob's data with its name).
 func (d *Dir) Put(ctx context.Context, data []byte) (string, error) {
 	ref := Ref(data)
 	if err := d.putBlob(ctx, ref, data); err != nil {
@@ -105,15 +112,32 @@ func (d *Dir) putBlob(ctx context.Context, ref string, blob []byte) error {
 		return err
 	}
 	path := d.file(ref[len(refPrefix):])
+	dir := filepath.Dir(path)
 	// Same size is enough to skip: a file with the right name holds what
-	// hashes to it unless it was damaged, and Get catches damage.
+	// hashes to it unless it was damaged, and Get catches damage. A young
+	// one may be a Put's that failed at its directory's sync (and is
+	// retried now): the sync is made again, as the file system may not
+	// have committed its name yet.
 	if fi, err := os.Stat(path); err == nil && fi.Size() == int64(len(blob)) {
+		if time.Since(fi.ModTime()) < uncommittedAge {
+			if err := d.syncDir(dir); err != nil {
+				return fmt.Errorf("store %s at %s: %w", ref, path, err)
+			}
+		}
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	_, statErr := os.Stat(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("store %s: %w", ref, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if errors.Is(statErr, os.ErrNotExist) {
+		// A new fan-out directory: its name in the store's own
+		// directory must last as well.
+		if err := d.syncDir(d.dir); err != nil {
+			return fmt.Errorf("store %s: %w", ref, err)
+		}
+	}
+	f, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
 		return fmt.Errorf("store %s: %w", ref, err)
 	}
@@ -134,6 +158,31 @@ func (d *Dir) putBlob(ctx context.Context, ref string, blob []byte) error {
 	if err != nil {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("store %s at %s: %w", ref, path, err)
+	}
+	if err := d.syncDir(dir); err != nil {
+		return fmt.Errorf("store %s at %s: %w", ref, path, err)
+	}
+	return nil
+}
+
+// uncommittedAge is how long a file system may keep a new name in memory
+// before it commits it by itself (ext4 commits every 5 s, XFS's log
+// within 30 s by default): an older file's name has lasted already.
+const uncommittedAge = time.Minute
+
+// syncDir makes the names in dir last: a file renamed into it is on the
+// disk under its name once this returns.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	return nil
 }

@@ -2,10 +2,13 @@ package transcript
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -84,4 +87,60 @@ func TestDirRefusesBadRefs(t *testing.T) {
 	_, err = d.Get(context.Background(), Ref([]byte("never stored")))
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.ErrorContains(t, err, Ref([]byte("never stored")))
+}
+
+// TestPutSyncsTheNamesItMakes: a blob's name (and a new fan-out
+// directory's) is synced before Put returns its reference, which goes
+// into durable history at once; a sync that fails fails the Put, and the
+// retry syncs the name again, while an old blob's name is not synced.
+func TestPutSyncsTheNamesItMakes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, err := NewDir(filepath.Join(t.TempDir(), "transcript"))
+	require.NoError(t, err)
+	var synced []string
+	var fail error
+	d.syncDir = func(dir string) error {
+		synced = append(synced, dir)
+		if fail != nil {
+			return fail
+		}
+		return syncDir(dir)
+	}
+	ref, err := d.Put(ctx, []byte("hello"))
+	require.NoError(t, err)
+	fanout := filepath.Join(d.Path(), "2c")
+	require.Equal(t, []string{d.Path(), fanout}, synced, "the new fan-out directory's name, then the blob's")
+
+	// A second blob in the same fan-out directory: only its own name.
+	var same []byte
+	for i := 0; same == nil; i++ {
+		if b := fmt.Appendf(nil, "blob %d", i); strings.HasPrefix(Ref(b), "sha256:2c") {
+			same = b
+		}
+	}
+	synced = nil
+	_, err = d.Put(ctx, same)
+	require.NoError(t, err)
+	require.Equal(t, []string{fanout}, synced)
+
+	// A sync that fails fails the Put, saying where; the retry finds the
+	// blob written and syncs its name again.
+	synced, fail = nil, errors.New("injected: no space left on device")
+	_, err = d.Put(ctx, []byte("a blob whose name did not last"))
+	require.ErrorContains(t, err, "injected")
+	require.Len(t, synced, 1)
+	synced, fail = nil, nil
+	again, err := d.Put(ctx, []byte("a blob whose name did not last"))
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Dir(d.file(strings.TrimPrefix(again, "sha256:")))}, synced)
+
+	// A blob written long ago: its name has lasted, nothing to sync.
+	path := d.file(strings.TrimPrefix(ref, "sha256:"))
+	old := time.Now().Add(-2 * uncommittedAge)
+	require.NoError(t, os.Chtimes(path, old, old))
+	synced = nil
+	_, err = d.Put(ctx, []byte("hello"))
+	require.NoError(t, err)
+	require.Empty(t, synced)
 }
