@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/longrun/longrun/durable"
 )
 
 // Store holds blobs by the SHA-256 of their content. Put of content already
@@ -68,9 +70,7 @@ func parseRef(ref string) (string, error) {
 // S3-compatible bucket (S3).
 type Dir struct {
 	dir string
-	// syncDir makes the names in a directory last (syncDir, the
-	// function); a test sees through it which directories are synced.
-	syncDir func(dir string) error
+	w   durable.Writer // a test sees through it which directories are synced
 }
 
 // NewDir returns the store in dir, creating the directory if needed.
@@ -82,7 +82,7 @@ func NewDir(dir string) (*Dir, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("transcript store: %w", err)
 	}
-	return &Dir{dir: abs, syncDir: syncDir}, nil
+	return &Dir{dir: abs}, nil
 }
 
 // Path returns the directory the store keeps its files in.
@@ -120,7 +120,7 @@ func (d *Dir) putBlob(ctx context.Context, ref string, blob []byte) error {
 	// have committed its name yet.
 	if fi, err := os.Stat(path); err == nil && fi.Size() == int64(len(blob)) {
 		if time.Since(fi.ModTime()) < uncommittedAge {
-			if err := d.syncDir(dir); err != nil {
+			if err := d.w.Sync(dir); err != nil {
 				return fmt.Errorf("store %s at %s: %w", ref, path, err)
 			}
 		}
@@ -133,33 +133,11 @@ func (d *Dir) putBlob(ctx context.Context, ref string, blob []byte) error {
 	if errors.Is(statErr, os.ErrNotExist) {
 		// A new fan-out directory: its name in the store's own
 		// directory must last as well.
-		if err := d.syncDir(d.dir); err != nil {
+		if err := d.w.Sync(d.dir); err != nil {
 			return fmt.Errorf("store %s: %w", ref, err)
 		}
 	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("store %s: %w", ref, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(blob)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("store %s at %s: %w", ref, path, err)
-	}
-	if err := d.syncDir(dir); err != nil {
+	if err := d.w.WriteFile(path, blob, 0o644); err != nil {
 		return fmt.Errorf("store %s at %s: %w", ref, path, err)
 	}
 	return nil
@@ -169,23 +147,6 @@ func (d *Dir) putBlob(ctx context.Context, ref string, blob []byte) error {
 // before it commits it by itself (ext4 commits every 5 s, XFS's log
 // within 30 s by default): an older file's name has lasted already.
 const uncommittedAge = time.Minute
-
-// syncDir makes the names in dir last: a file renamed into it is on the
-// disk under its name once this returns.
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
-}
 
 // Get reads the blob ref names and checks that it still hashes to ref.
 func (d *Dir) Get(ctx context.Context, ref string) ([]byte, error) {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/longrun/longrun/durable"
 )
 
 func TestDirRoundTripAndDedup(t *testing.T) {
@@ -100,12 +102,12 @@ func TestPutSyncsTheNamesItMakes(t *testing.T) {
 	require.NoError(t, err)
 	var synced []string
 	var fail error
-	d.syncDir = func(dir string) error {
+	d.w.SyncDir = func(dir string) error {
 		synced = append(synced, dir)
 		if fail != nil {
 			return fail
 		}
-		return syncDir(dir)
+		return durable.SyncDir(dir)
 	}
 	ref, err := d.Put(ctx, []byte("hello"))
 	require.NoError(t, err)

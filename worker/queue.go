@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/longrun/longrun/durable"
 )
 
 // workerIDFile holds, in the state directory, the name of the worker that
@@ -80,11 +82,10 @@ func workerID(path string) (string, error) {
 		}
 		id = host + "-" + id
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o600); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	// The id must outlast a power loss of the machine: its sessions'
+	// calls wait on the queue named after it, and an id lost (or left
+	// empty, which is refused) would start the worker on a new queue.
+	if err := (durable.Writer{}).WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
 		return "", err
 	}
 	return id, nil
