@@ -164,7 +164,11 @@ func startConsole(t *testing.T, e *env, args ...string) console {
 		}
 		return err == nil
 	})
-	require.Contains(t, logs.String(), "/login and give the token in "+tokenFile)
+	// The console prints where to log in after it listens: the line may
+	// come a moment after the port answers.
+	waitFor(t, "the console to say where to log in", 10*time.Second, func() bool {
+		return strings.Contains(logs.String(), "/login and give the token in "+tokenFile)
+	})
 	return console{url: "http://" + addr, token: token, logs: logs}
 }
 
