@@ -243,6 +243,31 @@ func TestSendSignsAndNeverRepeatsADelivery(t *testing.T) {
 	require.Equal(t, 2, hook.count())
 }
 
+// TestDeliveryRecordSyncsItsName: the record of a delivery is synced with
+// its directory, so a power loss right after the post cannot forget it
+// (the sink would get the event twice); a directory that cannot be synced
+// is an error the attempt reports, not a delivery quietly unrecorded.
+func TestDeliveryRecordSyncsItsName(t *testing.T) {
+	t.Parallel()
+	hook := &receiver{status: 204}
+	hs := httptest.NewServer(hook)
+	defer hs.Close()
+	dir := t.TempDir()
+	var synced []string
+	s := &Sender{Webhooks: []string{hs.URL}, Dir: dir}
+	s.w.SyncDir = func(d string) error { synced = append(synced, d); return nil }
+	_, err := s.Send(context.Background(), waiting())
+	require.NoError(t, err)
+	require.Equal(t, []string{dir}, synced, "the record's directory is synced after the record")
+
+	s.w.SyncDir = func(string) error { return errors.New("disk gone") }
+	ev := waiting()
+	ev.Key = "s1/run-1/waiting/2.1"
+	_, err = s.Send(context.Background(), ev)
+	require.ErrorContains(t, err, "delivered, but record delivery")
+	require.ErrorContains(t, err, "disk gone")
+}
+
 func TestSendRetriesOnlyTheSinksThatFailed(t *testing.T) {
 	t.Parallel()
 	good, bad := &receiver{status: 200}, &receiver{status: 503}

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/longrun/longrun/durable"
 )
 
 // Headers every post carries.
@@ -139,6 +141,8 @@ type Sender struct {
 	Client *http.Client
 	// Now is the clock signatures are stamped with; nil is time.Now.
 	Now func() time.Time
+
+	w durable.Writer // a test sees through it which directories are synced
 }
 
 // Sinks reports how many sinks s posts to.
@@ -254,7 +258,7 @@ func (s *Sender) post(ctx context.Context, label, target, rec string, ev Event, 
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		// Recorded before the answer's body is read: the sink has taken
 		// the post, whatever happens to this worker next.
-		if err := record(rec, ev.Key, label); err != nil {
+		if err := s.record(rec, ev.Key, label); err != nil {
 			return fmt.Errorf("%s: delivered, but %w", label, err)
 		}
 		// Read to the end so the connection can serve the next post.
@@ -282,9 +286,12 @@ func (s *Sender) recordPath(key, kind, target string) string {
 
 // record writes the delivery record, O_EXCL as job logs are: a record
 // already there (a race with another attempt that also got a 2xx) is
-// fine. It is synced, so a machine that crashes right after does not
-// forget it.
-func record(path, key, label string) error {
+// fine. The file and then its directory are synced, so a machine that
+// crashes right after keeps the record under its name (a synced file
+// whose new name was not yet on the disk is lost with it, and the event
+// would be sent again). Only its existence is read, so a record cut short
+// by the crash still counts.
+func (s *Sender) record(path, key, label string) error {
 	if path == "" {
 		return nil
 	}
@@ -299,6 +306,9 @@ func record(path, key, label string) error {
 	serr := f.Sync()
 	cerr := f.Close()
 	if err := errors.Join(werr, serr, cerr); err != nil {
+		return fmt.Errorf("record delivery %s: %w", key, err)
+	}
+	if err := s.w.Sync(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("record delivery %s: %w", key, err)
 	}
 	return nil
