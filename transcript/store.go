@@ -126,16 +126,22 @@ func (d *Dir) putBlob(ctx context.Context, ref string, blob []byte) error {
 		}
 		return nil
 	}
-	_, statErr := os.Stat(dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("store %s: %w", ref, err)
+	// One mkdir says whether the fan-out directory is new (nil) or was
+	// there (ErrExist), without a stat before it on every Put. A store
+	// directory removed under the worker is made again.
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, os.ErrNotExist) {
+		err = os.MkdirAll(dir, 0o755)
 	}
-	if errors.Is(statErr, os.ErrNotExist) {
+	switch {
+	case err == nil:
 		// A new fan-out directory: its name in the store's own
 		// directory must last as well.
 		if err := d.w.Sync(d.dir); err != nil {
 			return fmt.Errorf("store %s: %w", ref, err)
 		}
+	case !errors.Is(err, os.ErrExist):
+		return fmt.Errorf("store %s: %w", ref, err)
 	}
 	if err := d.w.WriteFile(path, blob, 0o644); err != nil {
 		return fmt.Errorf("store %s at %s: %w", ref, path, err)

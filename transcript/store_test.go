@@ -145,4 +145,15 @@ func TestPutSyncsTheNamesItMakes(t *testing.T) {
 	_, err = d.Put(ctx, []byte("hello"))
 	require.NoError(t, err)
 	require.Empty(t, synced)
+
+	// The store's directory removed under the worker: made again, and the
+	// new fan-out directory's name synced in it.
+	require.NoError(t, os.RemoveAll(d.Path()))
+	synced = nil
+	ref, err = d.Put(ctx, []byte("hello"))
+	require.NoError(t, err)
+	require.Equal(t, []string{d.Path(), fanout}, synced)
+	got, err := d.Get(ctx, ref)
+	require.NoError(t, err)
+	require.Equal(t, "hello", string(got))
 }
