@@ -64,6 +64,10 @@ type Config struct {
 	// (worker, client, scripted model and baseline: the server is another
 	// process), for finding the worker's share of a turn.
 	CPUProfile string
+	// Trace is where to write an execution trace of the bench process:
+	// where a turn waits (the network, a sync, the scheduler) rather than
+	// where it spends CPU. Read it with go tool trace.
+	Trace string
 	// Store gives the durable worker of the ratio, overhead and
 	// concurrency scenarios a transcript store, as the product worker has
 	// by default; the baseline loop keeps its conversation in memory.
@@ -123,6 +127,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.Opts.Checkout, "checkout", checkoutNone, "where sessions' calls run: none (a worker with no state directory, sessions in its workspace: the earlier tables), in-place (a worker with a state directory, sessions started --in-place), git (longrun start's default in a repository: a checkout of the session's own, calls pinned to its worker) or copy (the default outside git: a copy of its own)")
 	fs.BoolVar(&c.Opts.LocalModel, "local-model", false, "local_model in every session input: model calls run as local activities")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (the in-process worker, not the server) to this file")
+	fs.StringVar(&c.Trace, "trace", "", "write an execution trace of the bench process (the in-process worker, not the server) to this file, for go tool trace")
 	fs.BoolVar(&c.Store, "store", false, "ratio, overhead: the durable worker keeps a transcript store, as the product worker does by default (the baseline keeps its conversation in memory)")
 	fs.BoolVar(&c.ReplayStore, "replay-store", true, "the replay scenario's worker keeps a transcript store, so one call a turn reaches 10,000 events in one run (false: no store, history grows with the conversation)")
 	fs.IntVar(&c.ReplayTurns, "replay-turns", 0, fmt.Sprintf("tool turns of the session whose history the replay scenario replays (0: %d with -replay-store, 25 without)", defaultStoreReplayTurns))
