@@ -59,6 +59,7 @@ func TestTinyScenarios(t *testing.T) {
 	require.Contains(t, out.String(), "floor/baseline")
 	require.Contains(t, out.String(), "after the last model call")
 	require.Contains(t, out.String(), "model activity scheduled→started")
+	require.Contains(t, out.String(), "floor turn, median")
 }
 
 // TestTinyIsolated runs the ratio scenario in-process and the concurrency

@@ -52,8 +52,11 @@ func benchFloorWorkflow(ctx workflow.Context, turns int, latency time.Duration) 
 	}
 }
 
+// floorModel is the floor's model activity type, as its history names it.
+const floorModel = "FloorModel"
+
 // floor runs one floor workflow of turns tool turns at latency and
-// returns its wall time, start request to result.
-func (d *durable) floor(ctx context.Context, turns int, latency time.Duration) (time.Duration, error) {
+// returns its wall time, start request to result, and its workflow id.
+func (d *durable) floor(ctx context.Context, turns int, latency time.Duration) (time.Duration, string, error) {
 	return d.sdkWorkflow(ctx, "floor", floorWorkflowType, turns, latency)
 }

@@ -36,7 +36,11 @@ const (
 // breakdown attributes every event to the turn it happened in (a turn
 // starts when its model call is scheduled) and returns the tool turns: the
 // ones followed by another model call.
-func breakdown(h *historypb.History) []turnCost {
+func breakdown(h *historypb.History) []turnCost { return breakdownOf(h, actModel) }
+
+// breakdownOf is breakdown for a workflow whose model activity is of type
+// model (the floor's is floorModel).
+func breakdownOf(h *historypb.History, model string) []turnCost {
 	type sched struct {
 		kind string // "wft", actModel, actTool
 		turn int
@@ -69,7 +73,7 @@ func breakdown(h *historypb.History) []turnCost {
 		case "wft":
 			t.WFTQueue += s.run.Sub(s.at)
 			t.WFTRun += at.Sub(s.run)
-		case actModel:
+		case model:
 			t.ModelQueue += s.run.Sub(s.at)
 			t.ModelRun += at.Sub(s.run)
 		case actTool:
@@ -86,7 +90,7 @@ func breakdown(h *historypb.History) []turnCost {
 		switch ev.GetEventType() {
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			name := ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
-			if name == actModel {
+			if name == model {
 				if t := cur(); t != nil {
 					t.NextModelAt = at
 				}

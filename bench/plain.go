@@ -93,27 +93,29 @@ func plainModelOptions() workflow.ActivityOptions {
 // plain runs one plain workflow of turns tool turns and returns its wall
 // time, start request to result.
 func (d *durable) plain(ctx context.Context, turns int) (time.Duration, error) {
-	return d.sdkWorkflow(ctx, "plain", plainWorkflowType, turns)
+	wall, _, err := d.sdkWorkflow(ctx, "plain", plainWorkflowType, turns)
+	return wall, err
 }
 
 // sdkWorkflow runs one of the bench's own SDK workflows (workflowType,
 // with turns and then more as its arguments), checks it made turns+1
-// model calls, and returns its wall time, start request to result.
-func (d *durable) sdkWorkflow(ctx context.Context, name, workflowType string, turns int, more ...any) (time.Duration, error) {
+// model calls, and returns its wall time, start request to result, and
+// its workflow id.
+func (d *durable) sdkWorkflow(ctx context.Context, name, workflowType string, turns int, more ...any) (time.Duration, string, error) {
 	id := fmt.Sprintf("%s-%s-%d", d.queue, name, d.seq.Add(1))
 	start := time.Now()
 	run, err := d.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: d.queue, EnableEagerStart: d.opts.EagerStart,
 	}, workflowType, append([]any{turns}, more...)...)
 	if err != nil {
-		return 0, fmt.Errorf("start %s workflow: %w", name, err)
+		return 0, id, fmt.Errorf("start %s workflow: %w", name, err)
 	}
 	var calls int
 	if err := run.Get(ctx, &calls); err != nil {
-		return 0, fmt.Errorf("%s workflow %s: %w", name, id, err)
+		return 0, id, fmt.Errorf("%s workflow %s: %w", name, id, err)
 	}
 	if calls != turns+1 {
-		return 0, fmt.Errorf("%s workflow %s: %d model calls, want %d", name, id, calls, turns+1)
+		return 0, id, fmt.Errorf("%s workflow %s: %d model calls, want %d", name, id, calls, turns+1)
 	}
-	return time.Since(start), nil
+	return time.Since(start), id, nil
 }

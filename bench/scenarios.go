@@ -85,7 +85,7 @@ func ratio(ctx context.Context, c Config, srv *server, out io.Writer) error {
 			return nil
 		}
 		var fw time.Duration
-		runF := func() error { var err error; fw, err = d.floor(ctx, c.Turns, c.Latency); return err }
+		runF := func() error { var err error; fw, _, err = d.floor(ctx, c.Turns, c.Latency); return err }
 		order := []func() error{runB, runD, runF}
 		if i%2 == 1 {
 			order = []func() error{runF, runD, runB}
@@ -132,8 +132,31 @@ func overhead(ctx context.Context, c Config, srv *server, out io.Writer) error {
 		wfts, events, upserts                                    []float64
 		wftQ, wftR, modelQ, modelR, toolQ, toolR, wallPerTurnRun []float64
 		others, otherQ, otherR                                   []float64
+		fMed, fDiff, fWftQ, fWftR, fModelR                       []float64
 	)
 	for i := 0; i < c.Runs; i++ {
+		// The floor (Temporal alone, no work) first on odd runs, as the
+		// ratio scenario alternates: neither gets the warmer machine.
+		var fTurns []turnCost
+		runF := func() error {
+			_, fid, err := d.floor(ctx, c.Turns, 0)
+			if err != nil {
+				return err
+			}
+			fh, err := d.history(ctx, fid)
+			if err != nil {
+				return err
+			}
+			if fTurns = breakdownOf(fh, floorModel); len(fTurns) != c.Turns {
+				return fmt.Errorf("history of %s has %d tool turns, want %d", fid, len(fTurns), c.Turns)
+			}
+			return nil
+		}
+		if i%2 == 1 {
+			if err := runF(); err != nil {
+				return err
+			}
+		}
 		b, err := runBaseline(ctx, wd.baseline(), c.Turns)
 		if err != nil {
 			return err
@@ -142,6 +165,11 @@ func overhead(ctx context.Context, c Config, srv *server, out io.Writer) error {
 		dw, id, err := d.session(ctx, c.Turns)
 		if err != nil {
 			return err
+		}
+		if i%2 == 0 {
+			if err := runF(); err != nil {
+				return err
+			}
 		}
 		h, err := d.history(ctx, id)
 		if err != nil {
@@ -185,6 +213,19 @@ func overhead(ctx context.Context, c Config, srv *server, out io.Writer) error {
 		others = append(others, med(func(t turnCost) float64 { return float64(t.Others) }))
 		otherQ = append(otherQ, med(func(t turnCost) float64 { return ms(t.OtherQueue) }))
 		otherR = append(otherR, med(func(t turnCost) float64 { return ms(t.OtherRun) }))
+		fmed := func(f func(t turnCost) float64) float64 {
+			xs := make([]float64, len(fTurns))
+			for i, t := range fTurns {
+				xs[i] = f(t)
+			}
+			return summarize(xs).Med
+		}
+		fWall := fmed(func(t turnCost) float64 { return ms(t.Wall) })
+		fMed = append(fMed, fWall)
+		fDiff = append(fDiff, durQuantile(walls, 0.5)-durQuantile(bt, 0.5)-fWall)
+		fWftQ = append(fWftQ, fmed(func(t turnCost) float64 { return ms(t.WFTQueue) }))
+		fWftR = append(fWftR, fmed(func(t turnCost) float64 { return ms(t.WFTRun) }))
+		fModelR = append(fModelR, fmed(func(t turnCost) float64 { return ms(t.ModelRun) }))
 	}
 	fmt.Fprintf(out, "### per-turn overhead: zero-latency model, %d tool turns, checkout %s, %d runs\n\n", c.Turns, c.Opts.Checkout, c.Runs)
 	fmt.Fprintf(out, "Each cell: median over runs (min–max) of that run's per-turn figure.\n\n")
@@ -194,16 +235,18 @@ func overhead(ctx context.Context, c Config, srv *server, out io.Writer) error {
 	fmt.Fprintf(out, "| durable turn, median | %s |\n", summarize(dMed).cell(2))
 	fmt.Fprintf(out, "| durable turn, p95 | %s |\n", summarize(dP95).cell(2))
 	fmt.Fprintf(out, "| **durable − baseline, median** (goal ≤ 10) | %s |\n", summarize(diff).cell(2))
-	fmt.Fprintf(out, "| durable session wall / model calls | %s |\n\n", summarize(wallPerTurnRun).cell(2))
+	fmt.Fprintf(out, "| durable session wall / model calls | %s |\n", summarize(wallPerTurnRun).cell(2))
+	fmt.Fprintf(out, "| floor turn, median: a plain SDK workflow of the session's shape doing no work (Temporal alone) | %s |\n", summarize(fMed).cell(2))
+	fmt.Fprintf(out, "| durable − baseline − floor, median: what the session adds to Temporal and the work | %s |\n\n", summarize(fDiff).cell(2))
 	fmt.Fprintf(out, "Breakdown of a durable turn from history event times (median turn of each run; sums per turn):\n\n")
-	fmt.Fprintf(out, "| part | per turn |\n|---|---:|\n")
+	fmt.Fprintf(out, "| part | per turn | floor's |\n|---|---:|---:|\n")
 	fmt.Fprintf(out, "| workflow tasks | %s |\n", summarize(wfts).cell(1))
 	fmt.Fprintf(out, "| history events | %s |\n", summarize(events).cell(1))
 	fmt.Fprintf(out, "| search attribute upserts | %s |\n", summarize(upserts).cell(1))
-	fmt.Fprintf(out, "| workflow task scheduled→started ms | %s |\n", summarize(wftQ).cell(2))
-	fmt.Fprintf(out, "| workflow task started→completed ms | %s |\n", summarize(wftR).cell(2))
+	fmt.Fprintf(out, "| workflow task scheduled→started ms | %s | %s |\n", summarize(wftQ).cell(2), summarize(fWftQ).cell(2))
+	fmt.Fprintf(out, "| workflow task started→completed ms | %s | %s |\n", summarize(wftR).cell(2), summarize(fWftR).cell(2))
 	fmt.Fprintf(out, "| model activity scheduled→started ms | %s |\n", summarize(modelQ).cell(2))
-	fmt.Fprintf(out, "| model activity started→completed ms | %s |\n", summarize(modelR).cell(2))
+	fmt.Fprintf(out, "| model activity started→completed ms | %s | %s |\n", summarize(modelR).cell(2), summarize(fModelR).cell(2))
 	fmt.Fprintf(out, "| tool activity scheduled→started ms | %s |\n", summarize(toolQ).cell(2))
 	fmt.Fprintf(out, "| tool activity started→completed ms | %s |\n", summarize(toolR).cell(2))
 	fmt.Fprintf(out, "| other activities (checkpoint) | %s |\n", summarize(others).cell(1))
