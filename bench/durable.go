@@ -214,6 +214,11 @@ func (d *durable) input(turns, calls int) workflows.SessionInput {
 // completed after want model calls.
 func (d *durable) run(ctx context.Context, in workflows.SessionInput, want int) (time.Duration, string, error) {
 	id := fmt.Sprintf("%s-%d", d.queue, d.seq.Add(1))
+	// Every session's prompt names it, as people's sessions differ: the
+	// transcript store keeps blobs by their content, so sessions with the
+	// same prompt in the same workspace would share every blob and skip
+	// the writes (a file created and synced) each real session makes.
+	in.Prompt += " (" + id + ")"
 	start := time.Now()
 	run, err := d.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: d.queue, EnableEagerStart: d.opts.EagerStart,
