@@ -298,3 +298,36 @@ func TestChatKeepsADecisionWhileTheServerIsDown(t *testing.T) {
 	require.Contains(t, out, "session "+id+" completed")
 	require.Equal(t, "recorded\n", readFile(t, filepath.Join(e.workspace, "answer.txt")), "the decision given while the server was down was recorded and the call ran")
 }
+
+// With the session's only worker stopped the server still answers: chat
+// says no worker answers (not that the server is lost) and what to do,
+// and once a worker is back it says so and the session goes on.
+func TestChatSaysWhenNoWorkerAnswers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t,
+		sm.Tools(sm.Call{ID: "w1", Name: "write", Arguments: `{"path": "answer.txt", "content": "recorded\n"}`}),
+		sm.Text("done"),
+	)
+	ws, err := filepath.EvalSymlinks(e.workspace)
+	require.NoError(t, err)
+	waitPoller(t, tc, workflows.RootQueue(e.taskQueue, ws))
+	id := "e2e-chat-noworker-" + randHex(4)
+	out, err := e.starter("start", "--id", id, "--in-place", "write the answer")
+	require.NoError(t, err, out)
+
+	ch := e.chat(id)
+	ch.waitScreen("the call waiting", "approval needed", "[c1] write", "answer.txt")
+	e.stopWorker()
+	ch.waitScreen("no worker", "NO WORKER", "the server answers, but no worker", "If none is running")
+	require.NotContains(t, ch.screen(), "LOST THE SERVER", "the server answers: it is not lost")
+
+	e.startWorker()
+	ch.waitScreen("a worker back", "a worker answers the session again")
+	require.NotContains(t, ch.screen(), "NO WORKER")
+	ch.keys("a")
+	ch.waitScreen("the session done", "approved by person · ran", "● done", "session closed: completed")
+	ch.keys("\r")
+	out = ch.exit()
+	require.Contains(t, out, "session "+id+" completed")
+	require.Equal(t, "recorded\n", readFile(t, filepath.Join(e.workspace, "answer.txt")))
+}

@@ -198,9 +198,11 @@ func TestEventStreamForEveryClient(t *testing.T) {
 }
 
 // TestFollowSaysWhenLostAndBack: with the session's only worker gone,
-// its events cannot be read; the follower says so once, keeps trying,
-// says when it reads again, and loses none of the events made while it
-// could not read (the approval given meanwhile by signal).
+// its events cannot be read; the follower says so once, as no worker
+// answering (the server does: a person is not sent to look for a dead
+// server), keeps trying, says when it reads again, and loses none of the
+// events made while it could not read (the approval given meanwhile by
+// signal).
 func TestFollowSaysWhenLostAndBack(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t,
@@ -234,20 +236,21 @@ func TestFollowSaysWhenLostAndBack(t *testing.T) {
 	})
 
 	e.stopWorker()
-	next("a lost event", func(ev follow.Event) bool { return ev.Kind == follow.KindLost })
+	next("a no_worker event", func(ev follow.Event) bool { return ev.Kind == follow.KindNoWorker })
+	require.Contains(t, all[len(all)-1].Text, "the server answers, but no worker answered the session's events query")
+	require.Contains(t, all[len(all)-1].Text, e.taskQueue, "it names the task queue a worker must poll")
 	// A decision while nobody can answer a query: the durable signal.
 	require.NoError(t, tc.SignalWorkflow(context.Background(), id, "", workflows.SignalApproval, workflows.Approval{ID: "c1", Decision: "approve"}))
 	e.startWorker()
 	next("a back event", func(ev follow.Event) bool { return ev.Kind == follow.KindBack })
 	next("the end", func(ev follow.Event) bool { return ev.Kind == follow.KindClosed })
 
-	lost := 0
+	said := map[string]int{}
 	for _, ev := range all {
-		if ev.Kind == follow.KindLost {
-			lost++
-		}
+		said[ev.Kind]++
 	}
-	require.Equal(t, 1, lost, "said once, not every try")
+	require.Equal(t, 1, said[follow.KindNoWorker], "said once, not every try")
+	require.Zero(t, said[follow.KindLost], "the server never stopped answering")
 	evs, seqs := sessionEvents(all)
 	for i, s := range seqs {
 		require.Equal(t, int64(i+1), s)

@@ -4,8 +4,9 @@
 // is new, merges in the text the model is writing (the model activity's
 // heartbeat, which the workflow does not see), follows the session across
 // continue-as-new (its id never changes, and sequence numbers go on), says
-// when it lost the server and when it is back, and ends when the session
-// has closed and its last events are out.
+// when it lost the server (or the server answers but no worker does) and
+// when it is back, and ends when the session has closed and its last
+// events are out.
 //
 // Every string in an Event that the model or a tool controls is data: a
 // client shows it through package untrusted.
@@ -38,9 +39,16 @@ const (
 	// further behind than the log's bounded tail.
 	KindMissed = "missed"
 	// KindLost says the server stopped answering (Text: why); Follow
-	// keeps trying. KindBack says it answers again.
+	// keeps trying. KindBack says it answers again, and the events
+	// query with it.
 	KindLost = "lost"
 	KindBack = "back"
+	// KindNoWorker says the server answers but the session's events
+	// query does not: a query is answered by a worker, and none did in
+	// time (all stopped, or none polls the session's task queue). The
+	// session itself waits, nothing is lost; Follow keeps trying, and
+	// KindBack says a worker answers again.
+	KindNoWorker = "no_worker"
 	// KindClosed is the last event: the session's execution closed
 	// (Outcome: completed, failed, canceled, terminated, timed-out).
 	KindClosed = "closed"
@@ -86,8 +94,8 @@ const maxBackoff = 5 * time.Second
 
 // Follow streams the session's events after sequence number after (0:
 // from the first one kept) until ctx ends or the session closes, then
-// closes the channel. Errors are events: KindLost and KindBack while it
-// retries, KindError when it cannot go on.
+// closes the channel. Errors are events: KindLost or KindNoWorker and
+// then KindBack while it retries, KindError when it cannot go on.
 func Follow(ctx context.Context, c Client, sessionID string, after int64) <-chan Event {
 	return FollowWith(ctx, c, sessionID, after, Options{})
 }
@@ -234,7 +242,7 @@ func (r *Reader) Partial(desc *workflowservice.DescribeWorkflowExecutionResponse
 type follower struct {
 	*Reader
 	out     chan<- Event
-	lost    bool
+	said    string // KindLost or KindNoWorker while reads fail; "" while they work
 	backoff time.Duration
 }
 
@@ -261,13 +269,13 @@ func (f *follower) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		evs, more, err := f.Read(ctx)
 		if err != nil {
-			if !f.failed(ctx, err) {
+			if !f.readFailed(ctx, err) {
 				return
 			}
 			continue
 		}
-		if f.lost {
-			f.lost = false
+		if f.said != "" {
+			f.said = ""
 			if !f.send(ctx, Event{Event: eventlog.Event{Kind: KindBack, Time: time.Now()}}) {
 				return
 			}
@@ -282,7 +290,7 @@ func (f *follower) run(ctx context.Context) {
 		desc, err := f.c.DescribeWorkflowExecution(dctx, f.id, "")
 		cancel()
 		if err != nil {
-			if !f.failed(ctx, err) {
+			if !f.failed(ctx, err, KindLost) {
 				return
 			}
 			continue
@@ -300,10 +308,34 @@ func (f *follower) run(ctx context.Context) {
 	}
 }
 
+// readFailed handles an error of the events query. The query needs the
+// server and a worker: a describe of the session (the server alone) says
+// which one did not answer, so a person is told to start a worker, not to
+// look for a dead server. A session that closed meanwhile ends the stream
+// as a closed one does. It returns false when the stream ends.
+func (f *follower) readFailed(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || Permanent(err) {
+		return f.failed(ctx, err, KindLost)
+	}
+	dctx, cancel := context.WithTimeout(ctx, f.opts.Timeout)
+	desc, derr := f.c.DescribeWorkflowExecution(dctx, f.id, "")
+	cancel()
+	switch {
+	case derr != nil:
+		return f.failed(ctx, err, KindLost)
+	case Closed(desc.GetWorkflowExecutionInfo().GetStatus()):
+		f.finish(ctx, desc.GetWorkflowExecutionInfo().GetStatus())
+		return false
+	}
+	return f.failed(ctx, fmt.Errorf("the server answers, but no worker answered the session's events query; is one running for task queue %q? (%w)",
+		desc.GetExecutionConfig().GetTaskQueue().GetName(), err), KindNoWorker)
+}
+
 // failed handles an error of a read: one that trying again cannot mend
-// ends the stream; any other is said once (KindLost) and tried again
-// after a growing pause. It returns false when the stream ends.
-func (f *follower) failed(ctx context.Context, err error) bool {
+// ends the stream; any other is said (as kind: KindLost or KindNoWorker)
+// once, and again only when the kind changes, and tried again after a
+// growing pause. It returns false when the stream ends.
+func (f *follower) failed(ctx context.Context, err error, kind string) bool {
 	if ctx.Err() != nil {
 		return false
 	}
@@ -311,9 +343,9 @@ func (f *follower) failed(ctx context.Context, err error) bool {
 		f.send(ctx, Event{Event: eventlog.Event{Kind: KindError, Time: time.Now(), Text: err.Error()}})
 		return false
 	}
-	if !f.lost {
-		f.lost, f.backoff = true, f.opts.Interval
-		if !f.send(ctx, Event{Event: eventlog.Event{Kind: KindLost, Time: time.Now(), Text: err.Error()}}) {
+	if f.said != kind {
+		f.said, f.backoff = kind, f.opts.Interval
+		if !f.send(ctx, Event{Event: eventlog.Event{Kind: kind, Time: time.Now(), Text: err.Error()}}) {
 			return false
 		}
 	} else {

@@ -109,10 +109,10 @@ func describe(e Event, hint string) string {
 			t = "…" + t[i:]
 		}
 		return "writing: " + untrusted.Line(t)
-	case KindMissed, KindLost, KindError:
+	case KindMissed, KindLost, KindNoWorker, KindError:
 		return with(untrusted.Token(e.Kind))
 	case KindBack:
-		return "back: the server answers again"
+		return "back: the session's events read again"
 	case KindClosed:
 		return "closed: " + outcome
 	}

@@ -32,6 +32,8 @@ func TestLineRendersUntrustedText(t *testing.T) {
 		{"phase", eventlog.Event{Kind: eventlog.KindPhase, Phase: "waiting-approval"}, []string{"phase waiting-approval"}},
 		{"rewound", eventlog.Event{Kind: eventlog.KindRewound, Turn: 2, Outcome: "from turn 4"}, []string{"rewound to turn 2 from turn 4"}},
 		{"ended", eventlog.Event{Kind: eventlog.KindEnded, Outcome: "completed"}, []string{"session ended: completed"}},
+		{"no worker", eventlog.Event{Kind: KindNoWorker, Text: "the server answers, but no worker answered\x1b[2J"}, []string{`no_worker: the server answers, but no worker answered\x1b[2J`}},
+		{"back", eventlog.Event{Kind: KindBack}, []string{"back: the session's events read again"}},
 		{"unknown kind from a newer session", eventlog.Event{Kind: "new_kind\x1b", Text: "x"}, []string{`new_kind\x1b: x`}},
 	}
 	for _, tc := range cases {

@@ -98,14 +98,17 @@ type chatModel struct {
 	workdirSet bool
 	starting   bool
 
-	entries  []chatEntry
-	calls    map[string]*chatCall
-	partial  string
-	phase    string
-	turn     int
-	lost     bool
-	closed   string // how the session closed, "" while it runs
-	detached bool
+	entries []chatEntry
+	calls   map[string]*chatCall
+	partial string
+	phase   string
+	turn    int
+	lost    string // follow.KindLost or KindNoWorker while the stream cannot be read
+	// lostServer says the server itself was lost since the stream last
+	// read, whatever follows (its workers reconnect after it).
+	lostServer bool
+	closed     string // how the session closed, "" while it runs
+	detached   bool
 
 	pending  []workflows.PendingApproval
 	inflight map[string]bool // a decision on this call is being sent
@@ -329,11 +332,19 @@ func (m *chatModel) event(e follow.Event) tea.Cmd {
 	case follow.KindMissed:
 		m.note(untrusted.Line(e.Text))
 	case follow.KindLost:
-		m.lost = true
+		m.lost, m.lostServer = follow.KindLost, true
 		m.note(fmt.Sprintf("lost the server at %s (%s); trying again until it is back. Decisions are kept and sent once it answers", m.a.cfg.Address, untrusted.Line(e.Text)))
+	case follow.KindNoWorker:
+		// Also said while the workers reconnect to a server that is back.
+		m.lost = follow.KindNoWorker
+		m.note(fmt.Sprintf("%s. If none is running, start one (%s worker): the session goes on where it stopped. Decisions are kept and sent once one answers", untrusted.Line(e.Text), progName))
 	case follow.KindBack:
-		m.lost = false
-		m.note(fmt.Sprintf("the server at %s is back", m.a.cfg.Address))
+		if m.lostServer {
+			m.note(fmt.Sprintf("the server at %s is back", m.a.cfg.Address))
+		} else {
+			m.note("a worker answers the session again")
+		}
+		m.lost, m.lostServer = "", false
 		return m.retry()
 	case follow.KindClosed:
 		m.closed, m.partial, m.pending = e.Outcome, "", nil

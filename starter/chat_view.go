@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/longrun/longrun/follow"
 	"github.com/longrun/longrun/untrusted"
 	"github.com/longrun/longrun/workflows"
 )
@@ -106,8 +107,11 @@ func (m *chatModel) header(st style) string {
 		s += fmt.Sprintf(" · turn %d", m.turn)
 	}
 	h := st.paint(ansi.Truncate(s, m.width, "…"), sgrBold)
-	if m.lost {
+	switch m.lost {
+	case follow.KindLost:
 		h += " " + st.paint("LOST THE SERVER", sgrBold, sgrRed)
+	case follow.KindNoWorker:
+		h += " " + st.paint("NO WORKER", sgrBold, sgrRed)
 	}
 	return h
 }
