@@ -182,6 +182,11 @@ func securityHeaders(h http.Handler) http.Handler {
 type request struct {
 	who  string
 	csrf string
+	// author is the name a decision from this request carries
+	// (Approval.Author, shown under "Approved" in a pull request): the
+	// person the reverse proxy authenticated, or with the console's token
+	// the login of the user running the console, whose token it is.
+	author string
 }
 
 // authed lets authenticated requests through: a page without a login
@@ -212,7 +217,11 @@ func (s *console) authed(h func(w http.ResponseWriter, r *http.Request, rq reque
 				return
 			}
 		}
-		h(w, r, request{who: id.who, csrf: s.auth.csrfToken(id.login)})
+		author := localAuthor()
+		if id.via == viaProxy {
+			author = id.who
+		}
+		h(w, r, request{who: id.who, csrf: s.auth.csrfToken(id.login), author: author})
 	}
 }
 

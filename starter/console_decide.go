@@ -34,7 +34,7 @@ func (s *console) decide(w http.ResponseWriter, r *http.Request, rq request) {
 		back = "/session?id=" + url.QueryEscape(id)
 	}
 	ap, err := approvalFromForm(callID, decision, feedback, pattern)
-	ap.Digest = digest
+	ap.Digest, ap.Author = digest, rq.author
 	if err == nil && id == "" {
 		err = errors.New("the form names no session")
 	}

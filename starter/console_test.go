@@ -237,7 +237,8 @@ func TestConsoleCSRF(t *testing.T) {
 	require.Equal(t, "/", hdr.Get("Location"))
 	require.Len(t, f.signals, 1)
 	require.Equal(t, workflows.UpdateApprove, f.signals[0].name)
-	require.Equal(t, workflows.Approval{ID: "c_edit", Decision: workflows.DecisionApprove}, f.signals[0].arg)
+	require.Equal(t, workflows.Approval{ID: "c_edit", Decision: workflows.DecisionApprove, Author: localAuthor()}, f.signals[0].arg,
+		"a decision with the console's token carries the login of the user running the console")
 	_, _, page = do(t, c, "GET", srv.URL+"/", nil, nil)
 	require.Contains(t, page, "approved c_edit in s1")
 
@@ -247,7 +248,7 @@ func TestConsoleCSRF(t *testing.T) {
 		url.Values{"session": {"s1"}, "id": {"c_sh"}, "decision": {"deny"}, "feedback": {"not that"}},
 		map[string]string{"Authorization": "Bearer tok-123"})
 	require.Equal(t, http.StatusSeeOther, code, body)
-	require.Equal(t, workflows.Approval{ID: "c_sh", Decision: workflows.DecisionDeny, Feedback: "not that"}, f.signals[1].arg)
+	require.Equal(t, workflows.Approval{ID: "c_sh", Decision: workflows.DecisionDeny, Feedback: "not that", Author: localAuthor()}, f.signals[1].arg)
 }
 
 func TestConsoleDecisions(t *testing.T) {
@@ -280,8 +281,8 @@ func TestConsoleDecisions(t *testing.T) {
 	post(url.Values{"id": {"c_sh"}, "decision": {"remember"}, "pattern": {"echo *"}})
 	post(url.Values{"id": {"c_edit"}, "decision": {"deny"}, "feedback": {"use docs/ instead"}})
 	require.Equal(t, []any{
-		workflows.Approval{ID: "c_sh", Decision: workflows.DecisionApprove, Remember: workflows.RememberSession, Pattern: "echo *"},
-		workflows.Approval{ID: "c_edit", Decision: workflows.DecisionDeny, Feedback: "use docs/ instead"},
+		workflows.Approval{ID: "c_sh", Decision: workflows.DecisionApprove, Remember: workflows.RememberSession, Pattern: "echo *", Author: localAuthor()},
+		workflows.Approval{ID: "c_edit", Decision: workflows.DecisionDeny, Feedback: "use docs/ instead", Author: localAuthor()},
 	}, []any{f.signals[0].arg, f.signals[1].arg})
 
 	// The session's refusal (decided meanwhile) is shown, not lost.
@@ -362,6 +363,7 @@ func TestConsoleTrustedProxyHeader(t *testing.T) {
 	code, _, _ = do(t, c, "POST", srv.URL+"/decide", v, withOrigin(proxy("alice")))
 	require.Equal(t, http.StatusSeeOther, code)
 	require.Len(t, f.signals, 1)
+	require.Equal(t, "alice", f.signals[0].arg.(workflows.Approval).Author, "the decision carries the person the proxy authenticated")
 
 	// The header counts only with the proxy's bearer, on any address.
 	tokenFile := filepath.Join(t.TempDir(), "token")
