@@ -70,7 +70,7 @@ func reviewSection(r *record.Review, summary string) string {
 	}
 	if r != nil && len(r.Approved) > 0 {
 		b.WriteString("### Approved\n\n")
-		fmt.Fprintf(&b, "The calls a person let run%s:\n\n", earlier(r.DroppedApproved))
+		fmt.Fprintf(&b, "The calls a person, a rule a person remembered or the guardian let run%s:\n\n", earlier(r.DroppedApproved))
 		for _, c := range r.Approved {
 			fmt.Fprintf(&b, "- %s %s: %s, %s\n", untrusted.MarkdownText(c.ID), untrusted.MarkdownCode(c.Summary), approver(c), at(c))
 		}
@@ -128,6 +128,12 @@ func approver(c record.ReviewCall) string {
 			return "approved by " + untrusted.MarkdownCode(c.Author)
 		}
 		return "approved by a person (no name given)"
+	case "guardian":
+		// A model's judgement, not a person's: said so, with its reason.
+		if c.Text != "" {
+			return "let run by the guardian (read-only sandbox): " + untrusted.MarkdownText(c.Text)
+		}
+		return "let run by the guardian (read-only sandbox)"
 	}
 	return "approved by " + untrusted.MarkdownText(c.By)
 }

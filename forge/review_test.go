@@ -29,6 +29,7 @@ func TestBodyShowsWhatAReviewerNeeds(t *testing.T) {
 		Approved: []record.ReviewCall{
 			{ID: "c3", Summary: "shell: make lint", Outcome: "approve", By: "person", Author: "alice", At: when},
 			{ID: "c5", Summary: "shell: go vet", Outcome: "approve", By: "rule", At: when.Add(time.Minute)},
+			{ID: "c9", Summary: "shell: ls", Outcome: "approve", By: "guardian", Text: "reads only [ok](http://evil)", At: when},
 		},
 		Undone: []record.ReviewCall{
 			{ID: "c6", Summary: "shell: rm -rf /", Outcome: "denied", Author: "bob", Text: "no [way](http://evil)", At: when},
@@ -47,6 +48,8 @@ func TestBodyShowsWhatAReviewerNeeds(t *testing.T) {
 	require.Contains(t, body, "c4: ran (no exit code in its result)")
 	require.Contains(t, body, "- c3 `shell: make lint`: approved by `alice`, at 2026-12-05 12:01:02 UTC")
 	require.Contains(t, body, "- c5 `shell: go vet`: approved by a rule a person remembered, at 2026-12-05 12:02:02 UTC")
+	require.Contains(t, body, "- c9 `shell: ls`: let run by the guardian (read-only sandbox): reads only \\[ok\\](http://evil), at 2026-12-05 12:01:02 UTC",
+		"the guardian's approval is a model's judgement, said so, its reason escaped")
 	require.Contains(t, body, "- c6 `shell: rm -rf /`: denied by `bob`: `no [way](http://evil)`")
 	require.Contains(t, body, "c7 `shell: deploy`: nobody decided within the approval timeout")
 	require.Contains(t, body, "c8 `shell: migrate`: the worker running it was lost; it may or may not have run")

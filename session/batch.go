@@ -91,6 +91,10 @@ type Done struct {
 	Decision *Approval // the decision on it, if one was made
 }
 
+// guardianFeedbackPrefix starts the feedback of the guardian's approval:
+// its reason follows.
+const guardianFeedbackPrefix = "guardian: "
+
 // Approver is who let a call run.
 type Approver string
 
@@ -220,7 +224,7 @@ func (b *Batch) Review(i int, v guardian.Verdict, now time.Time) error {
 	}
 	switch v.Decision {
 	case guardian.Approve:
-		ap := Approval{CallID: c.Call.ID, ID: c.Call.Ref, Decision: DecisionApprove, Feedback: "guardian: " + v.Reason}
+		ap := Approval{CallID: c.Call.ID, ID: c.Call.Ref, Decision: DecisionApprove, Feedback: guardianFeedbackPrefix + v.Reason}
 		c.State = Approved{By: ByGuardian, Decision: &ap, ReadOnlySandbox: true}
 	case guardian.Deny:
 		ap := Approval{CallID: c.Call.ID, ID: c.Call.Ref, Decision: DecisionDeny, Feedback: v.Reason}

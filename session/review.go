@@ -61,11 +61,11 @@ func ExitCode(content string) (int, bool) {
 }
 
 // ObserveReview adds to the review record r what telling c the event ev
-// did, c having been in state before: a person's (or a remembered
-// rule's) approval, with the decision's author and at, the time the
-// workflow took it in; a command call's result, with its exit code when
-// the result says it; a call that ended without running, or without
-// finishing. summary is the call on one line. It decides on the call's
+// did, c having been in state before: a person's, a remembered rule's or
+// the guardian's approval, with the decision's author (for the
+// guardian, its reason as Text) and at, the time the workflow took it
+// in; a command call's result, with its exit code when the result says
+// it; a call that ended without running, or without finishing. summary is the call on one line. It decides on the call's
 // kind and result, never on the tool's name. It returns the record, nil
 // while there is nothing in it.
 func ObserveReview(r *record.Review, before CallState, c Call, ev Event, summary string, at time.Time) *record.Review {
@@ -76,6 +76,17 @@ func ObserveReview(r *record.Review, before CallState, c Call, ev Event, summary
 		if d, ok := c.State.(Decided); ok && d.Decision.Decision == DecisionApprove {
 			e := entry()
 			e.Outcome, e.By, e.Author = DecisionApprove, string(d.By), eventlog.Short(d.Decision.Author, 100)
+			r = orNew(r)
+			r.Approved, r.DroppedApproved = keepLast(append(r.Approved, e), ReviewApproved, r.DroppedApproved)
+		}
+	}
+	if _, ok := ev.(ReviewEvent); ok {
+		// The guardian let it run (in the read-only sandbox): a reviewer
+		// sees which calls a model judged safe, and why.
+		if a, ok := c.State.(Approved); ok && a.By == ByGuardian && a.Decision != nil {
+			e := entry()
+			e.Outcome, e.By = DecisionApprove, string(ByGuardian)
+			e.Text = eventlog.Short(strings.TrimPrefix(a.Decision.Feedback, guardianFeedbackPrefix), reviewSummaryBytes)
 			r = orNew(r)
 			r.Approved, r.DroppedApproved = keepLast(append(r.Approved, e), ReviewApproved, r.DroppedApproved)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/longrun/longrun/checkout/record"
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/guardian"
 	"github.com/longrun/longrun/permission"
 )
 
@@ -73,6 +74,31 @@ func TestReviewRecordsApprovalsCommandsAndWhatWasLeftUndone(t *testing.T) {
 		{ID: "c2", Summary: "shell: rm -rf build", Outcome: "denied", Author: "bob", Text: "keep it", At: t0.Add(3 * time.Minute)},
 		{ID: "c3", Summary: "shell: deploy", Outcome: "timeout", At: t0.Add(2 * time.Minute)},
 	}, r.Undone)
+}
+
+// TestReviewRecordsTheGuardiansApprovals: a call the guardian let run is
+// listed with its reason, as a model's judgement (By guardian, no
+// author); one it handed to a person is the person's approval; one it
+// denied is left undone.
+func TestReviewRecordsTheGuardiansApprovals(t *testing.T) {
+	t.Parallel()
+	review := PolicyEvent{Decision: Decision{Verdict: Ask, Why: "runs a command"}, Review: true, Now: t0}
+	verdict := func(d, why string) ReviewEvent {
+		return ReviewEvent{Verdict: guardian.Verdict{Decision: d, Reason: why}, Now: t0}
+	}
+	var r *record.Review
+	r = observed(t, r, shellCall("c1"), testCmd, review, verdict(guardian.Approve, "runs the tests, reads only"), StartEvent{},
+		ran("ok\n[exit code 0, 1s]", conversation.ReasonRan))
+	r = observed(t, r, shellCall("c2"), testCmd, review, verdict(guardian.AskPerson, "unsure"),
+		DecideEvent{Approval: Approval{Decision: DecisionApprove, Author: "alice"}}, TakeInEvent{})
+	r = observed(t, r, shellCall("c3"), testCmd, review, verdict(guardian.Deny, "pushes to main"))
+	require.Equal(t, []record.ReviewCall{
+		{ID: "c1", Summary: "shell: go test ./...", Outcome: "approve", By: "guardian", Text: "runs the tests, reads only", At: t0.Add(2 * time.Minute)},
+		{ID: "c2", Summary: "shell: go test ./...", Outcome: "approve", By: "person", Author: "alice", At: t0.Add(3 * time.Minute)},
+	}, r.Approved)
+	require.Len(t, r.Undone, 1)
+	require.Equal(t, "c3", r.Undone[0].ID)
+	require.Equal(t, "denied", r.Undone[0].Outcome)
 }
 
 // TestReviewIsBounded keeps the newest entries and counts the rest.

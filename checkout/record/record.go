@@ -133,6 +133,7 @@ type ReviewCall struct {
 	Author string `json:"author,omitempty"`
 	// At is when the workflow recorded the decision or the result.
 	At time.Time `json:"at,omitzero"`
-	// Text is a denial's feedback.
+	// Text is a denial's feedback, or the guardian's reason for its
+	// approval.
 	Text string `json:"text,omitempty"`
 }
