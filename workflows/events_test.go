@@ -190,3 +190,30 @@ func TestEventsNoPhaseFlickerAtASwitch(t *testing.T) {
 		require.Equal(t, p.Events[k-1].Seq+1, p.Events[k].Seq)
 	}
 }
+
+// TestForkPromptIsAUserMessage: a fork given a prompt streams it as a
+// person's message at the turn it forked at, as a new session streams
+// its prompt, so chat and watch attached to the fork show it.
+func TestForkPromptIsAUserMessage(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, []activities.ModelResponse{textReply("done")}, nil)
+	h.env.ExecuteWorkflow(WorkflowType, SessionInput{
+		Prompt: "now try it the other way",
+		Fork: &ForkFrom{Session: "orig", Turn: 2, Messages: []conversation.Message{
+			{Role: conversation.RoleUser, Content: "first"},
+			{Role: conversation.RoleAssistant, Content: "one"},
+		}},
+	})
+	require.NoError(t, h.env.GetWorkflowError())
+	var msgs []eventlog.Event
+	for _, e := range h.events(t, 0).Events {
+		if e.Kind == eventlog.KindUserMessage {
+			msgs = append(msgs, e)
+		}
+	}
+	require.Len(t, msgs, 1, "the fork's prompt, once; the original's messages are not streamed again")
+	require.Equal(t, "now try it the other way", msgs[0].Text)
+	require.Equal(t, 2, msgs[0].Turn)
+	last := h.requests[0].Messages
+	require.Equal(t, "now try it the other way", last[len(last)-1].Content, "and the model gets it")
+}

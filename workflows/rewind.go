@@ -216,8 +216,10 @@ func (s *driver) forkInput(turn int) (SessionInput, error) {
 }
 
 // seedFork starts a forked session's conversation at the original's
-// turn (and its turn count there); false when the session is no fork.
-func (s *driver) seedFork() bool {
+// turn (and its turn count there), its prompt, if any, the next message,
+// streamed as a person's message as a new session's prompt is; false
+// when the session is no fork.
+func (s *driver) seedFork(ctx workflow.Context) bool {
 	f := s.in.Fork
 	if f == nil {
 		return false
@@ -226,6 +228,7 @@ func (s *driver) seedFork() bool {
 	s.runStartTurn = f.Turn
 	if p := s.in.Prompt; p != "" {
 		s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleUser, Content: p})
+		s.emit(ctx, eventlog.Event{Kind: eventlog.KindUserMessage, Text: p})
 	}
 	return true
 }

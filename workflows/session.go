@@ -117,7 +117,7 @@ func (sw *Sessions) AgentSession(ctx workflow.Context, in SessionInput) (Session
 		s.loggedPhase = p
 	}
 
-	if in.Resume == nil && !s.seedFork() {
+	if in.Resume == nil && !s.seedFork(ctx) {
 		if in.SystemPrompt != "" {
 			s.Messages = append(s.Messages, conversation.Message{Role: conversation.RoleSystem, Content: in.SystemPrompt})
 		}
