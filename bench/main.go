@@ -7,6 +7,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 	"runtime/trace"
@@ -21,37 +22,44 @@ func main() {
 		}
 		return
 	}
-	cfg, err := ParseFlags(os.Args[1:])
+	os.Exit(benchMain(os.Args[1:]))
+}
+
+// benchMain runs the bench with args and returns its exit code. The
+// profiles it was asked for are written whole before it returns, a
+// failed run's too.
+func benchMain(args []string) int {
+	cfg, err := ParseFlags(args)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(2)
+		return 2
 	}
-	if cfg.CPUProfile != "" {
-		f, err := os.Create(cfg.CPUProfile)
+	for _, p := range []struct {
+		path  string
+		start func(io.Writer) error
+		stop  func()
+	}{
+		{cfg.CPUProfile, pprof.StartCPUProfile, pprof.StopCPUProfile},
+		{cfg.Trace, trace.Start, trace.Stop},
+	} {
+		if p.path == "" {
+			continue
+		}
+		f, err := os.Create(p.path)
+		if err == nil {
+			if err = p.start(f); err != nil {
+				_ = f.Close()
+			}
+		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(2)
+			return 2
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(2)
-		}
-		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
-	}
-	if cfg.Trace != "" {
-		f, err := os.Create(cfg.Trace)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(2)
-		}
-		if err := trace.Start(f); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(2)
-		}
-		defer func() { trace.Stop(); _ = f.Close() }()
+		defer func() { p.stop(); _ = f.Close() }()
 	}
 	if err := Run(cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
