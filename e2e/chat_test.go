@@ -331,3 +331,43 @@ func TestChatSaysWhenNoWorkerAnswers(t *testing.T) {
 	require.Contains(t, out, "session "+id+" completed")
 	require.Equal(t, "recorded\n", readFile(t, filepath.Join(e.workspace, "answer.txt")))
 }
+
+// Closing the terminal chat runs in (SIGHUP) ends chat and nothing else:
+// the session goes on waiting for its decision, which a later `approve`
+// gives, and it completes.
+func TestChatClosedTerminalLeavesTheSessionRunning(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t,
+		sm.Tools(sm.Call{ID: "w1", Name: "write", Arguments: `{"path": "answer.txt", "content": "later\n"}`}),
+		sm.Text("done"),
+	)
+	ws, err := filepath.EvalSymlinks(e.workspace)
+	require.NoError(t, err)
+	waitPoller(t, tc, workflows.RootQueue(e.taskQueue, ws))
+	id := "e2e-chat-hangup-" + randHex(4)
+	out, err := e.starter("start", "--id", id, "--in-place", "write the answer")
+	require.NoError(t, err, out)
+
+	ch := e.chat(id)
+	ch.waitScreen("the call waiting", "approval needed", "[c1] write")
+	require.NoError(t, ch.ptmx.Close(), "the terminal closes: chat gets SIGHUP")
+	waited := make(chan error, 1)
+	go func() { waited <- ch.cmd.Wait() }()
+	select {
+	case <-waited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("chat did not end when its terminal closed")
+	}
+
+	desc, err := describeRun(context.Background(), tc, id, "")
+	require.NoError(t, err)
+	require.Equal(t, "Running", desc.GetWorkflowExecutionInfo().GetStatus().String(), "the session outlives its terminal")
+	waitPending(t, id, 1)
+	out, err = e.starter("approve", id, "c1")
+	require.NoError(t, err, out)
+	waitFor(t, "the session completing", 90*time.Second, func() bool {
+		d, err := describeRun(context.Background(), tc, id, "")
+		return err == nil && d.GetWorkflowExecutionInfo().GetStatus().String() == "Completed"
+	})
+	require.Equal(t, "later\n", readFile(t, filepath.Join(e.workspace, "answer.txt")))
+}
