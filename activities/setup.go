@@ -82,6 +82,10 @@ type setupRecord struct {
 	At      time.Time `json:"at"`
 	Millis  int64     `json:"millis"`
 	Output  string    `json:"output"`
+	// Changed is what the run changed in the checkout besides the layer
+	// (git status entries, the first few): a later session of the key
+	// runs the command again, since only the layer is reused.
+	Changed []string `json:"changed,omitempty"`
 }
 
 const setupRecordFile = "setup.json"
@@ -103,7 +107,10 @@ func (a *Activities) setupDue(in checkout.Info) string {
 // layer read-only. The layer is keyed by the command and the base's
 // lockfiles (checkout.LockfileKey): when a session of the same key made
 // it already, the command does not run again and the result says whose
-// run is reused. A command that fails, or cannot run, is a result with
+// run is reused, unless that run also changed the checkout (npm ci's
+// node_modules: what a layer does not hold), which git status before and
+// after tells; then it runs again (Again says why), the layer kept as it
+// is. A command that fails, or cannot run, is a result with
 // Error, not a failed activity: the session goes on and its model is
 // told (the checkout is there, the task may not even need what setup
 // fetches, and a person can read why in the history).
@@ -124,16 +131,23 @@ func (a *Activities) SetupCheckout(ctx context.Context, req SetupRequest) (Setup
 		return res, err
 	}
 	layer := tools.SetupLayerDir(a.cfg.StateDir, res.Key)
-	if rec, ok := readSetupRecord(layer); ok {
+	rec, made := readSetupRecord(layer)
+	if made && len(rec.Changed) == 0 {
 		res.Cached, res.ExitCode = true, 0
 		res.FirstMillis, res.MadeBy, res.Output = rec.Millis, rec.Session, rec.Output
 		res.Millis = time.Since(start).Milliseconds()
 		return res, a.linkSetup(req.Checkout.Name, res.Key)
 	}
+	if made {
+		res.FirstMillis, res.MadeBy = rec.Millis, rec.Session
+		res.Again = fmt.Sprintf("the run that made its layer (session %s) also changed the checkout (%s), which the layer does not hold: run again",
+			rec.Session, strings.Join(rec.Changed, ", "))
+	}
 	staging, err := newStaging(layer, a.setupTimeout())
 	if err != nil {
 		return res, err
 	}
+	before, beforeErr := checkoutStatus(ctx, dir)
 	out, code, runErr := a.runSetup(ctx, dir, req.Checkout.Sub, command, filepath.Join(staging, tools.SetupModCache))
 	res.Millis, res.Output, res.ExitCode = time.Since(start).Milliseconds(), out, code
 	switch {
@@ -149,10 +163,58 @@ func (a *Activities) SetupCheckout(ctx context.Context, req SetupRequest) (Setup
 		}
 		return res, nil
 	}
-	if err := finishLayer(staging, layer, setupRecord{Command: command, Session: sessionID(ctx), At: time.Now().UTC(), Millis: res.Millis, Output: out}); err != nil {
+	if made {
+		// The layer of the first run stays: it is what every session
+		// of the key is linked to, and it is never written again.
+		if err := removeLayer(staging); err != nil {
+			return res, err
+		}
+		return res, a.linkSetup(req.Checkout.Name, res.Key)
+	}
+	after, afterErr := checkoutStatus(ctx, dir)
+	changed := changedEntries(before, after)
+	if err := errors.Join(beforeErr, afterErr); err != nil {
+		// Not knowing is taken as changed: a later session runs the
+		// command rather than miss what it installs.
+		changed = []string{"its state could not be read: " + err.Error()}
+	}
+	if err := finishLayer(staging, layer, setupRecord{Command: command, Session: sessionID(ctx), At: time.Now().UTC(), Millis: res.Millis, Output: out, Changed: changed}); err != nil {
 		return res, err
 	}
 	return res, a.linkSetup(req.Checkout.Name, res.Key)
+}
+
+// checkoutStatus is the checkout's git status, ignored files included,
+// for telling whether a setup command changed the checkout.
+func checkoutStatus(ctx context.Context, dir string) (string, error) {
+	return checkout.Git(ctx, dir, "status", "--porcelain=v1", "-z", "--ignored")
+}
+
+// maxChanged bounds what a setup record keeps of what changed.
+const maxChanged = 5
+
+// changedEntries are the git status entries (porcelain -z) in after and
+// not in before: what a command changed in the checkout, the first
+// maxChanged, then how many more.
+func changedEntries(before, after string) []string {
+	had := map[string]bool{}
+	for _, e := range strings.Split(before, "\x00") {
+		had[e] = true
+	}
+	var out []string
+	n := 0
+	for _, e := range strings.Split(after, "\x00") {
+		if e == "" || had[e] {
+			continue
+		}
+		if n++; n <= maxChanged {
+			out = append(out, strings.TrimSpace(e))
+		}
+	}
+	if n > maxChanged {
+		out = append(out, fmt.Sprintf("and %d more", n-maxChanged))
+	}
+	return out
 }
 
 func (a *Activities) setupTimeout() time.Duration {

@@ -3,9 +3,11 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,7 +47,7 @@ func TestSetupCheckoutRunsOnceAndReusesItsLayer(t *testing.T) {
 	gitIn("add", "go.sum", ".gitignore")
 	gitIn("commit", "-qm", "first")
 
-	command := `echo ran >> setup-ran; mkdir -p "$GOMODCACHE/cache/download" && echo fetched > "$GOMODCACHE/mod.txt" && echo done`
+	command := `test -f go.sum && echo in-the-checkout; mkdir -p "$GOMODCACHE/cache/download" && echo fetched > "$GOMODCACHE/mod.txt" && echo done`
 	tcfg := tools.Config{Shell: tools.ShellConfig{Sandbox: tools.SandboxOn}, StateDir: state}
 	a = a.with(func(c *Config) {
 		c.StateDir = state
@@ -66,7 +68,7 @@ func TestSetupCheckoutRunsOnceAndReusesItsLayer(t *testing.T) {
 	require.Empty(t, res.Error, res.Output)
 	require.False(t, res.Cached)
 	require.Contains(t, res.Output, "done")
-	require.FileExists(t, filepath.Join(first.Dir, "setup-ran"), "it ran in the checkout")
+	require.Contains(t, res.Output, "in-the-checkout", "it ran in the checkout")
 	layer := tools.SetupLayerDir(state, res.Key)
 	require.FileExists(t, filepath.Join(layer, tools.SetupModCache, "mod.txt"), "its module cache is the layer")
 
@@ -91,10 +93,45 @@ func TestSetupCheckoutRunsOnceAndReusesItsLayer(t *testing.T) {
 	require.True(t, again.Cached)
 	require.Equal(t, res.Key, again.Key)
 	require.Equal(t, res.Millis, again.FirstMillis)
-	require.NoFileExists(t, filepath.Join(second.Dir, "setup-ran"), "a reused setup does not run")
+	require.Contains(t, again.Output, "in-the-checkout", "a reused setup shows the output of the run it reuses")
+	require.Empty(t, again.Again)
 	ws2, err := tools.NewWorkspace(second.Dir)
 	require.NoError(t, err)
 	require.Contains(t, runShell(t, sh, ws2, `cat "$GOMODCACHE/mod.txt"`), "fetched")
+
+	// A command that also installs into the checkout (as npm ci fills
+	// node_modules) runs again in every new checkout: skipped, it would
+	// leave the checkout without what it installs. Its layer stays the
+	// first run's.
+	a = a.with(func(c *Config) {
+		c.Setup.Commands[""] = `echo "run $(date +%s%N)" > "$GOMODCACHE/run.txt"; mkdir -p node_modules/left-pad && echo pad > node_modules/left-pad/index.js; echo installed`
+	})
+	_, err = a.CloseCheckout(ctx, CloseCheckoutRequest{Checkout: second, Message: "done"})
+	require.NoError(t, err)
+	npm1 := open()
+	installed, err := a.SetupCheckout(ctx, SetupRequest{Checkout: npm1})
+	require.NoError(t, err)
+	require.Empty(t, installed.Error, installed.Output)
+	require.False(t, installed.Cached)
+	require.Empty(t, installed.Again)
+	npmLayer := tools.SetupLayerDir(state, installed.Key)
+	madeRun, err := os.ReadFile(filepath.Join(npmLayer, tools.SetupModCache, "run.txt"))
+	require.NoError(t, err)
+	_, err = a.CloseCheckout(ctx, CloseCheckoutRequest{Checkout: npm1, Message: "done"})
+	require.NoError(t, err)
+	npm2 := open()
+	rerun, err := a.SetupCheckout(ctx, SetupRequest{Checkout: npm2})
+	require.NoError(t, err)
+	require.Empty(t, rerun.Error, rerun.Output)
+	require.False(t, rerun.Cached, "a setup that changed the checkout is not skipped")
+	require.Equal(t, installed.Key, rerun.Key)
+	require.Contains(t, rerun.Again, "also changed the checkout (?? node_modules/)")
+	require.Contains(t, rerun.Output, "installed")
+	require.FileExists(t, filepath.Join(npm2.Dir, "node_modules", "left-pad", "index.js"), "the second checkout has what the command installs")
+	still, err := os.ReadFile(filepath.Join(npmLayer, tools.SetupModCache, "run.txt"))
+	require.NoError(t, err)
+	require.Equal(t, string(madeRun), string(still), "the layer is the first run's, never written again")
+	second = npm2
 
 	// A changed lockfile is another key; a failing command leaves no layer.
 	require.NoError(t, os.WriteFile(filepath.Join(root, "go.sum"), []byte("two\n"), 0o644))
@@ -112,7 +149,11 @@ func TestSetupCheckoutRunsOnceAndReusesItsLayer(t *testing.T) {
 	require.NoDirExists(t, tools.SetupLayerDir(state, failed.Key))
 	entries, err := os.ReadDir(filepath.Dir(layer))
 	require.NoError(t, err)
-	require.Len(t, entries, 1, "no staging directory is left")
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.ElementsMatch(t, []string{filepath.Base(layer), filepath.Base(npmLayer)}, names, "two layers, no staging directory left (the rerun's neither)")
 }
 
 // runShell runs command with the shell tool, approved, without the
@@ -124,4 +165,19 @@ func runShell(t *testing.T, sh tools.Tool, ws *tools.Workspace, command string) 
 	res, err := sh.Run(context.Background(), tools.Env{Workspace: ws, Session: "s-setup"}, args)
 	require.NoError(t, err)
 	return res.Content
+}
+
+// TestChangedEntries: what a command changed is what git status lists
+// after it and did not before, cut after maxChanged with how many more.
+func TestChangedEntries(t *testing.T) {
+	t.Parallel()
+	require.Empty(t, changedEntries("?? a\x00!! b/", "!! b/\x00?? a"), "the same entries in another order")
+	require.Equal(t, []string{"M go.sum", "!! node_modules/"}, changedEntries("?? a", "?? a\x00 M go.sum\x00!! node_modules/"))
+	var after []string
+	for i := range maxChanged + 3 {
+		after = append(after, fmt.Sprintf("?? f%d", i))
+	}
+	got := changedEntries("", strings.Join(after, "\x00"))
+	require.Len(t, got, maxChanged+1)
+	require.Equal(t, "and 3 more", got[maxChanged])
 }

@@ -24,7 +24,12 @@ type SetupResult struct {
 	Millis      int64 `json:"millis"`
 	FirstMillis int64 `json:"first_millis,omitempty"`
 	// MadeBy is the session whose setup made a reused layer.
-	MadeBy   string `json:"made_by,omitempty"`
+	MadeBy string `json:"made_by,omitempty"`
+	// Again says why the command ran although its layer was there: the
+	// run that made the layer also changed the checkout (npm ci's
+	// node_modules, a rewritten go.sum), which a layer does not hold, so
+	// a skipped command would leave this checkout without it.
+	Again    string `json:"again,omitempty"`
 	ExitCode int    `json:"exit_code"`
 	// Output is the command's output, its last SetupOutputMax bytes (a
 	// reused layer's: the run that made it).
