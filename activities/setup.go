@@ -48,7 +48,21 @@ type SetupConfig struct {
 	Sandbox tools.Config
 	// Timeout bounds one run; 0 is DefaultSetupTimeout.
 	Timeout time.Duration
+	// Keep is how long a layer no session used stays: a new layer prunes
+	// the others older than it that no checkout is linked to
+	// (PruneSetupLayers); 0 keeps them all.
+	Keep time.Duration
 }
+
+// DefaultSetupKeep is how long an unused setup layer stays
+// (longrun-worker --setup-keep): a layer is a whole module cache, one per
+// lockfile hash, so a busy repository leaves one per dependency change.
+const DefaultSetupKeep = 30 * 24 * time.Hour
+
+// layersMu orders a layer's reuse (its record touched, the checkout
+// linked) against a prune of the layers, so a layer is never removed
+// between a session choosing it and linking to it.
+var layersMu sync.Mutex
 
 // For is the setup command of the repository at repo, "" for none.
 func (c *SetupConfig) For(repo string) string {
@@ -131,12 +145,28 @@ func (a *Activities) SetupCheckout(ctx context.Context, req SetupRequest) (Setup
 		return res, err
 	}
 	layer := tools.SetupLayerDir(a.cfg.StateDir, res.Key)
+	layersMu.Lock()
 	rec, made := readSetupRecord(layer)
+	if made {
+		touchLayer(layer)
+	}
 	if made && len(rec.Changed) == 0 {
+		defer layersMu.Unlock()
 		res.Cached, res.ExitCode = true, 0
 		res.FirstMillis, res.MadeBy, res.Output = rec.Millis, rec.Session, rec.Output
 		res.Millis = time.Since(start).Milliseconds()
 		return res, a.linkSetup(req.Checkout.Name, res.Key)
+	}
+	if made {
+		// Linked before the command runs: the layer it keeps using is
+		// one no prune removes meanwhile.
+		err := a.linkSetup(req.Checkout.Name, res.Key)
+		layersMu.Unlock()
+		if err != nil {
+			return res, err
+		}
+	} else {
+		layersMu.Unlock()
 	}
 	if made {
 		res.FirstMillis, res.MadeBy = rec.Millis, rec.Session
@@ -166,10 +196,7 @@ func (a *Activities) SetupCheckout(ctx context.Context, req SetupRequest) (Setup
 	if made {
 		// The layer of the first run stays: it is what every session
 		// of the key is linked to, and it is never written again.
-		if err := removeLayer(staging); err != nil {
-			return res, err
-		}
-		return res, a.linkSetup(req.Checkout.Name, res.Key)
+		return res, removeLayer(staging)
 	}
 	after, afterErr := checkoutStatus(ctx, dir)
 	changed := changedEntries(before, after)
@@ -181,7 +208,78 @@ func (a *Activities) SetupCheckout(ctx context.Context, req SetupRequest) (Setup
 	if err := finishLayer(staging, layer, setupRecord{Command: command, Session: sessionID(ctx), At: time.Now().UTC(), Millis: res.Millis, Output: out, Changed: changed}); err != nil {
 		return res, err
 	}
-	return res, a.linkSetup(req.Checkout.Name, res.Key)
+	layersMu.Lock()
+	defer layersMu.Unlock()
+	if err := a.linkSetup(req.Checkout.Name, res.Key); err != nil {
+		return res, err
+	}
+	if keep := a.cfg.Setup.Keep; keep > 0 {
+		// A new layer is where the disk grows: the old ones go now.
+		removed, err := pruneSetupLayers(a.cfg.StateDir, keep, time.Now())
+		if err == nil && len(removed) > 0 && activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Info("removed setup layers no session used", "keep", keep, "layers", removed)
+		}
+	}
+	return res, nil
+}
+
+// touchLayer marks the layer used now: its record's time is what a prune
+// reads.
+func touchLayer(layer string) {
+	now := time.Now()
+	_ = os.Chtimes(filepath.Join(layer, setupRecordFile), now, now)
+}
+
+// PruneSetupLayers removes the setup layers under stateDir that no
+// checkout is linked to and no session made or reused within keep, and
+// returns their keys. A layer is only ever read, so one removed is made
+// again by the next session of its lockfiles. The worker runs it at
+// start; a new layer runs it too.
+func PruneSetupLayers(stateDir string, keep time.Duration, now time.Time) ([]string, error) {
+	layersMu.Lock()
+	defer layersMu.Unlock()
+	return pruneSetupLayers(stateDir, keep, now)
+}
+
+func pruneSetupLayers(stateDir string, keep time.Duration, now time.Time) ([]string, error) {
+	if stateDir == "" || keep <= 0 {
+		return nil, nil
+	}
+	dir := filepath.Dir(tools.SetupLayerDir(stateDir, "x"))
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list the setup layers: %w", err)
+	}
+	linked := map[string]bool{}
+	links := filepath.Dir(tools.SetupLinkPath(stateDir, "x"))
+	if ls, err := os.ReadDir(links); err == nil {
+		for _, l := range ls {
+			if b, err := os.ReadFile(filepath.Join(links, l.Name())); err == nil {
+				linked[strings.TrimSpace(string(b))] = true
+			}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("list the checkouts' setup links: %w", err)
+	}
+	var removed []string
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || strings.HasPrefix(name, ".") || linked[name] {
+			continue // staging directories are newStaging's to clean
+		}
+		fi, err := os.Stat(filepath.Join(dir, name, setupRecordFile))
+		if err != nil || now.Sub(fi.ModTime()) < keep {
+			continue
+		}
+		if err := removeLayer(filepath.Join(dir, name)); err != nil {
+			return removed, fmt.Errorf("remove the setup layer %s: %w", name, err)
+		}
+		removed = append(removed, name)
+	}
+	return removed, nil
 }
 
 // checkoutStatus is the checkout's git status, ignored files included,

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -88,9 +89,15 @@ func TestSetupCheckoutRunsOnceAndReusesItsLayer(t *testing.T) {
 	require.NoFileExists(t, tools.SetupLinkPath(state, first.Name), "the close forgets the link")
 
 	second := open()
+	rec := filepath.Join(layer, setupRecordFile)
+	long := time.Now().Add(-90 * 24 * time.Hour)
+	require.NoError(t, os.Chtimes(rec, long, long))
 	again, err := a.SetupCheckout(ctx, SetupRequest{Checkout: second})
 	require.NoError(t, err)
 	require.True(t, again.Cached)
+	fi, err := os.Stat(rec)
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now(), fi.ModTime(), time.Hour, "a reuse marks the layer used: a prune keeps it")
 	require.Equal(t, res.Key, again.Key)
 	require.Equal(t, res.Millis, again.FirstMillis)
 	require.Contains(t, again.Output, "in-the-checkout", "a reused setup shows the output of the run it reuses")
@@ -180,4 +187,48 @@ func TestChangedEntries(t *testing.T) {
 	got := changedEntries("", strings.Join(after, "\x00"))
 	require.Len(t, got, maxChanged+1)
 	require.Equal(t, "and 3 more", got[maxChanged])
+}
+
+// TestPruneSetupLayers removes the layers no checkout links and nobody
+// made or reused within keep, read-only module caches and all, and
+// leaves the rest: a linked layer, a fresh one, a staging directory (its
+// own cleanup's), a directory that is no layer.
+func TestPruneSetupLayers(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	now := time.Now()
+	layer := func(key string, age time.Duration) {
+		t.Helper()
+		dir := tools.SetupLayerDir(state, key)
+		mod := filepath.Join(dir, tools.SetupModCache, "example.test")
+		require.NoError(t, os.MkdirAll(mod, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(mod, "m.go"), []byte("package m\n"), 0o444))
+		require.NoError(t, os.Chmod(mod, 0o555)) // as Go leaves its module cache
+		rec := filepath.Join(dir, setupRecordFile)
+		require.NoError(t, os.WriteFile(rec, []byte(`{"command":"go mod download"}`), 0o600))
+		require.NoError(t, os.Chtimes(rec, now.Add(-age), now.Add(-age)))
+	}
+	layer("old", 40*24*time.Hour)
+	layer("linked", 40*24*time.Hour)
+	layer("fresh", time.Hour)
+	layer(".make-old-123", 40*24*time.Hour)
+	require.NoError(t, os.MkdirAll(tools.SetupLayerDir(state, "norecord"), 0o700))
+	link := tools.SetupLinkPath(state, "session-checkout")
+	require.NoError(t, os.MkdirAll(filepath.Dir(link), 0o700))
+	require.NoError(t, os.WriteFile(link, []byte("linked\n"), 0o600))
+
+	removed, err := PruneSetupLayers(state, 30*24*time.Hour, now)
+	require.NoError(t, err)
+	require.Equal(t, []string{"old"}, removed)
+	require.NoDirExists(t, tools.SetupLayerDir(state, "old"))
+	for _, k := range []string{"linked", "fresh", ".make-old-123", "norecord"} {
+		require.DirExists(t, tools.SetupLayerDir(state, k))
+	}
+
+	removed, err = PruneSetupLayers(state, 0, now)
+	require.NoError(t, err)
+	require.Empty(t, removed, "keep 0 keeps every layer")
+	removed, err = PruneSetupLayers(t.TempDir(), time.Hour, now)
+	require.NoError(t, err)
+	require.Empty(t, removed, "a state directory without layers")
 }

@@ -19,6 +19,7 @@ type setupFlags struct {
 	entries []string
 	set     bool
 	timeout time.Duration
+	keep    time.Duration
 	cfg     activities.SetupConfig
 }
 
@@ -51,12 +52,24 @@ func (s *setupFlags) bind(fs *flag.FlagSet, getenv func(string) string) error {
 		timeout = d
 	}
 	fs.DurationVar(&s.timeout, "setup-timeout", timeout, "longest a setup command (--setup) may run; past it it is stopped and the session goes on without it (env LONGRUN_SETUP_TIMEOUT)")
+	keep := activities.DefaultSetupKeep
+	if v := getenv("LONGRUN_SETUP_KEEP"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("LONGRUN_SETUP_KEEP=%q: want a duration such as 720h, or 0 to keep every layer", v)
+		}
+		keep = d
+	}
+	fs.DurationVar(&s.keep, "setup-keep", keep, "how long a setup layer (--setup) no session made or reused stays; older ones no checkout uses are removed when the worker starts and when a new layer is made; 0 keeps them all (env LONGRUN_SETUP_KEEP)")
 	return nil
 }
 
 // parse reads the entries into commands by repository.
 func (s *setupFlags) parse() error {
-	s.cfg = activities.SetupConfig{Timeout: s.timeout}
+	if s.keep < 0 {
+		return fmt.Errorf("--setup-keep %s: want 0 (keep every layer) or more", s.keep)
+	}
+	s.cfg = activities.SetupConfig{Timeout: s.timeout, Keep: s.keep}
 	for _, e := range s.entries {
 		repo, cmd := splitSetup(e)
 		if strings.TrimSpace(cmd) == "" {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/tools"
 )
 
@@ -25,6 +26,7 @@ func TestSetupFlags(t *testing.T) {
 	require.Equal(t, "GOFLAGS=-mod=mod go mod download", c.For("/src/app"))
 	require.Equal(t, "npm ci", c.For("/src/web"))
 	require.Equal(t, 5*time.Minute, c.Timeout)
+	require.Equal(t, activities.DefaultSetupKeep, c.Keep, "unused layers go after the default")
 	require.Equal(t, "/state", c.Sandbox.StateDir)
 
 	m, err = ParseFlags(nil, env(map[string]string{"LONGRUN_SETUP": "go mod download\n/src/web=npm ci\n", "LONGRUN_SETUP_TIMEOUT": "90s"}))
@@ -44,4 +46,15 @@ func TestSetupFlags(t *testing.T) {
 	require.ErrorContains(t, err, "no command")
 	_, err = ParseFlags(nil, env(map[string]string{"LONGRUN_SETUP_TIMEOUT": "soon"}))
 	require.ErrorContains(t, err, "LONGRUN_SETUP_TIMEOUT")
+
+	m, err = ParseFlags([]string{"--setup", "go mod download", "--setup-keep", "0"}, env(map[string]string{"LONGRUN_SETUP_KEEP": "48h"}))
+	require.NoError(t, err)
+	require.Zero(t, m.setup.config(tools.Config{}).Keep, "0 keeps every layer; the flag beats the variable")
+	m, err = ParseFlags([]string{"--setup", "go mod download"}, env(map[string]string{"LONGRUN_SETUP_KEEP": "48h"}))
+	require.NoError(t, err)
+	require.Equal(t, 48*time.Hour, m.setup.config(tools.Config{}).Keep)
+	_, err = ParseFlags(nil, env(map[string]string{"LONGRUN_SETUP_KEEP": "-1h"}))
+	require.ErrorContains(t, err, "LONGRUN_SETUP_KEEP")
+	_, err = ParseFlags([]string{"--setup-keep", "-1h"}, env(nil))
+	require.ErrorContains(t, err, "--setup-keep")
 }

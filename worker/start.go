@@ -310,6 +310,12 @@ func (m *Main) buildActivities(s *started, i int, r servedRoot, q rootQueues) (*
 		if cfg.Setup != nil {
 			s.logger.Info("new checkouts run a setup command first", "every_repository", cfg.Setup.Commands[""], "repositories", cfg.Setup.Repos(), "timeout", cfg.Setup.Timeout)
 		}
+		// Layers of earlier runs, with or without a setup command now.
+		if removed, err := activities.PruneSetupLayers(m.StateDir, m.setup.keep, time.Now()); err != nil {
+			s.logger.Warn("could not remove old setup layers", "error", err)
+		} else if len(removed) > 0 {
+			s.logger.Info("removed setup layers no session used", "keep", m.setup.keep, "layers", removed)
+		}
 		if cfg.Forge != nil {
 			s.logger.Info("sessions' branches are published when they end", "push", cfg.Forge.String())
 		}
