@@ -147,29 +147,24 @@ func (a *Activities) SetupCheckout(ctx context.Context, req SetupRequest) (Setup
 	layer := tools.SetupLayerDir(a.cfg.StateDir, res.Key)
 	layersMu.Lock()
 	rec, made := readSetupRecord(layer)
+	var linkErr error
 	if made {
+		// Marked used and linked under the lock: no prune removes a
+		// layer a session has chosen.
 		touchLayer(layer)
+		linkErr = a.linkSetup(req.Checkout.Name, res.Key)
 	}
-	if made && len(rec.Changed) == 0 {
-		defer layersMu.Unlock()
-		res.Cached, res.ExitCode = true, 0
-		res.FirstMillis, res.MadeBy, res.Output = rec.Millis, rec.Session, rec.Output
-		res.Millis = time.Since(start).Milliseconds()
-		return res, a.linkSetup(req.Checkout.Name, res.Key)
-	}
-	if made {
-		// Linked before the command runs: the layer it keeps using is
-		// one no prune removes meanwhile.
-		err := a.linkSetup(req.Checkout.Name, res.Key)
-		layersMu.Unlock()
-		if err != nil {
-			return res, err
-		}
-	} else {
-		layersMu.Unlock()
+	layersMu.Unlock()
+	if linkErr != nil {
+		return res, linkErr
 	}
 	if made {
 		res.FirstMillis, res.MadeBy = rec.Millis, rec.Session
+		if len(rec.Changed) == 0 {
+			res.Cached, res.ExitCode, res.Output = true, 0, rec.Output
+			res.Millis = time.Since(start).Milliseconds()
+			return res, nil
+		}
 		res.Again = fmt.Sprintf("the run that made its layer (session %s) also changed the checkout (%s), which the layer does not hold: run again",
 			rec.Session, strings.Join(rec.Changed, ", "))
 	}
