@@ -113,24 +113,26 @@ func TestSetupCheckoutRunsOnceAndReusesItsLayer(t *testing.T) {
 	a = a.with(func(c *Config) {
 		c.Setup.Commands[""] = `echo "run $(date +%s%N)" > "$GOMODCACHE/run.txt"; mkdir -p node_modules/left-pad && echo pad > node_modules/left-pad/index.js; echo installed`
 	})
-	_, err = a.CloseCheckout(ctx, CloseCheckoutRequest{Checkout: second, Message: "done"})
-	require.NoError(t, err)
-	npm1 := open()
-	installed, err := a.SetupCheckout(ctx, SetupRequest{Checkout: npm1})
-	require.NoError(t, err)
-	require.Empty(t, installed.Error, installed.Output)
-	require.False(t, installed.Cached)
+	// Each run in a new checkout, the one before closed (outside an
+	// activity every checkout has the same name).
+	last := second
+	setupNext := func() (checkout.Info, SetupResult) {
+		t.Helper()
+		_, err := a.CloseCheckout(ctx, CloseCheckoutRequest{Checkout: last, Message: "done"})
+		require.NoError(t, err)
+		last = open()
+		res, err := a.SetupCheckout(ctx, SetupRequest{Checkout: last})
+		require.NoError(t, err)
+		require.Empty(t, res.Error, res.Output)
+		require.False(t, res.Cached, "a setup that changed the checkout is never skipped")
+		return last, res
+	}
+	_, installed := setupNext()
 	require.Empty(t, installed.Again)
 	npmLayer := tools.SetupLayerDir(state, installed.Key)
 	madeRun, err := os.ReadFile(filepath.Join(npmLayer, tools.SetupModCache, "run.txt"))
 	require.NoError(t, err)
-	_, err = a.CloseCheckout(ctx, CloseCheckoutRequest{Checkout: npm1, Message: "done"})
-	require.NoError(t, err)
-	npm2 := open()
-	rerun, err := a.SetupCheckout(ctx, SetupRequest{Checkout: npm2})
-	require.NoError(t, err)
-	require.Empty(t, rerun.Error, rerun.Output)
-	require.False(t, rerun.Cached, "a setup that changed the checkout is not skipped")
+	npm2, rerun := setupNext()
 	require.Equal(t, installed.Key, rerun.Key)
 	require.Contains(t, rerun.Again, "also changed the checkout (?? node_modules/)")
 	require.Contains(t, rerun.Output, "installed")

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 
 	sm "github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/workflows"
@@ -270,20 +272,9 @@ func TestChatKeepsADecisionWhileTheServerIsDown(t *testing.T) {
 	t.Parallel()
 	srv := startOwnServer(t)
 	addr, c := srv.addr, srv.c
-	e := newEnvWorkerEnv(t, []string{"TEMPORAL_ADDRESS=" + addr},
-		sm.Tools(sm.Call{ID: "w1", Name: "write", Arguments: `{"path": "answer.txt", "content": "recorded\n"}`}),
-		sm.Text("done"),
-	)
+	e := newEnvWorkerEnv(t, []string{"TEMPORAL_ADDRESS=" + addr}, waitingWrite("recorded\n")...)
 	e.starterEnv = []string{"TEMPORAL_ADDRESS=" + addr}
-	ws, err := filepath.EvalSymlinks(e.workspace)
-	require.NoError(t, err)
-	waitPoller(t, c, workflows.RootQueue(e.taskQueue, ws))
-	id := "e2e-chat-outage-" + randHex(4)
-	out, err := e.starter("start", "--id", id, "--in-place", "write the answer")
-	require.NoError(t, err, out)
-
-	ch := e.chat(id)
-	ch.waitScreen("the call waiting", "approval needed", "[c1] write", "answer.txt")
+	id, ch := chatOnAWaitingWrite(t, e, c, "outage")
 	srv.down(false)
 	ch.waitScreen("the server lost", "LOST THE SERVER", "lost the server at "+addr)
 	ch.keys("a")
@@ -295,7 +286,7 @@ func TestChatKeepsADecisionWhileTheServerIsDown(t *testing.T) {
 	ch.waitScreen("the session done", "approved by person · ran", "● done", "session closed: completed")
 	require.NotContains(t, ch.screen(), "not recorded yet")
 	ch.keys("\r")
-	out = ch.exit()
+	out := ch.exit()
 	require.Contains(t, out, "session "+id+" completed")
 	require.Equal(t, "recorded\n", readFile(t, filepath.Join(e.workspace, "answer.txt")), "the decision given while the server was down was recorded and the call ran")
 }
@@ -305,19 +296,8 @@ func TestChatKeepsADecisionWhileTheServerIsDown(t *testing.T) {
 // and once a worker is back it says so and the session goes on.
 func TestChatSaysWhenNoWorkerAnswers(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t,
-		sm.Tools(sm.Call{ID: "w1", Name: "write", Arguments: `{"path": "answer.txt", "content": "recorded\n"}`}),
-		sm.Text("done"),
-	)
-	ws, err := filepath.EvalSymlinks(e.workspace)
-	require.NoError(t, err)
-	waitPoller(t, tc, workflows.RootQueue(e.taskQueue, ws))
-	id := "e2e-chat-noworker-" + randHex(4)
-	out, err := e.starter("start", "--id", id, "--in-place", "write the answer")
-	require.NoError(t, err, out)
-
-	ch := e.chat(id)
-	ch.waitScreen("the call waiting", "approval needed", "[c1] write", "answer.txt")
+	e := newEnv(t, waitingWrite("recorded\n")...)
+	id, ch := chatOnAWaitingWrite(t, e, tc, "noworker")
 	e.stopWorker()
 	ch.waitScreen("no worker", "NO WORKER", "the server answers, but no worker", "If none is running")
 	require.NotContains(t, ch.screen(), "LOST THE SERVER", "the server answers: it is not lost")
@@ -328,7 +308,7 @@ func TestChatSaysWhenNoWorkerAnswers(t *testing.T) {
 	ch.keys("a")
 	ch.waitScreen("the session done", "approved by person · ran", "● done", "session closed: completed")
 	ch.keys("\r")
-	out = ch.exit()
+	out := ch.exit()
 	require.Contains(t, out, "session "+id+" completed")
 	require.Equal(t, "recorded\n", readFile(t, filepath.Join(e.workspace, "answer.txt")))
 }
@@ -338,19 +318,8 @@ func TestChatSaysWhenNoWorkerAnswers(t *testing.T) {
 // gives, and it completes.
 func TestChatClosedTerminalLeavesTheSessionRunning(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t,
-		sm.Tools(sm.Call{ID: "w1", Name: "write", Arguments: `{"path": "answer.txt", "content": "later\n"}`}),
-		sm.Text("done"),
-	)
-	ws, err := filepath.EvalSymlinks(e.workspace)
-	require.NoError(t, err)
-	waitPoller(t, tc, workflows.RootQueue(e.taskQueue, ws))
-	id := "e2e-chat-hangup-" + randHex(4)
-	out, err := e.starter("start", "--id", id, "--in-place", "write the answer")
-	require.NoError(t, err, out)
-
-	ch := e.chat(id)
-	ch.waitScreen("the call waiting", "approval needed", "[c1] write")
+	e := newEnv(t, waitingWrite("later\n")...)
+	id, ch := chatOnAWaitingWrite(t, e, tc, "hangup")
 	// What the kernel sends chat when its terminal closes. (Closing the
 	// pseudo-terminal's master here would not: the test's own Read of it
 	// keeps the descriptor open.)
@@ -361,11 +330,35 @@ func TestChatClosedTerminalLeavesTheSessionRunning(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "Running", desc.GetWorkflowExecutionInfo().GetStatus().String(), "the session outlives its terminal")
 	waitPending(t, id, 1)
-	out, err = e.starter("approve", id, "c1")
+	out, err := e.starter("approve", id, "c1")
 	require.NoError(t, err, out)
 	waitFor(t, "the session completing", 90*time.Second, func() bool {
 		d, err := describeRun(context.Background(), tc, id, "")
 		return err == nil && d.GetWorkflowExecutionInfo().GetStatus().String() == "Completed"
 	})
 	require.Equal(t, "later\n", readFile(t, filepath.Join(e.workspace, "answer.txt")))
+}
+
+// chatOnAWaitingWrite starts an in-place session of e, on the server c
+// answers for, whose first call writes content to answer.txt and waits
+// for a person, and attaches chat to it once the call shows.
+func chatOnAWaitingWrite(t *testing.T, e *env, c client.Client, name string) (string, *chatTerm) {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(e.workspace)
+	require.NoError(t, err)
+	waitPoller(t, c, workflows.RootQueue(e.taskQueue, ws))
+	id := "e2e-chat-" + name + "-" + randHex(4)
+	out, err := e.starter("start", "--id", id, "--in-place", "write the answer")
+	require.NoError(t, err, out)
+	ch := e.chat(id)
+	ch.waitScreen("the call waiting", "approval needed", "[c1] write", "answer.txt")
+	return id, ch
+}
+
+// waitingWrite is the script of chatOnAWaitingWrite's sessions.
+func waitingWrite(content string) []sm.Reply {
+	return []sm.Reply{
+		sm.Tools(sm.Call{ID: "w1", Name: "write", Arguments: fmt.Sprintf(`{"path": "answer.txt", "content": %q}`, content)}),
+		sm.Text("done"),
+	}
 }
