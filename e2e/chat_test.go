@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -43,8 +44,21 @@ type chatTerm struct {
 
 const chatRows, chatCols = 50, 120
 
+// hangupDefault gives the programs the tests start SIGHUP's default
+// action even when the tests run under nohup: an ignored signal stays
+// ignored across exec, a caught one is reset to its default. Catching it
+// here (and dropping it, so the run itself still ignores hangups) is what
+// lets TestChatClosedTerminalLeavesTheSessionRunning see what a person's
+// closed terminal does to chat.
+var hangupDefault = sync.OnceFunc(func() {
+	if signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	}
+})
+
 func (e *env) chat(args ...string) *chatTerm {
 	e.t.Helper()
+	hangupDefault()
 	cmd := exec.Command(filepath.Join(binDir, "starter"), append([]string{"chat"}, args...)...)
 	var environ []string
 	for _, kv := range os.Environ() {
@@ -129,7 +143,12 @@ func (c *chatTerm) exit() string {
 			require.NoError(c.t, err)
 		}
 	case <-time.After(30 * time.Second):
-		c.t.Fatalf("chat did not exit; the screen shows:\n%s", c.screen())
+		screen := c.screen()
+		// Reaped here, not by the cleanup's second Wait, which would
+		// race with this one and fail every test running beside it.
+		_ = c.cmd.Process.Kill()
+		<-waited
+		c.t.Fatalf("chat did not exit; the screen shows:\n%s", screen)
 	}
 	select {
 	case <-c.done:
@@ -321,8 +340,8 @@ func TestChatClosedTerminalLeavesTheSessionRunning(t *testing.T) {
 	e := newEnv(t, waitingWrite("later\n")...)
 	id, ch := chatOnAWaitingWrite(t, e, tc, "hangup")
 	// What the kernel sends chat when its terminal closes. (Closing the
-	// pseudo-terminal's master here would not: the test's own Read of it
-	// keeps the descriptor open.)
+	// pseudo-terminal's master from the test did not hang chat up in our
+	// runs: the test's own reader and writer of it keep it open.)
 	require.NoError(t, ch.cmd.Process.Signal(syscall.SIGHUP))
 	ch.exit()
 
