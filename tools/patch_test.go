@@ -511,7 +511,10 @@ func TestPatchChangedSincePlan(t *testing.T) {
 
 func TestPatchSeekRungs(t *testing.T) {
 	t.Parallel()
-	lines := &patchLines{lines: []string{"a  ", "  b\t", "c \u2013 \u201cq\u201d", "cafe\u0301 \u2013 x", "café"}}
+	// patchLines computes its views on first use and is not safe for
+	// concurrent use (a plan reads one file on one goroutine), so each
+	// parallel case has its own.
+	file := []string{"a  ", "  b\t", "c \u2013 \u201cq\u201d", "cafe\u0301 \u2013 x", "café"}
 	tests := []struct {
 		name string
 		pat  []string
@@ -530,6 +533,7 @@ func TestPatchSeekRungs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			lines := &patchLines{lines: file}
 			pos, rung := lines.seek(tt.pat, 0, false)
 			require.Equal(t, tt.pos, pos)
 			require.Equal(t, tt.rung, rung)
