@@ -172,7 +172,12 @@ func (a *Activities) SetupCheckout(ctx context.Context, req SetupRequest) (Setup
 	if err != nil {
 		return res, err
 	}
-	before, beforeErr := checkoutStatus(ctx, dir)
+	var before string
+	var beforeErr error
+	if !made {
+		// Only the run that makes a layer records what it changed.
+		before, beforeErr = checkoutStatus(ctx, dir)
+	}
 	out, code, runErr := a.runSetup(ctx, dir, req.Checkout.Sub, command, filepath.Join(staging, tools.SetupModCache))
 	res.Millis, res.Output, res.ExitCode = time.Since(start).Milliseconds(), out, code
 	switch {
