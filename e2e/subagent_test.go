@@ -13,6 +13,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/eventlog"
+	"github.com/longrun/longrun/follow"
 	sm "github.com/longrun/longrun/scriptedmodel"
 	"github.com/longrun/longrun/workflows"
 )
@@ -63,11 +65,23 @@ func TestSubagentApprovalOnTheParent(t *testing.T) {
 	e := newEnvResponder(t, subagentModel("build", sm.Call{ID: "c_w", Name: "write", Arguments: `{"path": "child.txt", "content": "from the child\n"}`}))
 	id := e.start(workflows.SessionInput{Prompt: "delegate"})
 	child := id + "/task-1"
+	followed := e.starterBackground("--json", "events", id, "--follow", "--sub-agents")
 	p := waitPending(t, id, 1)
 	require.Equal(t, child+"/c_w", p[0].CallID)
 	require.Equal(t, child, p[0].Session)
 	require.Equal(t, "write", p[0].Tool)
-	out, err := e.starter("approve", id, child+"/c_w")
+	// The parent's stream, with its sub-agents', shows the child's call
+	// waiting; without them it does not.
+	out, err := e.starter("--json", "events", id, "--sub-agents")
+	require.NoError(t, err, out)
+	require.Contains(t, subagentSummaries(decodeLines[follow.Event](t, out)), child+" call_proposed c1 write ask")
+	out, err = e.starter("--json", "events", id)
+	require.NoError(t, err, out)
+	require.NotContains(t, out, `"session":"`+child+`","kind":"call_proposed"`)
+	for _, ev := range decodeLines[follow.Event](t, out) {
+		require.True(t, ev.Session == "" || ev.Kind == eventlog.KindSubagentStarted, "a sub-agent's event without --sub-agents: %+v", ev)
+	}
+	out, err = e.starter("approve", id, child+"/c_w")
 	require.NoError(t, err, out)
 
 	r := result(t, id)
@@ -80,6 +94,48 @@ func TestSubagentApprovalOnTheParent(t *testing.T) {
 	require.Equal(t, "from the child\n", readFile(t, e.workspace+"/child.txt"))
 	replays(t, id)
 	replays(t, child)
+
+	// Followed as it happened, and read after the fact, the child's
+	// events come between its start and the task call's end, marked as
+	// the child's; the stream ends once, with the parent.
+	want := []string{
+		" call_started c1 task",
+		child + " subagent_started c1 task",
+		child + " call_proposed c1 write ask",
+		child + " call_decided c1 write approve by person",
+		child + " call_finished c1 write ran",
+		child + " session_ended completed",
+		" call_finished c1 task ran",
+		" session_ended completed",
+	}
+	all := decodeLines[follow.Event](t, followed.wait(t))
+	got := subagentSummaries(all)
+	requireInOrder(t, got, append(want, " closed completed")...)
+	require.Equal(t, follow.KindClosed, all[len(all)-1].Kind)
+	closed := 0
+	for _, ev := range all {
+		if ev.Kind == follow.KindClosed {
+			closed++
+		}
+	}
+	require.Equal(t, 1, closed, "only the parent's stream says it closed:\n%s", strings.Join(got, "\n"))
+	out, err = e.starter("--json", "events", id, "--sub-agents")
+	require.NoError(t, err, out)
+	requireInOrder(t, subagentSummaries(decodeLines[follow.Event](t, out)), want...)
+}
+
+// subagentSummaries is summaries with each event's session first ("" for
+// the parent's own).
+func subagentSummaries(all []follow.Event) []string {
+	evs := make([]eventlog.Event, len(all))
+	for i, ev := range all {
+		evs[i] = ev.Event
+	}
+	out := summaries(evs)
+	for i, ev := range all {
+		out[i] = ev.Session + " " + out[i]
+	}
+	return out
 }
 
 // Cancelling the parent while its sub-agent runs a command cancels the

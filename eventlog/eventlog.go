@@ -33,6 +33,11 @@ const (
 	KindCallFinished = "call_finished" // the call has its one result; Outcome is the result's reason
 	KindEnded        = "session_ended" // the session closed; Outcome is its status
 	KindRewound      = "rewound"       // the session went back to Turn (rewind); Outcome "from turn N"
+	// KindSubagentStarted says a task call's sub-agent, a child session
+	// with an event stream of its own, has started: Session is its id,
+	// Call the task call, Text what it is for. A client that shows
+	// sub-agents follows Session from here (package follow).
+	KindSubagentStarted = "subagent_started"
 )
 
 // Bounds of the log. A reply of megabytes or a session of days keeps the
@@ -70,6 +75,11 @@ type Event struct {
 	Text string `json:"text,omitempty"`
 	// Cut is how many bytes of Text were left out (from its end).
 	Cut int `json:"cut,omitempty"`
+	// Session is, on KindSubagentStarted, the sub-agent's session id.
+	// A reader that merges sub-agents' events into their parent's
+	// stream (package follow) sets it on each of them to the sub-agent
+	// whose event it is; a session's own events leave it empty.
+	Session string `json:"session,omitempty"`
 }
 
 // Call is the call an event is about.
@@ -226,7 +236,7 @@ func keepTail(evs []Event, n, size int) []Event {
 // weight is roughly an event's size in bytes: its strings and a little
 // for the rest.
 func weight(e Event) int {
-	w := 64 + len(e.Kind) + len(e.Phase) + len(e.Outcome) + len(e.Text)
+	w := 64 + len(e.Kind) + len(e.Phase) + len(e.Outcome) + len(e.Text) + len(e.Session)
 	if e.Call != nil {
 		w += len(e.Call.ID) + len(e.Call.Tool) + len(e.Call.Summary) + len(e.Call.By)
 	}

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -87,6 +88,15 @@ type Options struct {
 	DataConverter converter.DataConverter
 	// NoPartial leaves the heartbeat out: only the session's own events.
 	NoPartial bool
+	// SubAgents merges the events of the session's sub-agents (task
+	// calls) into its stream, each with Session set to the sub-agent
+	// whose event it is: from the parent's subagent_started on, a
+	// sub-agent's events read so far come at once, the rest as they
+	// happen, and its sub-agents' too. Only its own session events are
+	// merged: the parent's stream says when the server or a worker is
+	// lost and when the session closed, and a sub-agent's text being
+	// written is left out (it would replace the parent's).
+	SubAgents bool
 }
 
 // maxBackoff is the longest pause between tries while the server is lost.
@@ -103,10 +113,19 @@ func Follow(ctx context.Context, c Client, sessionID string, after int64) <-chan
 // FollowWith is Follow with options.
 func FollowWith(ctx context.Context, c Client, sessionID string, after int64, opts Options) <-chan Event {
 	out := make(chan Event, 64)
-	f := &follower{Reader: NewReader(c, sessionID, after, opts), out: out}
+	f := &follower{Reader: NewReader(c, sessionID, after, opts)}
+	f.emit = func(ctx context.Context, e Event) bool {
+		select {
+		case out <- e:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	go func() {
 		defer close(out)
 		f.run(ctx)
+		f.waitSubs() // no sub-agent's follower sends once out is closed
 	}()
 	return out
 }
@@ -169,6 +188,42 @@ func (r *Reader) Read(ctx context.Context) (evs []Event, more bool, err error) {
 		r.after = e.Seq
 	}
 	return evs, page.More, nil
+}
+
+// ReadAll reads every event the session holds after after, page by
+// page, once. With opts.SubAgents each sub-agent's events come right
+// after its subagent_started, Session set (its own sub-agents' too); one
+// whose events cannot be read gets an error event with Session set in
+// their place, so the parent's are never lost for a child's. An error
+// is the session's own read.
+func ReadAll(ctx context.Context, c Client, sessionID string, after int64, opts Options) ([]Event, error) {
+	r := NewReader(c, sessionID, after, opts)
+	var all []Event
+	for {
+		evs, more, err := r.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range evs {
+			all = append(all, e)
+			if !opts.SubAgents || e.Kind != eventlog.KindSubagentStarted || e.Session == "" || e.Session == sessionID {
+				continue
+			}
+			sub, err := ReadAll(ctx, c, e.Session, 0, opts)
+			if err != nil {
+				sub = []Event{{Event: eventlog.Event{Kind: KindError, Time: time.Now(), Text: fmt.Sprintf("the events of sub-agent %s: %v", e.Session, err)}}}
+			}
+			for _, se := range sub {
+				if se.Session == "" {
+					se.Session = e.Session
+				}
+				all = append(all, se)
+			}
+		}
+		if !more {
+			return all, nil
+		}
+	}
 }
 
 // Page asks the session's events query once.
@@ -238,50 +293,164 @@ func (r *Reader) Partial(desc *workflowservice.DescribeWorkflowExecutionResponse
 	return Event{Event: eventlog.Event{Kind: KindPartial, Time: time.Now(), Text: text}}, true
 }
 
-// follower is Follow's loop.
+// follower is Follow's loop, for the session followed or, with
+// Options.SubAgents, one of its sub-agents.
 type follower struct {
 	*Reader
-	out     chan<- Event
+	// emit hands an event on: to Follow's channel, or a sub-agent's
+	// through its parent's emit. It is false when ctx ended first.
+	emit    func(context.Context, Event) bool
 	said    string // KindLost or KindNoWorker while reads fail; "" while they work
 	backoff time.Duration
+	// mu orders a read and the sending of what it read against a
+	// parent's flush (subagent, sendAll): both read the same Reader.
+	mu   sync.Mutex
+	subs sync.WaitGroup // the sub-agents' followers still running
+	// kids are the sub-agents followed now, by their task call's id.
+	kids map[string]*follower
+	// subsCtx is the sub-agents' followers' context, stopSubs ends
+	// them (both nil before the first).
+	subsCtx  context.Context
+	stopSubs context.CancelFunc
+}
+
+// subsGrace is how long a closed session's stream waits for its
+// sub-agents' last events before it says it closed: a sub-agent closes
+// before its parent's task call ends, so this is only reached when one
+// was left behind (a parent terminated, a child no worker runs).
+const subsGrace = 10 * time.Second
+
+// waitSubs waits for the sub-agents' followers, at most subsGrace, then
+// ends those still running.
+func (f *follower) waitSubs() {
+	f.mu.Lock()
+	stop := f.stopSubs
+	f.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		f.subs.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(subsGrace):
+		stop()
+		<-done
+	}
+	stop()
 }
 
 // send hands e to the reader; false when ctx ended first.
 func (f *follower) send(ctx context.Context, e Event) bool {
-	select {
-	case f.out <- e:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return f.emit(ctx, e)
 }
 
+// sendAll hands the events read to the reader, and with
+// Options.SubAgents follows each sub-agent that started in them. The end
+// of a task call whose sub-agent is followed waits for the rest of that
+// sub-agent's events (it has ended, so its log is whole): they come
+// before it, not whenever its follower next reads. The caller holds mu.
 func (f *follower) sendAll(ctx context.Context, evs []Event) bool {
 	for _, e := range evs {
+		if e.Kind == eventlog.KindCallFinished && e.Call != nil {
+			if kid := f.kids[e.Call.ID]; kid != nil {
+				delete(f.kids, e.Call.ID)
+				if !kid.flush(ctx) {
+					return false
+				}
+			}
+		}
 		if !f.send(ctx, e) {
 			return false
+		}
+		if f.opts.SubAgents && e.Kind == eventlog.KindSubagentStarted && e.Session != "" && e.Session != f.id {
+			if !f.subagent(ctx, e) {
+				return false
+			}
 		}
 	}
 	return true
 }
 
+// flush reads and hands on what the session holds that was not read
+// yet. A read error leaves the rest to its follower's own loop.
+func (f *follower) flush(ctx context.Context) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for {
+		evs, more, err := f.Read(ctx)
+		if err != nil {
+			return true
+		}
+		if !f.sendAll(ctx, evs) {
+			return false
+		}
+		if !more {
+			return true
+		}
+	}
+}
+
+// subagent follows the sub-agent child: what it did so far is handed on
+// now, right after the parent's subagent_started and before the
+// parent's next event, so a session read after the fact reads in order;
+// the rest is followed beside the parent until the sub-agent closes.
+// Its events carry Session (a nested sub-agent's keep their own), and
+// only its session events are handed on: lost, back, closed and the
+// like are the parent stream's to say. A sub-agent whose events cannot
+// be read is said once, as an error event with Session set, which ends
+// only its part.
+func (f *follower) subagent(ctx context.Context, started Event) bool {
+	child := started.Session
+	if f.stopSubs == nil {
+		f.subsCtx, f.stopSubs = context.WithCancel(ctx)
+	}
+	ctx = f.subsCtx
+	opts := f.opts
+	opts.NoPartial = true
+	sub := &follower{Reader: NewReader(f.c, child, 0, opts)}
+	sub.emit = func(ctx context.Context, e Event) bool {
+		switch e.Kind {
+		case KindPartial, KindLost, KindBack, KindNoWorker, KindClosed:
+			return true
+		}
+		if e.Session == "" {
+			e.Session = child
+		}
+		return f.emit(ctx, e)
+	}
+	if !sub.flush(ctx) { // a read error: the follower below tries again, or says why not
+		return false
+	}
+	if started.Call != nil {
+		if f.kids == nil {
+			f.kids = map[string]*follower{}
+		}
+		f.kids[started.Call.ID] = sub
+	}
+	f.subs.Add(1)
+	go func() {
+		defer f.subs.Done()
+		sub.run(ctx)
+		sub.waitSubs()
+	}()
+	return true
+}
+
 func (f *follower) run(ctx context.Context) {
 	for ctx.Err() == nil {
-		evs, more, err := f.Read(ctx)
+		more, ok, err := f.step(ctx)
+		if !ok {
+			return
+		}
 		if err != nil {
 			if !f.readFailed(ctx, err) {
 				return
 			}
 			continue
-		}
-		if f.said != "" {
-			f.said = ""
-			if !f.send(ctx, Event{Event: eventlog.Event{Kind: KindBack, Time: time.Now()}}) {
-				return
-			}
-		}
-		if !f.sendAll(ctx, evs) {
-			return
 		}
 		if more {
 			continue
@@ -299,13 +468,34 @@ func (f *follower) run(ctx context.Context) {
 			f.finish(ctx, status)
 			return
 		}
-		if p, ok := f.Partial(desc); ok && !f.send(ctx, p) {
+		f.mu.Lock()
+		p, ok := f.Partial(desc)
+		f.mu.Unlock()
+		if ok && !f.send(ctx, p) {
 			return
 		}
 		if !sleep(ctx, f.opts.Interval) {
 			return
 		}
 	}
+}
+
+// step reads once and hands on what it read (after KindBack when reads
+// had failed). ok is false when the stream ends; err is the read's.
+func (f *follower) step(ctx context.Context) (more, ok bool, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	evs, more, err := f.Read(ctx)
+	if err != nil {
+		return false, true, err
+	}
+	if f.said != "" {
+		f.said = ""
+		if !f.send(ctx, Event{Event: eventlog.Event{Kind: KindBack, Time: time.Now()}}) {
+			return false, false, nil
+		}
+	}
+	return more, f.sendAll(ctx, evs), nil
 }
 
 // readFailed handles an error of the events query. The query needs the
@@ -357,12 +547,10 @@ func (f *follower) failed(ctx context.Context, err error, kind string) bool {
 // finish reads the last events of a closed session and says how it
 // closed.
 func (f *follower) finish(ctx context.Context, status enumspb.WorkflowExecutionStatus) {
-	for {
-		evs, more, err := f.Read(ctx)
-		if err != nil || !f.sendAll(ctx, evs) || !more {
-			break
-		}
+	if !f.flush(ctx) {
+		return
 	}
+	f.waitSubs() // their last events come before the end
 	f.send(ctx, Event{Event: eventlog.Event{Kind: KindClosed, Time: time.Now(), Outcome: StatusName(status)}})
 }
 

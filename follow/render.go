@@ -25,6 +25,10 @@ func Line(e Event, hint string) string {
 	if !e.Time.IsZero() {
 		b.WriteString(e.Time.Local().Format("15:04:05") + " ")
 	}
+	if e.Session != "" && e.Kind != eventlog.KindSubagentStarted {
+		// A sub-agent's event, merged into its parent's stream.
+		b.WriteString("[" + untrusted.Token(e.Session) + "] ")
+	}
 	b.WriteString(describe(e, hint))
 	return b.String()
 }
@@ -96,6 +100,8 @@ func describe(e Event, hint string) string {
 		return with(s)
 	case eventlog.KindRewound:
 		return fmt.Sprintf("rewound to turn %d %s", e.Turn, outcome)
+	case eventlog.KindSubagentStarted:
+		return with(call(e.Call) + ": sub-agent " + untrusted.Token(e.Session) + " started")
 	case eventlog.KindEnded:
 		return with("session ended: " + outcome)
 	case KindPartial:

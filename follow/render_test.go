@@ -34,6 +34,10 @@ func TestLineRendersUntrustedText(t *testing.T) {
 		{"ended", eventlog.Event{Kind: eventlog.KindEnded, Outcome: "completed"}, []string{"session ended: completed"}},
 		{"no worker", eventlog.Event{Kind: KindNoWorker, Text: "the server answers, but no worker answered\x1b[2J"}, []string{`no_worker: the server answers, but no worker answered\x1b[2J`}},
 		{"back", eventlog.Event{Kind: KindBack}, []string{"back: the session's events read again"}},
+		{"sub-agent started", eventlog.Event{Kind: eventlog.KindSubagentStarted, Session: "s/task-1\x1b[2J", Text: hostile,
+			Call: &eventlog.Call{ID: "c2", Tool: "task"}}, []string{`call c2 task: sub-agent s/task-1\x1b[2J started: ok`}},
+		{"a sub-agent's event", eventlog.Event{Seq: 4, Kind: eventlog.KindCallStarted, Session: "s/task-1\x1b[2J",
+			Call: &eventlog.Call{ID: "c1", Tool: "read"}}, []string{"#4 ", `[s/task-1\x1b[2J] call c1 read started`}},
 		{"unknown kind from a newer session", eventlog.Event{Kind: "new_kind\x1b", Text: "x"}, []string{`new_kind\x1b: x`}},
 	}
 	for _, tc := range cases {

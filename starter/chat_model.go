@@ -162,7 +162,7 @@ func (m *chatModel) Init() tea.Cmd {
 func (m *chatModel) attach() {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.stop = cancel
-	opts := follow.Options{Interval: m.a.interval(), DataConverter: m.a.dataConverter()}
+	opts := follow.Options{Interval: m.a.interval(), DataConverter: m.a.dataConverter(), SubAgents: true}
 	m.wg.Add(2)
 	go func() {
 		defer m.wg.Done()
@@ -258,17 +258,49 @@ func (m *chatModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // event takes one event of the stream into the transcript.
 func (m *chatModel) event(e follow.Event) tea.Cmd {
+	sub := e.Session != "" && e.Kind != eventlog.KindSubagentStarted // a sub-agent's own event
 	call := func() *chatCall {
 		if e.Call == nil {
 			return &chatCall{}
 		}
-		c := m.calls[e.Call.ID]
+		id := e.Call.ID
+		if sub {
+			// Named as the parent's pending list names a sub-agent's
+			// calls, shortened to the part under this session.
+			id = m.subName(e.Session) + "/" + id
+		}
+		c := m.calls[id]
 		if c == nil {
-			c = &chatCall{id: e.Call.ID, tool: e.Call.Tool, summary: e.Call.Summary}
-			m.calls[e.Call.ID] = c
+			c = &chatCall{id: id, tool: e.Call.Tool, summary: e.Call.Summary}
+			m.calls[id] = c
 			m.entries = append(m.entries, chatEntry{kind: "call", call: c})
 		}
 		return c
+	}
+	if sub {
+		switch e.Kind {
+		case eventlog.KindCallProposed, eventlog.KindCallDecided, eventlog.KindCallStarted, eventlog.KindCallFinished:
+			// A sub-agent's calls show as the parent's do, below.
+		case eventlog.KindText:
+			m.note(fmt.Sprintf("sub-agent %s: %s", showID(m.subName(e.Session)), untrusted.Preview(e.Text, 300, "")))
+			return nil
+		case eventlog.KindTurnFinished:
+			if e.Outcome != "ok" {
+				m.note(fmt.Sprintf("sub-agent %s, turn %d: the model call %s%s", showID(m.subName(e.Session)), e.Turn, untrusted.Token(e.Outcome), withText(e.Text)))
+			}
+			return nil
+		case eventlog.KindEnded:
+			m.note(fmt.Sprintf("sub-agent %s ended: %s%s", showID(m.subName(e.Session)), untrusted.Token(e.Outcome), withText(e.Text)))
+			return nil
+		case follow.KindError, follow.KindMissed:
+			m.note(fmt.Sprintf("sub-agent %s: %s", showID(m.subName(e.Session)), untrusted.Line(e.Text)))
+			return nil
+		default:
+			// Its phases, turns, prompt and reasoning: the parent's
+			// state is what the chat shows, and the sub-agent's whole
+			// conversation is `longrun conversation` of it.
+			return nil
+		}
 	}
 	by := func() string {
 		if e.Call != nil && e.Call.By != "" {
@@ -325,6 +357,12 @@ func (m *chatModel) event(e follow.Event) tea.Cmd {
 		c.isError = e.Call != nil && e.Call.IsError
 	case eventlog.KindRewound:
 		m.note(fmt.Sprintf("rewound to turn %d (%s)", e.Turn, untrusted.Token(e.Outcome)))
+	case eventlog.KindSubagentStarted:
+		id := ""
+		if e.Call != nil {
+			id = " for call " + showID(e.Call.ID)
+		}
+		m.note(fmt.Sprintf("sub-agent %s started%s%s", showID(m.subName(e.Session)), id, withText(e.Text)))
 	case eventlog.KindEnded:
 		m.note("session ended: " + untrusted.Token(e.Outcome) + withText(e.Text))
 	case follow.KindPartial:
@@ -358,6 +396,15 @@ func (m *chatModel) event(e follow.Event) tea.Cmd {
 		m.note(follow.Line(e, ""))
 	}
 	return nil
+}
+
+// subName is a sub-agent's session id as the chat shows it: the part
+// under this session ("task-1", "task-1/task-2"), or the whole id.
+func (m *chatModel) subName(id string) string {
+	if rest, ok := strings.CutPrefix(id, m.session+"/"); ok && rest != "" {
+		return rest
+	}
+	return id
 }
 
 // withText is ": text" on one line, rendered, or "".

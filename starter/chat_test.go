@@ -280,3 +280,35 @@ func TestChatAStalePollDoesNotBringADecidedCallBack(t *testing.T) {
 	m.Update(polledMsg{asked: m.epoch.Load(), ps: []workflows.PendingApproval{c3}})
 	require.NotNil(t, m.waiting(), "a poll sent after the answer is believed")
 }
+
+// A sub-agent's events, merged into its parent's stream, show its calls
+// under its name and say when it started and ended, and leave the
+// parent's own state (phase, turn, the text being written) alone; a
+// sub-agent's call of the same id as the parent's is a call of its own.
+func TestChatShowsSubAgents(t *testing.T) {
+	t.Parallel()
+	m := chatModelFor(t)
+	child := "s1/task-1"
+	feed(m,
+		eventlog.Event{Seq: 1, Kind: eventlog.KindPhase, Phase: "running"},
+		eventlog.Event{Seq: 2, Kind: eventlog.KindTurnStarted, Turn: 1},
+		eventlog.Event{Seq: 3, Kind: eventlog.KindCallStarted, Call: &eventlog.Call{ID: "c1", Tool: "task"}},
+		eventlog.Event{Seq: 4, Kind: eventlog.KindSubagentStarted, Session: child, Text: "look \x1b[2Jaround", Call: &eventlog.Call{ID: "c1", Tool: "task"}},
+		eventlog.Event{Seq: 1, Session: child, Kind: eventlog.KindPhase, Phase: "waiting-approval"},
+		eventlog.Event{Seq: 2, Session: child, Kind: eventlog.KindTurnStarted, Turn: 7},
+		eventlog.Event{Seq: 3, Session: child, Kind: eventlog.KindCallProposed, Outcome: "ask", Call: &eventlog.Call{ID: "c1", Tool: "write", Summary: "write: notes.md"}},
+		eventlog.Event{Seq: 4, Session: child, Kind: eventlog.KindCallFinished, Outcome: "ran", Text: "wrote it", Call: &eventlog.Call{ID: "c1", Tool: "write"}},
+		eventlog.Event{Seq: 5, Session: child, Kind: eventlog.KindText, Text: "child \x1b]0;t\x07done"},
+		eventlog.Event{Seq: 6, Session: child, Kind: eventlog.KindEnded, Outcome: "completed"},
+	)
+	require.Equal(t, "running", m.phase, "a sub-agent's phase is not the parent's")
+	require.Equal(t, 1, m.turn, "a sub-agent's turn is not the parent's")
+	require.Equal(t, "running", m.calls["c1"].state, "the parent's call c1 is its own")
+	require.Equal(t, "ran", m.calls["task-1/c1"].state)
+	rest := sgr.ReplaceAllString(m.View().Content, "")
+	require.NotContains(t, rest, "\x1b")
+	for _, shown := range []string{`sub-agent task-1 started for call c1: look \x1b[2Jaround`, "[task-1/c1] write", "write: notes.md",
+		`sub-agent task-1: child \x1b]0;t\x07done`, "sub-agent task-1 ended: completed"} {
+		require.Contains(t, rest, shown)
+	}
+}

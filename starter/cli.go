@@ -116,7 +116,7 @@ func commands() []command {
 		{"status", "status SESSION", "show phase, turn, usage and last error", (*app).cmdStatus},
 		{"conversation", "conversation SESSION", "print the conversation so far", (*app).cmdConversation},
 		{"watch", "watch SESSION [--interactive|--no-interactive] [--no-color]", "follow a session until it ends; on a terminal, approve or deny as calls wait", (*app).cmdWatch},
-		{"events", "events SESSION [--after N] [--follow]", "print a session's event stream: phases, turns, its text, each call proposed, decided, started and finished; --follow until it ends", (*app).cmdEvents},
+		{"events", "events SESSION [--after N] [--follow] [--sub-agents]", "print a session's event stream: phases, turns, its text, each call proposed, decided, started and finished; --follow until it ends", (*app).cmdEvents},
 		{"interrupt", "interrupt SESSION", "stop the current turn; unfinished calls get interrupted results", (*app).cmdInterrupt},
 		{"cancel", "cancel SESSION", "cancel a session (pending calls get cancelled results)", (*app).cmdCancel},
 		{"result", "result SESSION", "wait for a session to end and print its result", (*app).cmdResult},

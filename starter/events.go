@@ -20,6 +20,7 @@ import (
 func (a *app) cmdEvents(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	follows := fs.Bool("follow", false, "keep printing events as they come, with the model's reply as it is written, until the session ends")
 	after := fs.Int64("after", 0, "print the events after this sequence number (0: from the first one the session keeps)")
+	subAgents := fs.Bool("sub-agents", false, "print the session's sub-agents' events too, each after its subagent_started and marked with its session (\"session\" in --json)")
 	session, err := onlySession(fs, args)
 	if err != nil {
 		return err
@@ -32,7 +33,7 @@ func (a *app) cmdEvents(ctx context.Context, fs *flag.FlagSet, args []string) er
 		return err
 	}
 	defer c.Close()
-	opts := follow.Options{Interval: a.interval(), DataConverter: a.dataConverter()}
+	opts := follow.Options{Interval: a.interval(), DataConverter: a.dataConverter(), SubAgents: *subAgents}
 	if !*follows {
 		evs, err := a.readEvents(ctx, c, session, *after, opts)
 		if err != nil {
@@ -60,20 +61,13 @@ func (a *app) cmdEvents(ctx context.Context, fs *flag.FlagSet, args []string) er
 }
 
 // readEvents reads every event the session holds after after, page by
-// page.
+// page (with opts.SubAgents its sub-agents' too).
 func (a *app) readEvents(ctx context.Context, c sessionClient, session string, after int64, opts follow.Options) ([]follow.Event, error) {
-	r := follow.NewReader(c, session, after, opts)
-	var all []follow.Event
-	for {
-		evs, more, err := r.Read(ctx)
-		if err != nil {
-			return nil, sessionError(err, "query events of", session, a.cfg.Namespace)
-		}
-		all = append(all, evs...)
-		if !more {
-			return all, nil
-		}
+	all, err := follow.ReadAll(ctx, c, session, after, opts)
+	if err != nil {
+		return nil, sessionError(err, "query events of", session, a.cfg.Namespace)
 	}
+	return all, nil
 }
 
 // printStreamEvent writes e: a JSON line with --json (hidden characters

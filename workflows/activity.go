@@ -239,7 +239,7 @@ func (s *driver) killJobsOn(ctx workflow.Context, queue string) error {
 // childSession runs a sub-agent session to its end. A parent cancelled
 // meanwhile cancels the child, which pairs its own calls before it closes
 // (ParentClosePolicy and WaitForCancellation).
-func (s *driver) childSession(ctx workflow.Context, id string, in SessionInput, summary, details string) (SessionResult, error) {
+func (s *driver) childSession(ctx workflow.Context, id string, in SessionInput, summary, details string, started func()) (SessionResult, error) {
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:          id,
 		TaskQueue:           workflow.GetInfo(ctx).TaskQueueName,
@@ -249,7 +249,13 @@ func (s *driver) childSession(ctx workflow.Context, id string, in SessionInput, 
 		StaticDetails:       details,
 	})
 	var res SessionResult
-	err := workflow.ExecuteChildWorkflow(cctx, WorkflowType, in).Get(ctx, &res)
+	f := workflow.ExecuteChildWorkflow(cctx, WorkflowType, in)
+	// Waiting for the start first issues no command: it only lets
+	// started run once the child exists, so a reader told of it finds it.
+	if f.GetChildWorkflowExecution().Get(ctx, nil) == nil {
+		started()
+	}
+	err := f.Get(ctx, &res)
 	return res, err
 }
 

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/longrun/longrun/callref"
+	"github.com/longrun/longrun/eventlog"
 	"github.com/longrun/longrun/permission"
 	"github.com/longrun/longrun/session"
 	"github.com/longrun/longrun/toolspec"
@@ -112,7 +113,11 @@ func (taskTool) answer(ctx workflow.Context, s *driver, cs callRef) (toolspec.Re
 	in.TokenBudget, in.CostBudgetUSD = grant.Tokens, grant.CostUSD
 	res, err := s.childSession(ctx, id, in,
 		"sub-agent: "+truncate(p.Description, 80),
-		fmt.Sprintf("Sub-agent of `%s` (call `%s`), profile %s.\n\n%s", s.workflowID, cs.call().ID, p.Profile, truncate(p.Prompt, 2000)))
+		fmt.Sprintf("Sub-agent of `%s` (call `%s`), profile %s.\n\n%s", s.workflowID, cs.call().ID, p.Profile, truncate(p.Prompt, 2000)),
+		func() {
+			s.emit(ctx, eventlog.Event{Kind: eventlog.KindSubagentStarted, Session: id, Text: p.Description,
+				Call: &eventlog.Call{ID: cs.call().Ref, Tool: TaskName, Summary: eventlog.Short(s.callSummary(cs), 200)}})
+		})
 	delete(s.kids.children, id)
 	delete(s.kids.pending, id)
 	s.Usage = s.Usage.Add(res.Usage) // its children's usage is in it
