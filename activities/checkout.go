@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/longrun/longrun/activities/contract"
@@ -122,6 +124,13 @@ func (a *Activities) CloseCheckout(ctx context.Context, req CloseCheckoutRequest
 	a.stopServers(in)
 	a.stopMCP(in)
 	a.unlinkSetup(req.Checkout.Name)
+	if _, err := os.Stat(in); err == nil {
+		// Before the close, which brings the ref with the branch.
+		// Without it only the last turn can be forked: the close goes on.
+		if _, err := checkout.KeepTurns(ctx, in, req.Checkout.Name, req.TurnCheckpoints); err != nil && activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Warn("the turns' checkpoints are not kept: a fork after the close can start only from the last turn", "error", err)
+		}
+	}
 	c, err := checkout.CloseTo(ctx, req.Checkout, req.Message, a.cfg.CheckpointRemote)
 	if err == nil {
 		err = a.storeBranch(ctx, req.Checkout, &c)

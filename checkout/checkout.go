@@ -407,8 +407,10 @@ func Discard(ctx context.Context, in Info) error {
 	}
 	// The checkpoints hold the session's files as they were, whatever
 	// leaked into them: they go with the branch.
-	if _, err := git(ctx, in.Repo, nil, "update-ref", "-d", CheckpointRef(in.Name)); err != nil {
-		return fmt.Errorf("discard checkpoints %s: %w", CheckpointRef(in.Name), err)
+	for _, ref := range []string{CheckpointRef(in.Name), TurnsRef(in.Name)} {
+		if _, err := git(ctx, in.Repo, nil, "update-ref", "-d", ref); err != nil {
+			return fmt.Errorf("discard checkpoints %s: %w", ref, err)
+		}
 	}
 	if _, err := git(ctx, in.Repo, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+in.Branch); err != nil {
 		return nil // gone already

@@ -396,8 +396,9 @@ func finishOwn(ctx context.Context, in Info) error {
 	return dropOwn(ctx, in)
 }
 
-// bringOwn fetches the checkout's branch, and its checkpoint ref when it
-// has one (checkpoint), into the person's repository.
+// bringOwn fetches the checkout's branch, its checkpoint ref when it
+// has one (checkpoint) and its turns' checkpoints when KeepTurns kept
+// them, into the person's repository.
 func bringOwn(ctx context.Context, in Info, checkpoint bool) error {
 	if in.Repo == "" || in.Repo == in.Dir {
 		return errors.New("finish checkout: no person's repository to bring the branch to")
@@ -405,6 +406,9 @@ func bringOwn(ctx context.Context, in Info, checkpoint bool) error {
 	refspecs := []string{"+refs/heads/" + in.Branch + ":refs/heads/" + in.Branch}
 	if checkpoint {
 		refspecs = append(refspecs, "+"+CheckpointRef(in.Name)+":"+CheckpointRef(in.Name))
+		if _, err := git(ctx, in.Dir, nil, "rev-parse", "--verify", "--quiet", TurnsRef(in.Name)); err == nil {
+			refspecs = append(refspecs, "+"+TurnsRef(in.Name)+":"+TurnsRef(in.Name))
+		}
 	}
 	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--end-of-options", in.Dir}, refspecs...)
 	if _, err := gitFrom(ctx, in.Repo, in.Dir, args...); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -70,4 +71,58 @@ func readString(t *testing.T, dir, name string) string {
 	b, err := os.ReadFile(filepath.Join(dir, name))
 	require.NoError(t, err)
 	return string(b)
+}
+
+// The close keeps every turn's checkpoint reachable in the person's
+// repository (KeepTurns, brought with the branch), so a fork of an
+// earlier turn of a closed session finds its files there even after a
+// gc; turns the checkout does not have are left out, and a discard
+// drops the ref with the branch.
+func TestCloseKeepsTheTurnsCheckpointsForAFork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo, state := newRepo(t), t.TempDir()
+	in, err := Create(ctx, repo, state, "orig", "")
+	require.NoError(t, err)
+	write := func(dir, name, body string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	}
+	write(in.Dir, "f.txt", "two\n")
+	c2, err := Checkpoint(ctx, in, "")
+	require.NoError(t, err)
+	write(in.Dir, "f.txt", "three\n")
+	c3, err := Checkpoint(ctx, in, c2)
+	require.NoError(t, err)
+	write(in.Dir, "f.txt", "five\n")
+	c5, err := Checkpoint(ctx, in, c3)
+	require.NoError(t, err)
+
+	missing := "0123456789abcdef0123456789abcdef01234567"
+	kept, err := KeepTurns(ctx, in.Dir, in.Name, []string{c2, "not an id; rm -rf", c3, c2, missing, c5})
+	require.NoError(t, err)
+	require.Equal(t, 3, kept)
+	parents, err := git(ctx, in.Dir, nil, "rev-list", "--parents", "-n", "1", TurnsRef(in.Name))
+	require.NoError(t, err)
+	require.Equal(t, []string{c2, c3, c5}, strings.Fields(parents)[1:], "each turn once, in order, the missing one left out")
+
+	_, err = Close(ctx, in, "done")
+	require.NoError(t, err)
+	require.NoDirExists(t, in.Dir)
+	_, err = git(ctx, repo, nil, "gc", "--quiet", "--prune=now")
+	require.NoError(t, err)
+	fork, err := Create(ctx, repo, state, "fork", "")
+	require.NoError(t, err)
+	require.NoError(t, FetchCommit(ctx, fork.Dir, c3, in.Dir, repo), "turn 3's checkpoint is in the person's repository after the close")
+	require.NoError(t, ResetTo(ctx, fork.Dir, c3))
+	require.Equal(t, "three\n", readString(t, fork.Dir, "f.txt"))
+
+	require.NoError(t, Discard(ctx, in))
+	_, err = git(ctx, repo, nil, "rev-parse", "--verify", "--quiet", TurnsRef(in.Name))
+	require.Error(t, err, "a discard drops the turns' checkpoints with the branch")
+
+	none, err := KeepTurns(ctx, fork.Dir, fork.Name, []string{missing, ""})
+	require.NoError(t, err)
+	require.Zero(t, none)
+	_, err = git(ctx, fork.Dir, nil, "rev-parse", "--verify", "--quiet", TurnsRef(fork.Name))
+	require.Error(t, err, "no ref without a turn to keep")
 }

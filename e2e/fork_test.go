@@ -142,3 +142,36 @@ func personSnapshot(t *testing.T, ws string) string {
 	}
 	return b.String()
 }
+
+// A closed session's earlier turns can be forked: the close keeps every
+// turn's checkpoint in the person's repository (refs/longrun/turns/),
+// so the fork of turn 1 has turn 1's files though the session's own
+// checkout is gone; a discard drops them with the branch.
+func TestForkAnEarlierTurnOfAClosedSession(t *testing.T) {
+	t.Parallel()
+	script := map[string][]sm.Reply{
+		"three turns": {
+			sm.Tools(isoShell("c1", "printf 'one\\n' > story.txt")),
+			sm.Tools(isoShell("c2", "printf 'two\\n' >> story.txt")),
+			sm.Text("three turns done"),
+		},
+	}
+	e := isolationEnv(t, func(string) map[string][]sm.Reply { return script })
+	id := e.startIsolated(workflows.SessionInput{Prompt: "three turns", Profile: "auto"})
+	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
+	require.Contains(t, gitOut(t, e.workspace, "for-each-ref", "--format=%(refname)", checkout.TurnsPrefix), checkout.TurnsRef(checkout.Sanitize(id)))
+	gitOut(t, e.workspace, "gc", "--quiet", "--prune=now")
+
+	forkID := id + "-fork"
+	out, err := e.starter("fork", id, "--at", "1", "--id", forkID)
+	require.NoError(t, err, out)
+	// The original completed when its model stopped calling tools, and
+	// so does the fork, with nothing to do: its branch holds its files.
+	require.Equal(t, workflows.ResultCompleted, result(t, forkID).Status)
+	require.Equal(t, "one\n", gitOut(t, e.workspace, "show", checkout.Branch(forkID)+":story.txt"), "the fork has turn 1's files, not the closed session's last")
+	require.Equal(t, "one\ntwo\n", gitOut(t, e.workspace, "show", checkout.Branch(id)+":story.txt"))
+
+	out, err = e.starter("discard", id)
+	require.NoError(t, err, out)
+	require.Empty(t, gitOut(t, e.workspace, "for-each-ref", "--format=%(refname)", checkout.TurnsRef(checkout.Sanitize(id))), "discard drops the turns' checkpoints")
+}

@@ -169,3 +169,15 @@ func (st *State) TurnSummary(m TurnMark) string {
 	}
 	return ""
 }
+
+// MarkedCheckpoints are the checkpoints marks name, oldest first, each
+// once: what a closing checkout keeps for a fork after the close.
+func MarkedCheckpoints(marks []TurnMark) []string {
+	var out []string
+	for _, m := range marks {
+		if m.Checkpoint != "" && !m.Unsaved && !slices.Contains(out, m.Checkpoint) {
+			out = append(out, m.Checkpoint)
+		}
+	}
+	return out
+}

@@ -86,3 +86,14 @@ func turnsOf(ms []TurnMark) []int {
 	}
 	return out
 }
+
+// What a close keeps for forks: each saved checkpoint the marks name,
+// oldest first and once; a turn whose checkpoint failed (Unsaved) or
+// that changed nothing yet ("") adds none.
+func TestMarkedCheckpoints(t *testing.T) {
+	t.Parallel()
+	marks := []TurnMark{{Turn: 1}, {Turn: 2, Checkpoint: "a"}, {Turn: 3, Checkpoint: "a"},
+		{Turn: 4, Checkpoint: "b", Unsaved: true}, {Turn: 5, Checkpoint: "c"}, {Turn: 6, Checkpoint: "a"}}
+	require.Equal(t, []string{"a", "c"}, MarkedCheckpoints(marks))
+	require.Empty(t, MarkedCheckpoints(nil))
+}

@@ -352,7 +352,8 @@ func (s *driver) closeCheckoutCall(ctx workflow.Context) (activities.CloseChecko
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
 		Summary:                "commit the checkout on " + s.Checkout.Branch,
 	})
-	req := activities.CloseCheckoutRequest{Checkout: s.Checkout.Info, Message: session.CommitMessage(s.FinalText, s.workflowID)}
+	req := activities.CloseCheckoutRequest{Checkout: s.Checkout.Info, Message: session.CommitMessage(s.FinalText, s.workflowID),
+		TurnCheckpoints: session.MarkedCheckpoints(s.Marks)}
 	var closed activities.CloseCheckoutResult
 	err := s.runHere(ctx, actx, s.localHere(), activities.CloseCheckout, func(queue string) any {
 		req.CheckoutQueue = queue

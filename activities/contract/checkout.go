@@ -51,6 +51,11 @@ type CloseCheckoutRequest struct {
 	// activity (ToolRequest.CheckoutQueue): a worker that does not hold
 	// the checkout answers ErrTypeNotHere.
 	CheckoutQueue string `json:"checkout_queue,omitempty"`
+	// TurnCheckpoints are the checkpoints the session's turn marks
+	// name, oldest first: the close keeps them reachable in the
+	// person's repository (checkout.KeepTurns), so a fork of an earlier
+	// turn finds its files after the session closed.
+	TurnCheckpoints []string `json:"turn_checkpoints,omitempty"`
 }
 
 // CloseCheckoutResult is what CloseCheckout did: the commit on the
