@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/longrun/longrun/activities"
 	"github.com/longrun/longrun/mcp"
@@ -240,4 +241,24 @@ func containsPath(list []string, p string) bool {
 		}
 	}
 	return false
+}
+
+// envDuration is the duration in the variable name, def when it is unset.
+// zero says what 0 means where 0 is allowed ("stop at once"); "" allows
+// only a positive duration. A value that does not parse, or is out of
+// range, is an error naming the variable and what to write (example:
+// "90s or 10m").
+func envDuration(getenv func(string) string, name string, def time.Duration, example, zero string) (time.Duration, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	switch {
+	case zero == "" && (err != nil || d <= 0):
+		return 0, fmt.Errorf("%s=%q: want a positive duration such as %s", name, v, example)
+	case err != nil || d < 0:
+		return 0, fmt.Errorf("%s=%q: want a duration such as %s (0: %s)", name, v, example, zero)
+	}
+	return d, nil
 }

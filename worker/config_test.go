@@ -338,3 +338,29 @@ func TestCheckpointRemoteFlag(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "ssh://git@host/c.git", m.CheckpointRemote, "the flag wins")
 }
+
+// A duration from the environment: unset is the default; a bad value,
+// a negative one, or 0 where 0 means nothing, is refused with the
+// variable and what to write.
+func TestEnvDuration(t *testing.T) {
+	t.Parallel()
+	env := func(v string) func(string) string { return func(string) string { return v } }
+	d, err := envDuration(env(""), "X", time.Minute, "90s", "")
+	require.NoError(t, err)
+	require.Equal(t, time.Minute, d)
+	d, err = envDuration(env("90s"), "X", time.Minute, "90s", "")
+	require.NoError(t, err)
+	require.Equal(t, 90*time.Second, d)
+	d, err = envDuration(env("0"), "X", time.Minute, "90s", "stop at once")
+	require.NoError(t, err)
+	require.Zero(t, d)
+	for _, c := range []struct{ v, zero, want string }{
+		{"0", "", `X="0": want a positive duration such as 90s`},
+		{"soon", "", `X="soon": want a positive duration such as 90s`},
+		{"-1s", "stop at once", `X="-1s": want a duration such as 90s (0: stop at once)`},
+		{"10", "stop at once", `X="10": want a duration such as 90s (0: stop at once)`},
+	} {
+		_, err := envDuration(env(c.v), "X", time.Minute, "90s", c.zero)
+		require.EqualError(t, err, c.want)
+	}
+}

@@ -33,13 +33,9 @@ type drainFlag struct {
 
 // bind reads LONGRUN_DRAIN_TIMEOUT as the flag's default.
 func (d *drainFlag) bind(fs *flag.FlagSet, getenv func(string) string) error {
-	def := defaultDrainTimeout
-	if v := getenv("LONGRUN_DRAIN_TIMEOUT"); v != "" {
-		t, err := time.ParseDuration(v)
-		if err != nil || t < 0 {
-			return fmt.Errorf("LONGRUN_DRAIN_TIMEOUT=%q: want a duration such as 90s or 10m (0: stop at once)", v)
-		}
-		def = t
+	def, err := envDuration(getenv, "LONGRUN_DRAIN_TIMEOUT", defaultDrainTimeout, "90s or 10m", "stop at once")
+	if err != nil {
+		return err
 	}
 	fs.DurationVar(&d.timeout, "drain-timeout", def, "on SIGTERM or SIGINT, stop taking work and let running tool calls and background jobs finish for up to this long before exiting; a second signal stops at once (0: stop at once; env LONGRUN_DRAIN_TIMEOUT)")
 	return nil

@@ -214,13 +214,9 @@ func (m *Main) bindToolFlags(fs *flag.FlagSet, getenv func(string) string, raw *
 // bindModelFlags defines how the model and the guardian are reached.
 func (m *Main) bindModelFlags(fs *flag.FlagSet, getenv func(string) string, raw *rawFlags) error {
 	fs.StringVar(&m.Model.DefaultModel, "model", getenv("LONGRUN_MODEL"), "model used when a session names none (env LONGRUN_MODEL)")
-	modelTimeout := 10 * time.Minute
-	if v := getenv("LONGRUN_MODEL_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("LONGRUN_MODEL_TIMEOUT=%q: want a positive duration such as 90s or 10m", v)
-		}
-		modelTimeout = d
+	modelTimeout, err := envDuration(getenv, "LONGRUN_MODEL_TIMEOUT", 10*time.Minute, "90s or 10m", "")
+	if err != nil {
+		return err
 	}
 	// A model that stops answering mid-reply must not hold the turn for the
 	// whole activity timeout: past this the call is a fault and retried.
@@ -237,13 +233,9 @@ func (m *Main) bindModelFlags(fs *flag.FlagSet, getenv func(string) string, raw 
 	fs.StringVar(&raw.cacheKey, "prompt-cache-key", or(getenv("LONGRUN_PROMPT_CACHE_KEY"), activities.PromptCacheKeyAuto), "send each session's id as prompt_cache_key: auto (to api.openai.com only), on or off (env LONGRUN_PROMPT_CACHE_KEY)")
 	fs.StringVar(&m.pricesFlag, "prices", getenv("LONGRUN_PRICES"), "JSON price table {\"model\": {\"input\": USD/1M tokens, \"output\": ...}} for cost estimates (default prices.json of --config; env LONGRUN_PRICES)")
 	fs.StringVar(&m.Guardian.Model, "guardian-model", getenv("LONGRUN_GUARDIAN_MODEL"), `model of the guardian, the reviewer sessions with approval "guardian" ask before a person (default: the session's model; env LONGRUN_GUARDIAN_MODEL); its prompt is guardian.md in --config, else a built-in one`)
-	guardianTimeout := activities.DefaultGuardianTimeout
-	if v := getenv("LONGRUN_GUARDIAN_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("LONGRUN_GUARDIAN_TIMEOUT=%q: want a positive duration such as 90s", v)
-		}
-		guardianTimeout = d
+	guardianTimeout, err := envDuration(getenv, "LONGRUN_GUARDIAN_TIMEOUT", activities.DefaultGuardianTimeout, "90s", "")
+	if err != nil {
+		return err
 	}
 	fs.DurationVar(&m.Guardian.Timeout, "guardian-timeout", guardianTimeout, "longest one guardian review may take; past it the call goes to a person (env LONGRUN_GUARDIAN_TIMEOUT)")
 	return nil

@@ -43,22 +43,14 @@ func (s *setupFlags) bind(fs *flag.FlagSet, getenv func(string) string) error {
 		}
 	}
 	fs.Var(s, "setup", "a command run in each new checkout of a repository before the session's first model call (e.g. 'go mod download', 'npm ci'), in the sandbox with the network on; /REPO=COMMAND for the repository whose top directory is /REPO, COMMAND for every other; repeatable. What it downloads into Go's module cache is kept per hash of the lockfiles and reused read-only by later sessions (env LONGRUN_SETUP, one entry a line)")
-	timeout := activities.DefaultSetupTimeout
-	if v := getenv("LONGRUN_SETUP_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("LONGRUN_SETUP_TIMEOUT=%q: want a positive duration such as 20m", v)
-		}
-		timeout = d
+	timeout, err := envDuration(getenv, "LONGRUN_SETUP_TIMEOUT", activities.DefaultSetupTimeout, "20m", "")
+	if err != nil {
+		return err
 	}
 	fs.DurationVar(&s.timeout, "setup-timeout", timeout, "longest a setup command (--setup) may run; past it it is stopped and the session goes on without it (env LONGRUN_SETUP_TIMEOUT)")
-	keep := activities.DefaultSetupKeep
-	if v := getenv("LONGRUN_SETUP_KEEP"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return fmt.Errorf("LONGRUN_SETUP_KEEP=%q: want a duration such as 720h, or 0 to keep every layer", v)
-		}
-		keep = d
+	keep, err := envDuration(getenv, "LONGRUN_SETUP_KEEP", activities.DefaultSetupKeep, "720h", "keep every layer")
+	if err != nil {
+		return err
 	}
 	fs.DurationVar(&s.keep, "setup-keep", keep, "how long a setup layer (--setup) no session made or reused stays; older ones no checkout uses are removed when the worker starts and when a new layer is made; 0 keeps them all (env LONGRUN_SETUP_KEEP)")
 	return nil
