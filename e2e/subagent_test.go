@@ -122,6 +122,15 @@ func TestSubagentApprovalOnTheParent(t *testing.T) {
 	out, err = e.starter("--json", "events", id, "--sub-agents")
 	require.NoError(t, err, out)
 	requireInOrder(t, subagentSummaries(decodeLines[follow.Event](t, out)), want...)
+
+	// watch shows what the sub-agent did beside the parent's
+	// conversation, a line each.
+	out, err = e.starter("watch", id)
+	require.NoError(t, err, out)
+	for _, line := range []string{"sub-agent " + child + " started: do the child's part", "[" + child + "] call c1 write (write: child.txt) proposed: ask",
+		"[" + child + "] call c1 write (write: child.txt) finished: ran", "[" + child + "] session ended: completed"} {
+		require.Contains(t, out, line)
+	}
 }
 
 // subagentSummaries is summaries with each event's session first ("" for

@@ -16,7 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -90,12 +90,12 @@ type Options struct {
 	NoPartial bool
 	// SubAgents merges the events of the session's sub-agents (task
 	// calls) into its stream, each with Session set to the sub-agent
-	// whose event it is: from the parent's subagent_started on, a
-	// sub-agent's events read so far come at once, the rest as they
-	// happen, and its sub-agents' too. Only its own session events are
-	// merged: the parent's stream says when the server or a worker is
-	// lost and when the session closed, and a sub-agent's text being
-	// written is left out (it would replace the parent's).
+	// whose event it is (a nested one's keep their own): a sub-agent's
+	// events come after its subagent_started and before its task call's
+	// call_finished, followed live or read afterwards. Only session
+	// events are merged: whether the server or a worker answers, and
+	// when the session closed, are the parent's to say, and a
+	// sub-agent's text being written is left out.
 	SubAgents bool
 }
 
@@ -113,19 +113,10 @@ func Follow(ctx context.Context, c Client, sessionID string, after int64) <-chan
 // FollowWith is Follow with options.
 func FollowWith(ctx context.Context, c Client, sessionID string, after int64, opts Options) <-chan Event {
 	out := make(chan Event, 64)
-	f := &follower{Reader: NewReader(c, sessionID, after, opts)}
-	f.emit = func(ctx context.Context, e Event) bool {
-		select {
-		case out <- e:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
+	f := &follower{Reader: NewReader(c, sessionID, after, opts), out: out}
 	go func() {
 		defer close(out)
 		f.run(ctx)
-		f.waitSubs() // no sub-agent's follower sends once out is closed
 	}()
 	return out
 }
@@ -142,6 +133,16 @@ type Reader struct {
 	streaming bool   // a model turn started and has not finished
 	partial   string // the last partial text returned
 	badCodec  bool   // the heartbeat did not decode: said once
+	// kids are the sub-agents read with this session (Options.SubAgents)
+	// until their end is read, in the order they started.
+	kids []*kid
+}
+
+// kid is a sub-agent followed with its parent: its task call's id and
+// the reader of its events.
+type kid struct {
+	call string
+	r    *Reader
 }
 
 // NewReader reads sessionID's events after sequence number after.
@@ -164,7 +165,8 @@ func (r *Reader) After() int64 { return r.after }
 
 // Read asks the events query once for what is new: a KindMissed event
 // first when the log no longer holds some of it, then the session's
-// events. more says another read would return more at once. An error
+// events, with Options.SubAgents its sub-agents' merged in (Reader.kid
+// says how). more says another read would return more at once. An error
 // is the query's; Permanent tells whether trying again can mend it.
 func (r *Reader) Read(ctx context.Context) (evs []Event, more bool, err error) {
 	qctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
@@ -184,18 +186,74 @@ func (r *Reader) Read(ctx context.Context) (evs []Event, more bool, err error) {
 		case eventlog.KindTurnFinished, eventlog.KindEnded:
 			r.streaming = false
 		}
+		if r.opts.SubAgents && e.Kind == eventlog.KindCallFinished && e.Call != nil {
+			// Its sub-agent has ended and its log is whole: the rest
+			// of it comes before the task call's end.
+			if i := slices.IndexFunc(r.kids, func(k *kid) bool { return k.call == e.Call.ID }); i >= 0 {
+				evs = r.readKid(ctx, evs, r.kids[i], true)
+			}
+		}
 		evs = append(evs, Event{Event: e})
 		r.after = e.Seq
+		if r.opts.SubAgents && e.Kind == eventlog.KindSubagentStarted && e.Session != "" && e.Session != r.id {
+			opts := r.opts
+			opts.NoPartial = true
+			k := &kid{r: NewReader(r.c, e.Session, 0, opts)}
+			if e.Call != nil {
+				k.call = e.Call.ID
+			}
+			r.kids = append(r.kids, k)
+			evs = r.readKid(ctx, evs, k, false) // what it did so far, right after its start
+		}
+	}
+	if !page.More {
+		for _, k := range slices.Clone(r.kids) {
+			evs = r.readKid(ctx, evs, k, false)
+		}
 	}
 	return evs, page.More, nil
 }
 
+// readKid appends what sub-agent k did since it was last read to evs,
+// each event marked with its session. A sub-agent is read until its
+// session_ended, or until a whole read once its task call's end was
+// read (ended: nothing more will come); one whose events cannot be read
+// for good is an error
+// event with Session set, and read no more. A read that failed for now
+// is tried again with the parent's next read: the parent's own read
+// says when the server or a worker does not answer.
+func (r *Reader) readKid(ctx context.Context, evs []Event, k *kid, ended bool) []Event {
+	done := false
+	for {
+		got, more, err := k.r.Read(ctx)
+		if err != nil {
+			if Permanent(err) {
+				evs = append(evs, Event{Event: eventlog.Event{Kind: KindError, Time: time.Now(), Session: k.r.id,
+					Text: fmt.Sprintf("the events of sub-agent %s cannot be read: %v", k.r.id, err)}})
+				done = true
+			}
+			break
+		}
+		done = done || (ended && !more)
+		for _, e := range got {
+			if e.Session == "" {
+				e.Session = k.r.id
+				done = done || e.Kind == eventlog.KindEnded
+			}
+			evs = append(evs, e)
+		}
+		if !more {
+			break
+		}
+	}
+	if done {
+		r.kids = slices.DeleteFunc(r.kids, func(o *kid) bool { return o == k })
+	}
+	return evs
+}
+
 // ReadAll reads every event the session holds after after, page by
-// page, once. With opts.SubAgents each sub-agent's events come right
-// after its subagent_started, Session set (its own sub-agents' too); one
-// whose events cannot be read gets an error event with Session set in
-// their place, so the parent's are never lost for a child's. An error
-// is the session's own read.
+// page, once: with opts.SubAgents its sub-agents' too (Read).
 func ReadAll(ctx context.Context, c Client, sessionID string, after int64, opts Options) ([]Event, error) {
 	r := NewReader(c, sessionID, after, opts)
 	var all []Event
@@ -204,22 +262,7 @@ func ReadAll(ctx context.Context, c Client, sessionID string, after int64, opts 
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range evs {
-			all = append(all, e)
-			if !opts.SubAgents || e.Kind != eventlog.KindSubagentStarted || e.Session == "" || e.Session == sessionID {
-				continue
-			}
-			sub, err := ReadAll(ctx, c, e.Session, 0, opts)
-			if err != nil {
-				sub = []Event{{Event: eventlog.Event{Kind: KindError, Time: time.Now(), Text: fmt.Sprintf("the events of sub-agent %s: %v", e.Session, err)}}}
-			}
-			for _, se := range sub {
-				if se.Session == "" {
-					se.Session = e.Session
-				}
-				all = append(all, se)
-			}
-		}
+		all = append(all, evs...)
 		if !more {
 			return all, nil
 		}
@@ -293,164 +336,50 @@ func (r *Reader) Partial(desc *workflowservice.DescribeWorkflowExecutionResponse
 	return Event{Event: eventlog.Event{Kind: KindPartial, Time: time.Now(), Text: text}}, true
 }
 
-// follower is Follow's loop, for the session followed or, with
-// Options.SubAgents, one of its sub-agents.
+// follower is Follow's loop.
 type follower struct {
 	*Reader
-	// emit hands an event on: to Follow's channel, or a sub-agent's
-	// through its parent's emit. It is false when ctx ended first.
-	emit    func(context.Context, Event) bool
+	out     chan<- Event
 	said    string // KindLost or KindNoWorker while reads fail; "" while they work
 	backoff time.Duration
-	// mu orders a read and the sending of what it read against a
-	// parent's flush (subagent, sendAll): both read the same Reader.
-	mu   sync.Mutex
-	subs sync.WaitGroup // the sub-agents' followers still running
-	// kids are the sub-agents followed now, by their task call's id.
-	kids map[string]*follower
-	// subsCtx is the sub-agents' followers' context, stopSubs ends
-	// them (both nil before the first).
-	subsCtx  context.Context
-	stopSubs context.CancelFunc
-}
-
-// subsGrace is how long a closed session's stream waits for its
-// sub-agents' last events before it says it closed: a sub-agent closes
-// before its parent's task call ends, so this is only reached when one
-// was left behind (a parent terminated, a child no worker runs).
-const subsGrace = 10 * time.Second
-
-// waitSubs waits for the sub-agents' followers, at most subsGrace, then
-// ends those still running.
-func (f *follower) waitSubs() {
-	f.mu.Lock()
-	stop := f.stopSubs
-	f.mu.Unlock()
-	if stop == nil {
-		return
-	}
-	done := make(chan struct{})
-	go func() {
-		f.subs.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(subsGrace):
-		stop()
-		<-done
-	}
-	stop()
 }
 
 // send hands e to the reader; false when ctx ended first.
 func (f *follower) send(ctx context.Context, e Event) bool {
-	return f.emit(ctx, e)
+	select {
+	case f.out <- e:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
-// sendAll hands the events read to the reader, and with
-// Options.SubAgents follows each sub-agent that started in them. The end
-// of a task call whose sub-agent is followed waits for the rest of that
-// sub-agent's events (it has ended, so its log is whole): they come
-// before it, not whenever its follower next reads. The caller holds mu.
 func (f *follower) sendAll(ctx context.Context, evs []Event) bool {
 	for _, e := range evs {
-		if e.Kind == eventlog.KindCallFinished && e.Call != nil {
-			if kid := f.kids[e.Call.ID]; kid != nil {
-				delete(f.kids, e.Call.ID)
-				if !kid.flush(ctx) {
-					return false
-				}
-			}
-		}
 		if !f.send(ctx, e) {
 			return false
 		}
-		if f.opts.SubAgents && e.Kind == eventlog.KindSubagentStarted && e.Session != "" && e.Session != f.id {
-			if !f.subagent(ctx, e) {
-				return false
-			}
-		}
 	}
-	return true
-}
-
-// flush reads and hands on what the session holds that was not read
-// yet. A read error leaves the rest to its follower's own loop.
-func (f *follower) flush(ctx context.Context) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for {
-		evs, more, err := f.Read(ctx)
-		if err != nil {
-			return true
-		}
-		if !f.sendAll(ctx, evs) {
-			return false
-		}
-		if !more {
-			return true
-		}
-	}
-}
-
-// subagent follows the sub-agent child: what it did so far is handed on
-// now, right after the parent's subagent_started and before the
-// parent's next event, so a session read after the fact reads in order;
-// the rest is followed beside the parent until the sub-agent closes.
-// Its events carry Session (a nested sub-agent's keep their own), and
-// only its session events are handed on: lost, back, closed and the
-// like are the parent stream's to say. A sub-agent whose events cannot
-// be read is said once, as an error event with Session set, which ends
-// only its part.
-func (f *follower) subagent(ctx context.Context, started Event) bool {
-	child := started.Session
-	if f.stopSubs == nil {
-		f.subsCtx, f.stopSubs = context.WithCancel(ctx)
-	}
-	ctx = f.subsCtx
-	opts := f.opts
-	opts.NoPartial = true
-	sub := &follower{Reader: NewReader(f.c, child, 0, opts)}
-	sub.emit = func(ctx context.Context, e Event) bool {
-		switch e.Kind {
-		case KindPartial, KindLost, KindBack, KindNoWorker, KindClosed:
-			return true
-		}
-		if e.Session == "" {
-			e.Session = child
-		}
-		return f.emit(ctx, e)
-	}
-	if !sub.flush(ctx) { // a read error: the follower below tries again, or says why not
-		return false
-	}
-	if started.Call != nil {
-		if f.kids == nil {
-			f.kids = map[string]*follower{}
-		}
-		f.kids[started.Call.ID] = sub
-	}
-	f.subs.Add(1)
-	go func() {
-		defer f.subs.Done()
-		sub.run(ctx)
-		sub.waitSubs()
-	}()
 	return true
 }
 
 func (f *follower) run(ctx context.Context) {
 	for ctx.Err() == nil {
-		more, ok, err := f.step(ctx)
-		if !ok {
-			return
-		}
+		evs, more, err := f.Read(ctx)
 		if err != nil {
 			if !f.readFailed(ctx, err) {
 				return
 			}
 			continue
+		}
+		if f.said != "" {
+			f.said = ""
+			if !f.send(ctx, Event{Event: eventlog.Event{Kind: KindBack, Time: time.Now()}}) {
+				return
+			}
+		}
+		if !f.sendAll(ctx, evs) {
+			return
 		}
 		if more {
 			continue
@@ -468,34 +397,13 @@ func (f *follower) run(ctx context.Context) {
 			f.finish(ctx, status)
 			return
 		}
-		f.mu.Lock()
-		p, ok := f.Partial(desc)
-		f.mu.Unlock()
-		if ok && !f.send(ctx, p) {
+		if p, ok := f.Partial(desc); ok && !f.send(ctx, p) {
 			return
 		}
 		if !sleep(ctx, f.opts.Interval) {
 			return
 		}
 	}
-}
-
-// step reads once and hands on what it read (after KindBack when reads
-// had failed). ok is false when the stream ends; err is the read's.
-func (f *follower) step(ctx context.Context) (more, ok bool, err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	evs, more, err := f.Read(ctx)
-	if err != nil {
-		return false, true, err
-	}
-	if f.said != "" {
-		f.said = ""
-		if !f.send(ctx, Event{Event: eventlog.Event{Kind: KindBack, Time: time.Now()}}) {
-			return false, false, nil
-		}
-	}
-	return more, f.sendAll(ctx, evs), nil
 }
 
 // readFailed handles an error of the events query. The query needs the
@@ -547,10 +455,12 @@ func (f *follower) failed(ctx context.Context, err error, kind string) bool {
 // finish reads the last events of a closed session and says how it
 // closed.
 func (f *follower) finish(ctx context.Context, status enumspb.WorkflowExecutionStatus) {
-	if !f.flush(ctx) {
-		return
+	for {
+		evs, more, err := f.Read(ctx)
+		if err != nil || !f.sendAll(ctx, evs) || !more {
+			break
+		}
 	}
-	f.waitSubs() // their last events come before the end
 	f.send(ctx, Event{Event: eventlog.Event{Kind: KindClosed, Time: time.Now(), Outcome: StatusName(status)}})
 }
 

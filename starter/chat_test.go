@@ -312,3 +312,32 @@ func TestChatShowsSubAgents(t *testing.T) {
 		require.Contains(t, rest, shown)
 	}
 }
+
+// watch shows a sub-agent's start, calls and end as lines, rendered, and
+// leaves the session's own events and a sub-agent's turns to the rest.
+func TestWatchSubAgentLines(t *testing.T) {
+	t.Parallel()
+	child := "s1/task-1\x1b[2J"
+	for _, c := range []struct {
+		e    eventlog.Event
+		want string
+	}{
+		{eventlog.Event{Kind: eventlog.KindSubagentStarted, Session: child, Text: "look", Call: &eventlog.Call{ID: "c1", Tool: "task"}}, `call c1 task: sub-agent s1/task-1\x1b[2J started: look`},
+		{eventlog.Event{Kind: eventlog.KindCallProposed, Session: child, Outcome: "ask", Call: &eventlog.Call{ID: "c1", Tool: "write"}}, `[s1/task-1\x1b[2J] call c1 write proposed: ask`},
+		{eventlog.Event{Kind: eventlog.KindEnded, Session: child, Outcome: "completed"}, "session ended: completed"},
+		{eventlog.Event{Kind: follow.KindError, Session: child, Text: "gone"}, "error: gone"},
+	} {
+		line, ok := subAgentLine(follow.Event{Event: c.e})
+		require.True(t, ok, c.want)
+		require.Contains(t, line, c.want)
+		require.NotContains(t, line, "\x1b")
+	}
+	for _, e := range []eventlog.Event{
+		{Kind: eventlog.KindCallProposed, Outcome: "ask", Call: &eventlog.Call{ID: "c1", Tool: "write"}},
+		{Kind: eventlog.KindTurnStarted, Session: child},
+		{Kind: eventlog.KindText, Session: child, Text: "hi"},
+	} {
+		_, ok := subAgentLine(follow.Event{Event: e})
+		require.False(t, ok, "%+v", e)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/longrun/longrun/conversation"
+	"github.com/longrun/longrun/eventlog"
 	"github.com/longrun/longrun/follow"
 	"github.com/longrun/longrun/untrusted"
 	"github.com/longrun/longrun/workflows"
@@ -109,7 +110,7 @@ func (a *app) warn(w *watchState, err error) {
 // not, so closing is noticed even when no worker is up.
 func (a *app) watch(ctx context.Context, c sessionClient, session string, interval time.Duration) error {
 	w := &watchState{session: session, shownApp: map[string]bool{},
-		events: follow.NewReader(c, session, 0, follow.Options{Timeout: watchPollTimeout, DataConverter: a.dataConverter()})}
+		events: follow.NewReader(c, session, 0, follow.Options{Timeout: watchPollTimeout, DataConverter: a.dataConverter(), SubAgents: true})}
 	a.ui.more = fullHint("conversation", session)
 	for {
 		dctx, cancel := context.WithTimeout(ctx, watchPollTimeout)
@@ -361,14 +362,15 @@ func (a *app) outcome(ctx context.Context, c sessionClient, session, runID strin
 	return exitError{exitFailure, msg}
 }
 
-// pollEvents reads what is new in the session's event stream: with
-// --json each event is written as a line of type event; on a terminal
-// the model's reply so far is kept for the spinner. Piped text output
-// has no use for them and reads none. A read that fails is tried again
-// next round (the rest of watch says when the server is lost); a
+// pollEvents reads what is new in the session's event stream, its
+// sub-agents' merged in: with --json each event is written as a line of
+// type event; as text, what its sub-agents do (the conversation watch
+// prints is the session's own: subAgentLine); on a terminal the model's
+// reply so far is kept for the spinner. A read that fails is tried
+// again next round (the rest of watch says when the server is lost); a
 // session that cannot give events at all is said once and left alone.
 func (a *app) pollEvents(ctx context.Context, w *watchState, desc *workflowservice.DescribeWorkflowExecutionResponse) (read bool) {
-	if w.eventsOff || (!a.cfg.JSON && !a.ui.live) {
+	if w.eventsOff {
 		return false
 	}
 	for {
@@ -384,9 +386,12 @@ func (a *app) pollEvents(ctx context.Context, w *watchState, desc *workflowservi
 			}
 			return false
 		}
-		if a.cfg.JSON {
-			for i := range evs {
+		for i := range evs {
+			if a.cfg.JSON {
 				_ = a.printEvent(event{Type: "event", SessionID: w.session, Event: &evs[i]})
+			} else if line, ok := subAgentLine(evs[i]); ok {
+				a.clearSpin(w)
+				fmt.Fprintln(a.stdout, line)
 			}
 		}
 		if !more {
@@ -406,15 +411,29 @@ func (a *app) pollEvents(ctx context.Context, w *watchState, desc *workflowservi
 	return true
 }
 
+// subAgentLine is how watch shows e when it is about a sub-agent: its
+// start, and its calls and its end, one line each through follow.Line;
+// ok is false for the rest (the session's own events, which watch
+// shows from its conversation, and a sub-agent's turns and text).
+func subAgentLine(e follow.Event) (string, bool) {
+	switch {
+	case e.Kind == eventlog.KindSubagentStarted:
+	case e.Session == "":
+		return "", false
+	case e.Kind == eventlog.KindCallProposed, e.Kind == eventlog.KindCallDecided, e.Kind == eventlog.KindCallFinished,
+		e.Kind == eventlog.KindEnded, e.Kind == follow.KindError, e.Kind == follow.KindMissed:
+	default:
+		return "", false
+	}
+	return "  ⤷ " + follow.Line(e, fullHint("conversation", e.Session)), true
+}
+
 // drainEvents is pollEvents for the round that found the session closed:
 // there is no next round to try a failed read again, so it is tried
 // again for a moment, and once more even when the stream was given up on
 // earlier (a query refused while a run switched), so every event the
 // session logged is written before its outcome.
 func (a *app) drainEvents(ctx context.Context, w *watchState, desc *workflowservice.DescribeWorkflowExecutionResponse) {
-	if !a.cfg.JSON && !a.ui.live {
-		return
-	}
 	w.eventsOff = false
 	deadline := time.Now().Add(drainFor)
 	for !a.pollEvents(ctx, w, desc) && !w.eventsOff && ctx.Err() == nil && time.Now().Before(deadline) {
