@@ -17,19 +17,14 @@ import (
 func TestResetToAnEarlierCheckpointAndForkFromIt(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	repo, state := newRepo(t), t.TempDir()
-	in, err := Create(ctx, repo, state, "orig", "")
-	require.NoError(t, err)
-	write := func(dir, name, body string) {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
-	}
-	write(in.Dir, ".gitignore", "*.log\n")
-	write(in.Dir, "f.txt", "two\n")
+	repo, state, in := origCheckout(t)
+	write(t, in.Dir, ".gitignore", "*.log\n")
+	write(t, in.Dir, "f.txt", "two\n")
 	c2, err := Checkpoint(ctx, in, "")
 	require.NoError(t, err)
-	write(in.Dir, "f.txt", "five\n")
-	write(in.Dir, "later.txt", "later\n")
-	write(in.Dir, "keep.log", "ignored\n")
+	write(t, in.Dir, "f.txt", "five\n")
+	write(t, in.Dir, "later.txt", "later\n")
+	write(t, in.Dir, "keep.log", "ignored\n")
 	c5, err := Checkpoint(ctx, in, c2)
 	require.NoError(t, err)
 	require.NotEqual(t, c2, c5)
@@ -66,6 +61,22 @@ func TestResetToAnEarlierCheckpointAndForkFromIt(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(in.Dir, ".gitignore"))
 }
 
+// origCheckout is a session's checkout "orig" of a new repository, with
+// the repository and the state directory.
+func origCheckout(t *testing.T) (repo, state string, in Info) {
+	t.Helper()
+	repo, state = newRepo(t), t.TempDir()
+	in, err := Create(context.Background(), repo, state, "orig", "")
+	require.NoError(t, err)
+	return repo, state, in
+}
+
+// write writes body to name in dir.
+func write(t *testing.T, dir, name, body string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+}
+
 func readString(t *testing.T, dir, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, name))
@@ -81,19 +92,14 @@ func readString(t *testing.T, dir, name string) string {
 func TestCloseKeepsTheTurnsCheckpointsForAFork(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	repo, state := newRepo(t), t.TempDir()
-	in, err := Create(ctx, repo, state, "orig", "")
-	require.NoError(t, err)
-	write := func(dir, name, body string) {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
-	}
-	write(in.Dir, "f.txt", "two\n")
+	repo, state, in := origCheckout(t)
+	write(t, in.Dir, "f.txt", "two\n")
 	c2, err := Checkpoint(ctx, in, "")
 	require.NoError(t, err)
-	write(in.Dir, "f.txt", "three\n")
+	write(t, in.Dir, "f.txt", "three\n")
 	c3, err := Checkpoint(ctx, in, c2)
 	require.NoError(t, err)
-	write(in.Dir, "f.txt", "five\n")
+	write(t, in.Dir, "f.txt", "five\n")
 	c5, err := Checkpoint(ctx, in, c3)
 	require.NoError(t, err)
 
