@@ -143,6 +143,7 @@ type Reader struct {
 type kid struct {
 	call string
 	r    *Reader
+	err  error // the last read's, when it failed for now
 }
 
 // NewReader reads sessionID's events after sequence number after.
@@ -226,6 +227,7 @@ func (r *Reader) readKid(ctx context.Context, evs []Event, k *kid, ended bool) [
 	done := false
 	for {
 		got, more, err := k.r.Read(ctx)
+		k.err = err
 		if err != nil {
 			if Permanent(err) {
 				evs = append(evs, Event{Event: eventlog.Event{Kind: KindError, Time: time.Now(), Session: k.r.id,
@@ -253,7 +255,9 @@ func (r *Reader) readKid(ctx context.Context, evs []Event, k *kid, ended bool) [
 }
 
 // ReadAll reads every event the session holds after after, page by
-// page, once: with opts.SubAgents its sub-agents' too (Read).
+// page, once: with opts.SubAgents its sub-agents' too (Read). A
+// sub-agent whose last read failed is an error event with its session
+// at the end: there is no next read to fill the gap.
 func ReadAll(ctx context.Context, c Client, sessionID string, after int64, opts Options) ([]Event, error) {
 	r := NewReader(c, sessionID, after, opts)
 	var all []Event
@@ -264,9 +268,23 @@ func ReadAll(ctx context.Context, c Client, sessionID string, after int64, opts 
 		}
 		all = append(all, evs...)
 		if !more {
-			return all, nil
+			return append(all, r.unread()...), nil
 		}
 	}
+}
+
+// unread are error events for the sub-agents, at any depth, whose last
+// read failed for now.
+func (r *Reader) unread() []Event {
+	var out []Event
+	for _, k := range r.kids {
+		if k.err != nil {
+			out = append(out, Event{Event: eventlog.Event{Kind: KindError, Time: time.Now(), Session: k.r.id,
+				Text: fmt.Sprintf("the events of sub-agent %s could not be read now (%v); read again", k.r.id, k.err)}})
+		}
+		out = append(out, k.r.unread()...)
+	}
+	return out
 }
 
 // Page asks the session's events query once.
