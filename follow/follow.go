@@ -166,7 +166,7 @@ func (r *Reader) After() int64 { return r.after }
 
 // Read asks the events query once for what is new: a KindMissed event
 // first when the log no longer holds some of it, then the session's
-// events, with Options.SubAgents its sub-agents' merged in (Reader.kid
+// events, with Options.SubAgents its sub-agents' merged in (readKid
 // says how). more says another read would return more at once. An error
 // is the query's; Permanent tells whether trying again can mend it.
 func (r *Reader) Read(ctx context.Context) (evs []Event, more bool, err error) {
@@ -218,11 +218,10 @@ func (r *Reader) Read(ctx context.Context) (evs []Event, more bool, err error) {
 // readKid appends what sub-agent k did since it was last read to evs,
 // each event marked with its session. A sub-agent is read until its
 // session_ended, or until a whole read once its task call's end was
-// read (ended: nothing more will come); one whose events cannot be read
-// for good is an error
-// event with Session set, and read no more. A read that failed for now
-// is tried again with the parent's next read: the parent's own read
-// says when the server or a worker does not answer.
+// read (ended: nothing more will come). One whose events cannot be read
+// for good is an error event with Session set, and read no more; a read
+// that failed for now is tried again with the parent's next read (the
+// parent's own read says when the server or a worker does not answer).
 func (r *Reader) readKid(ctx context.Context, evs []Event, k *kid, ended bool) []Event {
 	done := false
 	for {

@@ -47,7 +47,7 @@ func (a *app) cmdEvents(ctx context.Context, fs *flag.FlagSet, args []string) er
 		return nil
 	}
 	for e := range follow.FollowWith(ctx, c, session, *after, opts) {
-		if e.Kind == follow.KindError {
+		if e.Kind == follow.KindError && e.Session == "" { // a sub-agent's ends only its part: printed
 			return fmt.Errorf("events of %s: %s", session, untrusted.Line(e.Text))
 		}
 		if err := a.printStreamEvent(e, session); err != nil {
