@@ -381,3 +381,20 @@ func waitingWrite(content string) []sm.Reply {
 		sm.Text("done"),
 	}
 }
+
+// A sub-agent's call that waits for a person shows in chat among the
+// sub-agent's calls, under its name, and is approved there like the
+// session's own: the child writes its file and both sessions complete.
+func TestChatApprovesASubAgentsCall(t *testing.T) {
+	t.Parallel()
+	e := newEnvResponder(t, subagentModel("build", sm.Call{ID: "c_w", Name: "write", Arguments: `{"path": "child.txt", "content": "from the child\n"}`}))
+	id := e.start(workflows.SessionInput{Prompt: "delegate"})
+	c := e.chat(id)
+	c.waitScreen("the sub-agent's call waiting", "sub-agent task-1 started for call c1: do the child's part", "[task-1/c1] write", "approval needed")
+	c.keys("a")
+	c.waitScreen("the sub-agent's end", "sub-agent task-1 ended: completed", "session closed: completed")
+	require.Equal(t, workflows.ResultCompleted, result(t, id).Status)
+	require.Equal(t, "from the child\n", readFile(t, filepath.Join(e.workspace, "child.txt")))
+	c.keys("\r")
+	c.exit()
+}
