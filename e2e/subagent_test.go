@@ -77,9 +77,8 @@ func TestSubagentApprovalOnTheParent(t *testing.T) {
 	require.Contains(t, subagentSummaries(decodeLines[follow.Event](t, out)), child+" call_proposed c1 write ask")
 	out, err = e.starter("--json", "events", id)
 	require.NoError(t, err, out)
-	require.NotContains(t, out, `"session":"`+child+`","kind":"call_proposed"`)
 	for _, ev := range decodeLines[follow.Event](t, out) {
-		require.True(t, ev.Session == "" || ev.Kind == eventlog.KindSubagentStarted, "a sub-agent's event without --sub-agents: %+v", ev)
+		require.Empty(t, ev.SubAgent, "a sub-agent's event without --sub-agents: %+v", ev)
 	}
 	out, err = e.starter("approve", id, child+"/c_w")
 	require.NoError(t, err, out)
@@ -100,7 +99,7 @@ func TestSubagentApprovalOnTheParent(t *testing.T) {
 	// the child's; the stream ends once, with the parent.
 	want := []string{
 		" call_started c1 task",
-		child + " subagent_started c1 task",
+		" subagent_started c1 task",
 		child + " call_proposed c1 write ask",
 		child + " call_decided c1 write approve by person",
 		child + " call_finished c1 write ran",
@@ -131,10 +130,37 @@ func TestSubagentApprovalOnTheParent(t *testing.T) {
 		"[" + child + "] call c1 write (write: child.txt) finished: ran", "[" + child + "] session ended: completed"} {
 		require.Contains(t, out, line)
 	}
+	// watch --json: a sub-agent's events are lines of its own session.
+	out, err = e.starter("--json", "watch", id)
+	require.NoError(t, err, out)
+	type watchLine struct {
+		Type      string        `json:"type"`
+		SessionID string        `json:"session_id"`
+		Event     *follow.Event `json:"event"`
+	}
+	var mine, its []string
+	for _, l := range decodeLines[watchLine](t, out) {
+		if l.Type != "event" || l.Event == nil || l.Event.Seq == 0 {
+			continue
+		}
+		switch l.SessionID {
+		case id:
+			require.Empty(t, l.Event.SubAgent)
+			mine = append(mine, l.Event.Kind)
+		case child:
+			require.Equal(t, child, l.Event.SubAgent)
+			its = append(its, l.Event.Kind)
+		default:
+			t.Fatalf("an event line of %q", l.SessionID)
+		}
+	}
+	require.Contains(t, mine, eventlog.KindSubagentStarted)
+	require.Contains(t, its, eventlog.KindCallProposed)
+	require.Contains(t, its, eventlog.KindEnded)
 }
 
-// subagentSummaries is summaries with each event's session first ("" for
-// the parent's own).
+// subagentSummaries is summaries with the sub-agent whose event it is
+// first ("" for the parent's own).
 func subagentSummaries(all []follow.Event) []string {
 	evs := make([]eventlog.Event, len(all))
 	for i, ev := range all {
@@ -142,7 +168,7 @@ func subagentSummaries(all []follow.Event) []string {
 	}
 	out := summaries(evs)
 	for i, ev := range all {
-		out[i] = ev.Session + " " + out[i]
+		out[i] = ev.SubAgent + " " + out[i]
 	}
 	return out
 }

@@ -76,9 +76,6 @@ type Event struct {
 	// Cut is how many bytes of Text were left out (from its end).
 	Cut int `json:"cut,omitempty"`
 	// Session is, on KindSubagentStarted, the sub-agent's session id.
-	// A reader that merges sub-agents' events into their parent's
-	// stream (package follow) sets it on each of them to the sub-agent
-	// whose event it is; a session's own events leave it empty.
 	Session string `json:"session,omitempty"`
 }
 

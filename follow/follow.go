@@ -66,6 +66,11 @@ type Event struct {
 	// Missed is set on KindMissed: how many events were lost to the
 	// log's bound.
 	Missed int64 `json:"missed,omitempty"`
+	// SubAgent is set on an event merged from a sub-agent
+	// (Options.SubAgents): that sub-agent's session id, the session the
+	// event is of (its Seq is that session's). Empty on the followed
+	// session's own events.
+	SubAgent string `json:"sub_agent,omitempty"`
 }
 
 // Client is the part of the Temporal client Follow uses.
@@ -89,7 +94,7 @@ type Options struct {
 	// NoPartial leaves the heartbeat out: only the session's own events.
 	NoPartial bool
 	// SubAgents merges the events of the session's sub-agents (task
-	// calls) into its stream, each with Session set to the sub-agent
+	// calls) into its stream, each with SubAgent set to the sub-agent
 	// whose event it is (a nested one's keep their own): a sub-agent's
 	// events come after its subagent_started and before its task call's
 	// call_finished, followed live or read afterwards. Only session
@@ -216,10 +221,10 @@ func (r *Reader) Read(ctx context.Context) (evs []Event, more bool, err error) {
 }
 
 // readKid appends what sub-agent k did since it was last read to evs,
-// each event marked with its session. A sub-agent is read until its
+// each event marked with its session (SubAgent). A sub-agent is read until its
 // session_ended, or until a whole read once its task call's end was
 // read (ended: nothing more will come). One whose events cannot be read
-// for good is an error event with Session set, and read no more; a read
+// for good is an error event with SubAgent set, and read no more; a read
 // that failed for now is tried again with the parent's next read (the
 // parent's own read says when the server or a worker does not answer).
 func (r *Reader) readKid(ctx context.Context, evs []Event, k *kid, ended bool) []Event {
@@ -229,16 +234,16 @@ func (r *Reader) readKid(ctx context.Context, evs []Event, k *kid, ended bool) [
 		k.err = err
 		if err != nil {
 			if Permanent(err) {
-				evs = append(evs, Event{Event: eventlog.Event{Kind: KindError, Time: time.Now(), Session: k.r.id,
-					Text: fmt.Sprintf("the events of sub-agent %s cannot be read: %v", k.r.id, err)}})
+				evs = append(evs, Event{Event: eventlog.Event{Kind: KindError, Time: time.Now(),
+					Text: fmt.Sprintf("the events of sub-agent %s cannot be read: %v", k.r.id, err)}, SubAgent: k.r.id})
 				done = true
 			}
 			break
 		}
 		done = done || (ended && !more)
 		for _, e := range got {
-			if e.Session == "" {
-				e.Session = k.r.id
+			if e.SubAgent == "" {
+				e.SubAgent = k.r.id
 				done = done || e.Kind == eventlog.KindEnded
 			}
 			evs = append(evs, e)
@@ -255,7 +260,7 @@ func (r *Reader) readKid(ctx context.Context, evs []Event, k *kid, ended bool) [
 
 // ReadAll reads every event the session holds after after, page by
 // page, once: with opts.SubAgents its sub-agents' too (Read). A
-// sub-agent whose last read failed is an error event with its session
+// sub-agent whose last read failed is an error event with its SubAgent
 // at the end: there is no next read to fill the gap.
 func ReadAll(ctx context.Context, c Client, sessionID string, after int64, opts Options) ([]Event, error) {
 	r := NewReader(c, sessionID, after, opts)
@@ -278,8 +283,8 @@ func (r *Reader) unread() []Event {
 	var out []Event
 	for _, k := range r.kids {
 		if k.err != nil {
-			out = append(out, Event{Event: eventlog.Event{Kind: KindError, Time: time.Now(), Session: k.r.id,
-				Text: fmt.Sprintf("the events of sub-agent %s could not be read now (%v); read again", k.r.id, k.err)}})
+			out = append(out, Event{Event: eventlog.Event{Kind: KindError, Time: time.Now(),
+				Text: fmt.Sprintf("the events of sub-agent %s could not be read now (%v); read again", k.r.id, k.err)}, SubAgent: k.r.id})
 		}
 		out = append(out, k.r.unread()...)
 	}

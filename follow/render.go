@@ -25,9 +25,9 @@ func Line(e Event, hint string) string {
 	if !e.Time.IsZero() {
 		b.WriteString(e.Time.Local().Format("15:04:05") + " ")
 	}
-	if e.Session != "" && e.Kind != eventlog.KindSubagentStarted {
+	if e.SubAgent != "" {
 		// A sub-agent's event, merged into its parent's stream.
-		b.WriteString("[" + untrusted.Token(e.Session) + "] ")
+		b.WriteString("[" + untrusted.Token(e.SubAgent) + "] ")
 	}
 	b.WriteString(describe(e, hint))
 	return b.String()

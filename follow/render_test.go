@@ -36,7 +36,7 @@ func TestLineRendersUntrustedText(t *testing.T) {
 		{"back", eventlog.Event{Kind: KindBack}, []string{"back: the session's events read again"}},
 		{"sub-agent started", eventlog.Event{Kind: eventlog.KindSubagentStarted, Session: "s/task-1\x1b[2J", Text: hostile,
 			Call: &eventlog.Call{ID: "c2", Tool: "task"}}, []string{`call c2 task: sub-agent s/task-1\x1b[2J started: ok`}},
-		{"a sub-agent's event", eventlog.Event{Seq: 4, Kind: eventlog.KindCallStarted, Session: "s/task-1\x1b[2J",
+		{"a sub-agent's event", eventlog.Event{Seq: 4, Kind: eventlog.KindCallStarted,
 			Call: &eventlog.Call{ID: "c1", Tool: "read"}}, []string{"#4 ", `[s/task-1\x1b[2J] call c1 read started`}},
 		{"unknown kind from a newer session", eventlog.Event{Kind: "new_kind\x1b", Text: "x"}, []string{`new_kind\x1b: x`}},
 	}
@@ -44,7 +44,11 @@ func TestLineRendersUntrustedText(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.e.Time = time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-			got := Line(Event{Event: tc.e}, "see: longrun conversation s")
+			ev := Event{Event: tc.e}
+			if tc.name == "a sub-agent's event" {
+				ev.SubAgent = "s/task-1\x1b[2J"
+			}
+			got := Line(ev, "see: longrun conversation s")
 			for _, w := range tc.want {
 				require.Contains(t, got, w)
 			}

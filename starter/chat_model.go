@@ -258,7 +258,7 @@ func (m *chatModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // event takes one event of the stream into the transcript.
 func (m *chatModel) event(e follow.Event) tea.Cmd {
-	sub := e.Session != "" && e.Kind != eventlog.KindSubagentStarted // a sub-agent's own event
+	sub := e.SubAgent != "" // a sub-agent's event, not the session's
 	call := func() *chatCall {
 		if e.Call == nil {
 			return &chatCall{}
@@ -267,7 +267,7 @@ func (m *chatModel) event(e follow.Event) tea.Cmd {
 		if sub {
 			// Named as the parent's pending list names a sub-agent's
 			// calls, shortened to the part under this session.
-			id = m.subName(e.Session) + "/" + id
+			id = m.subName(e.SubAgent) + "/" + id
 		}
 		c := m.calls[id]
 		if c == nil {
@@ -282,18 +282,21 @@ func (m *chatModel) event(e follow.Event) tea.Cmd {
 		case eventlog.KindCallProposed, eventlog.KindCallDecided, eventlog.KindCallStarted, eventlog.KindCallFinished:
 			// A sub-agent's calls show as the parent's do, below.
 		case eventlog.KindText:
-			m.note(fmt.Sprintf("sub-agent %s: %s", showID(m.subName(e.Session)), untrusted.Preview(e.Text, 300, "")))
+			m.note(fmt.Sprintf("sub-agent %s: %s", showID(m.subName(e.SubAgent)), untrusted.Preview(e.Text, 300, "")))
 			return nil
 		case eventlog.KindTurnFinished:
 			if e.Outcome != "ok" {
-				m.note(fmt.Sprintf("sub-agent %s, turn %d: the model call %s%s", showID(m.subName(e.Session)), e.Turn, untrusted.Token(e.Outcome), withText(e.Text)))
+				m.note(fmt.Sprintf("sub-agent %s, turn %d: the model call %s%s", showID(m.subName(e.SubAgent)), e.Turn, untrusted.Token(e.Outcome), withText(e.Text)))
 			}
 			return nil
 		case eventlog.KindEnded:
-			m.note(fmt.Sprintf("sub-agent %s ended: %s%s", showID(m.subName(e.Session)), untrusted.Token(e.Outcome), withText(e.Text)))
+			m.note(fmt.Sprintf("sub-agent %s ended: %s%s", showID(m.subName(e.SubAgent)), untrusted.Token(e.Outcome), withText(e.Text)))
+			return nil
+		case eventlog.KindSubagentStarted:
+			m.note(fmt.Sprintf("sub-agent %s started by %s%s", showID(m.subName(e.Session)), showID(m.subName(e.SubAgent)), withText(e.Text)))
 			return nil
 		case follow.KindError, follow.KindMissed:
-			m.note(fmt.Sprintf("sub-agent %s: %s", showID(m.subName(e.Session)), untrusted.Line(e.Text)))
+			m.note(fmt.Sprintf("sub-agent %s: %s", showID(m.subName(e.SubAgent)), untrusted.Line(e.Text)))
 			return nil
 		default:
 			// Its phases, turns, prompt and reasoning: the parent's

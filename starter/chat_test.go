@@ -294,13 +294,18 @@ func TestChatShowsSubAgents(t *testing.T) {
 		eventlog.Event{Seq: 2, Kind: eventlog.KindTurnStarted, Turn: 1},
 		eventlog.Event{Seq: 3, Kind: eventlog.KindCallStarted, Call: &eventlog.Call{ID: "c1", Tool: "task"}},
 		eventlog.Event{Seq: 4, Kind: eventlog.KindSubagentStarted, Session: child, Text: "look \x1b[2Jaround", Call: &eventlog.Call{ID: "c1", Tool: "task"}},
-		eventlog.Event{Seq: 1, Session: child, Kind: eventlog.KindPhase, Phase: "waiting-approval"},
-		eventlog.Event{Seq: 2, Session: child, Kind: eventlog.KindTurnStarted, Turn: 7},
-		eventlog.Event{Seq: 3, Session: child, Kind: eventlog.KindCallProposed, Outcome: "ask", Call: &eventlog.Call{ID: "c1", Tool: "write", Summary: "write: notes.md"}},
-		eventlog.Event{Seq: 4, Session: child, Kind: eventlog.KindCallFinished, Outcome: "ran", Text: "wrote it", Call: &eventlog.Call{ID: "c1", Tool: "write"}},
-		eventlog.Event{Seq: 5, Session: child, Kind: eventlog.KindText, Text: "child \x1b]0;t\x07done"},
-		eventlog.Event{Seq: 6, Session: child, Kind: eventlog.KindEnded, Outcome: "completed"},
 	)
+	for _, e := range []eventlog.Event{
+		{Seq: 1, Kind: eventlog.KindPhase, Phase: "waiting-approval"},
+		{Seq: 2, Kind: eventlog.KindTurnStarted, Turn: 7},
+		{Seq: 3, Kind: eventlog.KindCallProposed, Outcome: "ask", Call: &eventlog.Call{ID: "c1", Tool: "write", Summary: "write: notes.md"}},
+		{Seq: 4, Kind: eventlog.KindCallFinished, Outcome: "ran", Text: "wrote it", Call: &eventlog.Call{ID: "c1", Tool: "write"}},
+		{Seq: 5, Kind: eventlog.KindText, Text: "child \x1b]0;t\x07done"},
+		{Seq: 6, Kind: eventlog.KindSubagentStarted, Session: child + "/task-1", Text: "deeper"},
+		{Seq: 7, Kind: eventlog.KindEnded, Outcome: "completed"},
+	} {
+		m.Update(eventMsg(follow.Event{Event: e, SubAgent: child}))
+	}
 	require.Equal(t, "running", m.phase, "a sub-agent's phase is not the parent's")
 	require.Equal(t, 1, m.turn, "a sub-agent's turn is not the parent's")
 	require.Equal(t, "running", m.calls["c1"].state, "the parent's call c1 is its own")
@@ -308,7 +313,7 @@ func TestChatShowsSubAgents(t *testing.T) {
 	rest := sgr.ReplaceAllString(m.View().Content, "")
 	require.NotContains(t, rest, "\x1b")
 	for _, shown := range []string{`sub-agent task-1 started for call c1: look \x1b[2Jaround`, "[task-1/c1] write", "write: notes.md",
-		`sub-agent task-1: child \x1b]0;t\x07done`, "sub-agent task-1 ended: completed"} {
+		`sub-agent task-1: child \x1b]0;t\x07done`, "sub-agent task-1/task-1 started by task-1: deeper", "sub-agent task-1 ended: completed"} {
 		require.Contains(t, rest, shown)
 	}
 }
@@ -319,25 +324,25 @@ func TestWatchSubAgentLines(t *testing.T) {
 	t.Parallel()
 	child := "s1/task-1\x1b[2J"
 	for _, c := range []struct {
-		e    eventlog.Event
+		e    follow.Event
 		want string
 	}{
-		{eventlog.Event{Kind: eventlog.KindSubagentStarted, Session: child, Text: "look", Call: &eventlog.Call{ID: "c1", Tool: "task"}}, `call c1 task: sub-agent s1/task-1\x1b[2J started: look`},
-		{eventlog.Event{Kind: eventlog.KindCallProposed, Session: child, Outcome: "ask", Call: &eventlog.Call{ID: "c1", Tool: "write"}}, `[s1/task-1\x1b[2J] call c1 write proposed: ask`},
-		{eventlog.Event{Kind: eventlog.KindEnded, Session: child, Outcome: "completed"}, "session ended: completed"},
-		{eventlog.Event{Kind: follow.KindError, Session: child, Text: "gone"}, "error: gone"},
+		{follow.Event{Event: eventlog.Event{Kind: eventlog.KindSubagentStarted, Session: child, Text: "look", Call: &eventlog.Call{ID: "c1", Tool: "task"}}}, `call c1 task: sub-agent s1/task-1\x1b[2J started: look`},
+		{follow.Event{Event: eventlog.Event{Kind: eventlog.KindCallProposed, Outcome: "ask", Call: &eventlog.Call{ID: "c1", Tool: "write"}}, SubAgent: child}, `[s1/task-1\x1b[2J] call c1 write proposed: ask`},
+		{follow.Event{Event: eventlog.Event{Kind: eventlog.KindEnded, Outcome: "completed"}, SubAgent: child}, "session ended: completed"},
+		{follow.Event{Event: eventlog.Event{Kind: follow.KindError, Text: "gone"}, SubAgent: child}, "error: gone"},
 	} {
-		line, ok := subAgentLine(follow.Event{Event: c.e})
+		line, ok := subAgentLine(c.e)
 		require.True(t, ok, c.want)
 		require.Contains(t, line, c.want)
 		require.NotContains(t, line, "\x1b")
 	}
-	for _, e := range []eventlog.Event{
-		{Kind: eventlog.KindCallProposed, Outcome: "ask", Call: &eventlog.Call{ID: "c1", Tool: "write"}},
-		{Kind: eventlog.KindTurnStarted, Session: child},
-		{Kind: eventlog.KindText, Session: child, Text: "hi"},
+	for _, e := range []follow.Event{
+		{Event: eventlog.Event{Kind: eventlog.KindCallProposed, Outcome: "ask", Call: &eventlog.Call{ID: "c1", Tool: "write"}}},
+		{Event: eventlog.Event{Kind: eventlog.KindTurnStarted}, SubAgent: child},
+		{Event: eventlog.Event{Kind: eventlog.KindText, Text: "hi"}, SubAgent: child},
 	} {
-		_, ok := subAgentLine(follow.Event{Event: e})
+		_, ok := subAgentLine(e)
 		require.False(t, ok, "%+v", e)
 	}
 }

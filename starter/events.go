@@ -20,7 +20,7 @@ import (
 func (a *app) cmdEvents(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	follows := fs.Bool("follow", false, "keep printing events as they come, with the model's reply as it is written, until the session ends")
 	after := fs.Int64("after", 0, "print the events after this sequence number (0: from the first one the session keeps)")
-	subAgents := fs.Bool("sub-agents", false, "print the session's sub-agents' events too, each after its subagent_started and marked with its session (\"session\" in --json)")
+	subAgents := fs.Bool("sub-agents", false, "print the session's sub-agents' events too, each after its subagent_started and marked with its session (\"sub_agent\" in --json)")
 	session, err := onlySession(fs, args)
 	if err != nil {
 		return err
@@ -47,7 +47,7 @@ func (a *app) cmdEvents(ctx context.Context, fs *flag.FlagSet, args []string) er
 		return nil
 	}
 	for e := range follow.FollowWith(ctx, c, session, *after, opts) {
-		if e.Kind == follow.KindError && e.Session == "" { // a sub-agent's ends only its part: printed
+		if e.Kind == follow.KindError && e.SubAgent == "" { // a sub-agent's ends only its part: printed
 			return fmt.Errorf("events of %s: %s", session, untrusted.Line(e.Text))
 		}
 		if err := a.printStreamEvent(e, session); err != nil {

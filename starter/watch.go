@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -388,7 +389,9 @@ func (a *app) pollEvents(ctx context.Context, w *watchState, desc *workflowservi
 		}
 		for i := range evs {
 			if a.cfg.JSON {
-				_ = a.printEvent(event{Type: "event", SessionID: w.session, Event: &evs[i]})
+				// A sub-agent's event is of its session: the watched
+				// session's lines are what they were.
+				_ = a.printEvent(event{Type: "event", SessionID: cmp.Or(evs[i].SubAgent, w.session), Event: &evs[i]})
 			} else if line, ok := subAgentLine(evs[i]); ok {
 				a.clearSpin(w)
 				fmt.Fprintln(a.stdout, line)
@@ -418,14 +421,14 @@ func (a *app) pollEvents(ctx context.Context, w *watchState, desc *workflowservi
 func subAgentLine(e follow.Event) (string, bool) {
 	switch {
 	case e.Kind == eventlog.KindSubagentStarted:
-	case e.Session == "":
+	case e.SubAgent == "":
 		return "", false
 	case e.Kind == eventlog.KindCallProposed, e.Kind == eventlog.KindCallDecided, e.Kind == eventlog.KindCallFinished,
 		e.Kind == eventlog.KindEnded, e.Kind == follow.KindError, e.Kind == follow.KindMissed:
 	default:
 		return "", false
 	}
-	return "  ⤷ " + follow.Line(e, fullHint("conversation", e.Session)), true
+	return "  ⤷ " + follow.Line(e, fullHint("conversation", cmp.Or(e.SubAgent, e.Session))), true
 }
 
 // drainEvents is pollEvents for the round that found the session closed:
